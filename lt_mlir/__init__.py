@@ -1,0 +1,29 @@
+"""lt_mlir: loop_tool's interactive loop optimisation on MLIR and LLVM."""
+
+from .compiler import c_header, compile, compile_aot, lower, parse_module  # noqa: A004
+from .dialect.loop_tree import loop_tree
+from .errors import (
+    ArgumentError,
+    CompileError,
+    LtError,
+    ParseError,
+    PassError,
+    PipelineError,
+    VerifyError,
+)
+
+__all__ = [
+    "ArgumentError",
+    "CompileError",
+    "LtError",
+    "ParseError",
+    "PassError",
+    "PipelineError",
+    "VerifyError",
+    "c_header",
+    "compile",
+    "compile_aot",
+    "loop_tree",
+    "lower",
+    "parse_module",
+]

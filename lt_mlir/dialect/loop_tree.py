@@ -1,0 +1,1 @@
+def loop_tree(m): return ""

@@ -1,0 +1,63 @@
+"""Project exceptions.  Every user mistake surfaces as one of these, with a
+one-line message that starts with its location when there is one."""
+
+from __future__ import annotations
+
+import re
+
+_LOC = re.compile(r'loc\("(?P<file>[^"]*)":(?P<line>\d+):(?P<col>\d+)')
+
+
+class LtError(Exception):
+    """Base class of every error lt_mlir reports to its users."""
+
+
+class ParseError(LtError):
+    """Malformed textual IR."""
+
+
+class VerifyError(LtError):
+    """IR that parses but breaks an op's invariants."""
+
+
+class PipelineError(LtError):
+    """Unknown pass, bad pass option, or malformed pipeline string."""
+
+
+class PassError(LtError):
+    """A pass refused to transform the IR (it would change the result)."""
+
+
+class CompileError(LtError):
+    """Lowering or code generation failed."""
+
+
+class ArgumentError(LtError, ValueError):
+    """A compiled kernel was called with arrays of the wrong shape/dtype."""
+
+
+def format_location(loc, filename: str | None = None) -> str:
+    """``file:line:col`` for a file location, '' for an unknown one."""
+    m = _LOC.search(str(loc))
+    if not m:
+        return ""
+    file = m.group("file")
+    if filename is not None and file in ("-", ""):
+        file = filename
+    return f"{file}:{m.group('line')}:{m.group('col')}"
+
+
+def from_mlir_error(exc, cls=LtError, filename: str | None = None) -> LtError:
+    """Turn an ``ir.MLIRError`` into one located, one-line project error."""
+    diags = list(getattr(exc, "error_diagnostics", []) or [])
+    if diags:
+        d = diags[0]
+        where = format_location(d.location, filename)
+        msg = " ".join(str(d.message).split())
+        return cls(f"{where}: error: {msg}" if where else f"error: {msg}")
+    text = str(exc).strip().splitlines()
+    body = [ln for ln in text if ln.strip().startswith("error:")] or text[-1:] or ["unknown error"]
+    msg = body[0].strip()
+    if filename is not None:
+        msg = msg.replace('"-":', f"{filename}:")
+    return cls(msg)

@@ -1,0 +1,131 @@
+"""From scf/memref/arith to the ``llvm`` dialect, and from there to LLVM IR.
+
+Calling convention: functions take bare pointers to their memrefs
+(``use-bare-ptr-memref-call-conv``): every lt memref is static and
+contiguous, so a pointer says everything, and the AOT header is plain C.
+Every memref argument is marked ``llvm.noalias`` (lt kernels, like
+loop_tool's, never see aliasing arguments; the runtime checks that before a
+call), which lets LLVM keep accumulators in registers.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+
+import torch_mlir.ir
+
+from ..dialect import lt
+from ..errors import CompileError, from_mlir_error
+from ..mlir import ir, passmanager
+
+# After lower-lt-to-scf.  Order matters: func-to-llvm with the bare-pointer
+# convention first, then memref, then the control flow and scalar dialects.
+CPU_PIPELINE = (
+    "builtin.module("
+    "func.func(canonicalize, cse, loop-invariant-code-motion), "
+    "expand-strided-metadata, "
+    "convert-scf-to-cf, "
+    "convert-func-to-llvm{use-bare-ptr-memref-call-conv=1}, "
+    "finalize-memref-to-llvm, "
+    "convert-to-llvm, "
+    "reconcile-unrealized-casts, canonicalize)"
+)
+
+
+def mark_noalias(module: ir.Module | ir.Operation) -> None:
+    """Add ``llvm.noalias`` to every memref argument of every function."""
+    op = module.operation
+    with op.context:
+        for f in lt.functions(op):
+            ftype = ir.FunctionType(ir.TypeAttr(f.attributes["function_type"]).value)
+            old = f.attributes["arg_attrs"] if "arg_attrs" in f.attributes else None
+            new = []
+            for i, t in enumerate(ftype.inputs):
+                entries = {}
+                if old is not None:
+                    d = ir.DictAttr(ir.ArrayAttr(old)[i])
+                    entries = {n.name: n.attr for n in d}
+                if isinstance(t, ir.MemRefType):
+                    entries["llvm.noalias"] = ir.UnitAttr.get()
+                new.append(ir.DictAttr.get(entries))
+            f.attributes["arg_attrs"] = ir.ArrayAttr.get(new)
+
+
+def run_pipeline(module: ir.Module | ir.Operation, pipeline: str) -> None:
+    """Run an upstream textual pipeline, raising project errors."""
+    op = module.operation
+    with op.context:
+        try:
+            pm = passmanager.PassManager.parse(pipeline)
+        except (ValueError, ir.MLIRError) as e:
+            raise CompileError(f"error: bad pipeline {pipeline!r}: {' '.join(str(e).split())}") from None
+        try:
+            pm.run(op)
+        except ir.MLIRError as e:
+            raise from_mlir_error(e, CompileError) from None
+
+
+def lower_to_llvm_dialect(module: ir.Module | ir.Operation) -> None:
+    """lt -> scf -> llvm dialect, in place."""
+    from .lt_to_scf import lower_lt_to_scf
+
+    lower_lt_to_scf(module)
+    mark_noalias(module)
+    run_pipeline(module, CPU_PIPELINE)
+
+
+class _CAPI:
+    """The two C API entry points the Python bindings do not expose."""
+
+    _lib = None
+
+    @classmethod
+    def lib(cls):
+        if cls._lib is None:
+            path = os.path.join(
+                os.path.dirname(torch_mlir.ir.__file__), "_mlir_libs", "libTorchMLIRAggregateCAPI.so"
+            )
+            lib = ctypes.CDLL(path)
+            lib.mlirRegisterAllLLVMTranslations.argtypes = [ctypes.c_void_p]
+            lib.mlirRegisterAllLLVMTranslations.restype = None
+            lib.mlirTranslateModuleToLLVMIRToString.argtypes = [ctypes.c_void_p]
+            lib.mlirTranslateModuleToLLVMIRToString.restype = ctypes.c_void_p
+            cls._lib = lib
+        return cls._lib
+
+
+_capsule_name = ctypes.pythonapi.PyCapsule_GetName
+_capsule_name.argtypes = [ctypes.py_object]
+_capsule_name.restype = ctypes.c_char_p
+_capsule_ptr = ctypes.pythonapi.PyCapsule_GetPointer
+_capsule_ptr.argtypes = [ctypes.py_object, ctypes.c_char_p]
+_capsule_ptr.restype = ctypes.c_void_p
+_libc = ctypes.CDLL(None)
+_libc.free.argtypes = [ctypes.c_void_p]
+_registered_contexts: "set[int]" = set()
+
+
+def _c_pointer(obj) -> int:
+    capsule = obj._CAPIPtr
+    return _capsule_ptr(capsule, _capsule_name(capsule))
+
+
+def translate_to_llvm_ir(module: ir.Module | ir.Operation) -> str:
+    """LLVM IR text of a module that is entirely in the ``llvm`` dialect."""
+    op = module.operation
+    lib = _CAPI.lib()
+    ctx_ptr = _c_pointer(op.context)
+    if ctx_ptr not in _registered_contexts:
+        lib.mlirRegisterAllLLVMTranslations(ctx_ptr)
+        _registered_contexts.add(ctx_ptr)
+    raw = lib.mlirTranslateModuleToLLVMIRToString(_c_pointer(op))
+    if not raw:
+        raise CompileError("error: translation to LLVM IR failed (is the module fully in the llvm dialect?)")
+    try:
+        text = ctypes.string_at(raw).decode()
+    finally:
+        _libc.free(raw)
+    if not text.strip():
+        raise CompileError("error: translation to LLVM IR failed (is the module fully in the llvm dialect?)")
+    return text

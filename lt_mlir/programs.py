@@ -1,0 +1,145 @@
+"""Reference ``lt`` programs as textual IR, with any split of their dims.
+
+Used by the demo, the benchmarks, ``lt-opt`` examples and the tests.  A
+dim's schedule is a list of block sizes from outer to inner: ``m=[8]`` over
+33 elements gives the levels ``4 r 1`` over ``8`` (``levels(33, 8)``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+
+def levels(extent: int, *blocks: int) -> list[tuple[int, int]]:
+    """(size, tail) per level, outer to inner, for ``extent`` split by ``blocks``.
+
+    >>> levels(33, 8)
+    [(4, 1), (8, 0)]
+    >>> levels(100, 16, 4)
+    [(6, 4), (4, 0), (4, 0)]
+    """
+    if extent <= 0:
+        raise ValueError(f"extent must be positive, got {extent}")
+    chunks = [extent, *blocks]
+    out = []
+    for i, chunk in enumerate(chunks):
+        step = chunks[i + 1] if i + 1 < len(chunks) else 1
+        if step <= 0 or step > chunk:
+            raise ValueError(f"block sizes must be positive and decreasing, got {list(blocks)} for {extent}")
+        out.append((chunk // step, chunk % step))
+    return out
+
+
+class Nest:
+    """Emits nested ``lt.loop`` text; ``Nest.loops`` wraps body lines."""
+
+    def __init__(self):
+        self._arg = 0
+
+    def loops(self, dim: str, extent: int, blocks: Sequence[int], body: list[str]) -> list[str]:
+        for size, tail in reversed(levels(extent, *blocks)):
+            body = self.loop(dim, size, tail, body)
+        return body
+
+    def loop(self, dim: str, size: int, tail: int, body: list[str]) -> list[str]:
+        arg = f"%i{self._arg}"
+        self._arg += 1
+        attrs = f'{{dim = "{dim}", size = {size} : i64, tail = {tail} : i64}}'
+        return (
+            ['"lt.loop"() ({', f"^bb0({arg}: index):"]
+            + ["  " + line for line in body]
+            + [f"}}) {attrs} : () -> ()"]
+        )
+
+
+def _func(name: str, args: list[str], body: list[str]) -> str:
+    lines = [f"func.func @{name}({', '.join(args)}) {{"]
+    lines += ["  " + line for line in body]
+    lines += ["  return", "}", ""]
+    return "\n".join(lines)
+
+
+def _dim(d: str) -> str:
+    return f'%{d} = "lt.dim"() {{dim = "{d}"}} : () -> index'
+
+
+def pointwise_add(n: int, blocks: Sequence[int] = (), dtype: str = "f32") -> str:
+    """C[i] = A[i] + B[i]."""
+    t = f"memref<{n}x{dtype}>"
+    add = "arith.addf" if dtype.startswith("f") else "arith.addi"
+    body = [
+        _dim("i"),
+        f"%a = memref.load %A[%i] : {t}",
+        f"%b = memref.load %B[%i] : {t}",
+        f"%c = {add} %a, %b : {dtype}",
+        f"memref.store %c, %C[%i] : {t}",
+    ]
+    return _func("add", [f"%A: {t}", f"%B: {t}", f"%C: {t}"], Nest().loops("i", n, blocks, body))
+
+
+def row_sum(m: int, n: int, m_blocks: Sequence[int] = (), n_blocks: Sequence[int] = ()) -> str:
+    """S[m] = sum_n A[m, n]."""
+    a, s = f"memref<{m}x{n}xf32>", f"memref<{m}xf32>"
+    nest = Nest()
+    inner = nest.loops(
+        "n",
+        n,
+        n_blocks,
+        [_dim("n"), f"%a = memref.load %A[%m, %n] : {a}", f'"lt.reduce"(%a, %S, %m) {{kind = "add"}} : (f32, {s}, index) -> ()'],
+    )
+    body = [_dim("m"), f"memref.store %zero, %S[%m] : {s}"] + inner
+    return _func("row_sum", [f"%A: {a}", f"%S: {s}"], ["%zero = arith.constant 0.0 : f32"] + nest.loops("m", m, m_blocks, body))
+
+
+def matmul(
+    m: int,
+    n: int,
+    k: int,
+    m_blocks: Sequence[int] = (),
+    n_blocks: Sequence[int] = (),
+    k_blocks: Sequence[int] = (),
+    clipped: bool = False,
+    name: str | None = None,
+) -> str:
+    """C[m, n] = sum_k A[m, k] * B[k, n]; ``clipped`` sums max(A*B, 0).
+
+    Loop order m, n, k, with C initialised under n, before the k loops."""
+    a, b, c = f"memref<{m}x{k}xf32>", f"memref<{k}x{n}xf32>", f"memref<{m}x{n}xf32>"
+    nest = Nest()
+    value = "%p"
+    product = [
+        _dim("k"),
+        f"%a = memref.load %A[%m, %k] : {a}",
+        f"%b = memref.load %B[%k, %n] : {b}",
+        "%p = arith.mulf %a, %b : f32",
+    ]
+    if clipped:
+        product.append("%q = arith.maximumf %p, %zero : f32")
+        value = "%q"
+    product.append(f'"lt.reduce"({value}, %C, %m, %n) {{kind = "add"}} : (f32, {c}, index, index) -> ()')
+    k_nest = nest.loops("k", k, k_blocks, product)
+    n_nest = nest.loops("n", n, n_blocks, [_dim("n"), f"memref.store %zero, %C[%m, %n] : {c}"] + k_nest)
+    m_nest = nest.loops("m", m, m_blocks, [_dim("m")] + n_nest)
+    fname = name or ("clipped_matmul" if clipped else "matmul")
+    return _func(fname, [f"%A: {a}", f"%B: {b}", f"%C: {c}"], ["%zero = arith.constant 0.0 : f32"] + m_nest)
+
+
+def conv1d(n: int, w: int, blocks: Sequence[int] = ()) -> str:
+    """Y[i] = sum_j X[i + j] * W[j] for i < n (X has n + w - 1 elements)."""
+    x, wt, y = f"memref<{n + w - 1}xf32>", f"memref<{w}xf32>", f"memref<{n}xf32>"
+    nest = Nest()
+    window = nest.loops(
+        "j",
+        w,
+        (),
+        [
+            _dim("j"),
+            "%ij = arith.addi %i, %j : index",
+            f"%x = memref.load %X[%ij] : {x}",
+            f"%w = memref.load %W[%j] : {wt}",
+            "%p = arith.mulf %x, %w : f32",
+            f'"lt.reduce"(%p, %Y, %i) {{kind = "add"}} : (f32, {y}, index) -> ()',
+        ],
+    )
+    body = [_dim("i"), f"memref.store %zero, %Y[%i] : {y}"] + window
+    return _func("conv1d", [f"%X: {x}", f"%W: {wt}", f"%Y: {y}"], ["%zero = arith.constant 0.0 : f32"] + nest.loops("i", n, blocks, body))

@@ -1,0 +1,198 @@
+"""A compiled entry point callable with NumPy arrays.
+
+The entry function takes one bare pointer per memref argument.  The wrapper
+checks every array against the memref type (shape, dtype, C-contiguity,
+writability of outputs, no overlap with an output) and raises
+``ArgumentError`` instead of letting native code read the wrong memory.
+"""
+
+from __future__ import annotations
+
+import ctypes
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..dialect import lt
+from ..errors import ArgumentError, CompileError
+from ..mlir import ir
+
+_DTYPES = {
+    "f16": np.float16,
+    "f32": np.float32,
+    "f64": np.float64,
+    "i8": np.int8,
+    "i16": np.int16,
+    "i32": np.int32,
+    "i64": np.int64,
+}
+_C_TYPES = {
+    "f16": "_Float16",
+    "f32": "float",
+    "f64": "double",
+    "i8": "int8_t",
+    "i16": "int16_t",
+    "i32": "int32_t",
+    "i64": "int64_t",
+}
+
+
+@dataclass(frozen=True)
+class ArgSpec:
+    """One memref argument of an entry function."""
+
+    index: int
+    shape: tuple
+    element: str  # MLIR spelling: f32, i64, ...
+    written: bool
+
+    @property
+    def dtype(self) -> np.dtype:
+        return np.dtype(_DTYPES[self.element])
+
+    @property
+    def c_type(self) -> str:
+        return _C_TYPES[self.element]
+
+    @property
+    def nbytes(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64)) * self.dtype.itemsize
+
+
+def find_function(module_op, name: str | None):
+    """The ``func.func`` called ``name``, or the module's only/first public one."""
+    funcs = lt.functions(module_op)
+    funcs = [f for f in funcs if f.regions[0].blocks]
+    if not funcs:
+        raise CompileError("error: the module has no function with a body to compile")
+    if name is None:
+        return funcs[0]
+    for f in funcs:
+        if ir.StringAttr(f.attributes["sym_name"]).value == name:
+            return f
+    names = ", ".join("@" + ir.StringAttr(f.attributes["sym_name"]).value for f in funcs)
+    raise CompileError(f"error: no function @{name} in the module (it has {names})")
+
+
+def function_name(f) -> str:
+    return ir.StringAttr(f.attributes["sym_name"]).value
+
+
+def signature(f) -> list[ArgSpec]:
+    """Argument specs of ``f`` (before lowering: arguments are memrefs)."""
+    ftype = ir.FunctionType(ir.TypeAttr(f.attributes["function_type"]).value)
+    if len(ftype.results):
+        raise CompileError(f"error: @{function_name(f)} must return nothing; results go through memref arguments")
+    entry = f.regions[0].blocks[0]
+    written = _written_arguments(f, entry)
+    specs = []
+    for i, t in enumerate(ftype.inputs):
+        if not isinstance(t, ir.MemRefType):
+            raise CompileError(f"error: @{function_name(f)} argument {i} has type {t}; only memrefs are supported")
+        t = ir.MemRefType(t)
+        if not t.has_static_shape:
+            raise CompileError(f"error: @{function_name(f)} argument {i} ({t}) must have a static shape")
+        if not _identity_layout(t):
+            raise CompileError(f"error: @{function_name(f)} argument {i} ({t}) must have the identity layout")
+        element = str(t.element_type)
+        if element not in _DTYPES:
+            raise CompileError(f"error: @{function_name(f)} argument {i} has unsupported element type {element}")
+        specs.append(ArgSpec(i, tuple(t.shape), element, i in written))
+    return specs
+
+
+def _identity_layout(t: ir.MemRefType) -> bool:
+    layout = t.layout
+    if not isinstance(layout, ir.AffineMapAttr):
+        return False
+    return layout.value == ir.AffineMap.get_identity(t.rank, context=t.context)
+
+
+def _written_arguments(f, entry) -> set:
+    args = list(entry.arguments)
+    written = set()
+
+    def visit(o):
+        target = None
+        if o.name == "memref.store":
+            target = o.operands[1]
+        elif o.name == "lt.reduce":
+            target = o.operands[1]
+        if target is not None:
+            for i, a in enumerate(args):
+                if target == a:
+                    written.add(i)
+        return ir.WalkResult.ADVANCE
+
+    f.walk(visit)
+    return written
+
+
+class Kernel:
+    """A native entry point.  ``kernel(*inputs)`` allocates and returns the
+    outputs (written arguments that come after every read-only one);
+    ``kernel(*all_arguments)`` writes into the arrays given."""
+
+    def __init__(self, name: str, specs: list[ArgSpec], address: int, owner, llvm_ir: str = ""):
+        self.name = name
+        self.specs = specs
+        self._owner = owner  # keeps the JIT engine (and the code) alive
+        self.llvm_ir = llvm_ir
+        self._fn = ctypes.CFUNCTYPE(None, *([ctypes.c_void_p] * len(specs)))(address)
+        k = len(specs)
+        while k > 0 and specs[k - 1].written:
+            k -= 1
+        self._n_inputs = k
+
+    @property
+    def inputs(self) -> list[ArgSpec]:
+        return self.specs[: self._n_inputs]
+
+    @property
+    def outputs(self) -> list[ArgSpec]:
+        return self.specs[self._n_inputs :]
+
+    def __call__(self, *arrays):
+        n = len(arrays)
+        if n == len(self.specs):
+            out = None
+        elif n == self._n_inputs:
+            out = [np.zeros(s.shape, s.dtype) for s in self.outputs]
+            arrays = tuple(arrays) + tuple(out)
+        else:
+            raise ArgumentError(
+                f"@{self.name} takes {len(self.specs)} arrays ({self._n_inputs} inputs"
+                f" + {len(self.specs) - self._n_inputs} outputs); got {n}"
+            )
+        self._check(arrays)
+        self._fn(*[a.ctypes.data for a in arrays])
+        if out is None:
+            return None
+        return out[0] if len(out) == 1 else tuple(out)
+
+    def _check(self, arrays) -> None:
+        for spec, a in zip(self.specs, arrays):
+            where = f"@{self.name} argument {spec.index}"
+            if not isinstance(a, np.ndarray):
+                raise ArgumentError(f"{where}: expected a numpy.ndarray, got {type(a).__name__}")
+            if a.dtype != spec.dtype:
+                raise ArgumentError(f"{where}: expected dtype {spec.dtype}, got {a.dtype}")
+            if a.shape != spec.shape:
+                raise ArgumentError(f"{where}: expected shape {spec.shape}, got {a.shape}")
+            if not a.flags.c_contiguous:
+                raise ArgumentError(f"{where}: the array must be C-contiguous (use numpy.ascontiguousarray)")
+            if spec.written and not a.flags.writeable:
+                raise ArgumentError(f"{where}: the kernel writes this argument but the array is read-only")
+        for spec, a in zip(self.specs, arrays):
+            if not spec.written:
+                continue
+            for other, b in zip(self.specs, arrays):
+                if other.index != spec.index and np.shares_memory(a, b):
+                    raise ArgumentError(
+                        f"@{self.name} arguments {spec.index} and {other.index} overlap; "
+                        "the kernel writes one of them"
+                    )
+
+    def __repr__(self) -> str:
+        args = ", ".join(f"{'out ' if s.written else ''}{s.element}{list(s.shape)}" for s in self.specs)
+        return f"<lt_mlir.Kernel @{self.name}({args})>"
