@@ -53,6 +53,8 @@ class Nest:
 
 
 def _func(name: str, args: list[str], body: list[str]) -> str:
+    # "%A: memref<...>" -> "%A: memref<...> {lt.name = "A"}": the loop tree prints the name.
+    args = [f'{a} {{lt.name = "{a.split(":")[0][1:]}"}}' for a in args]
     lines = [f"func.func @{name}({', '.join(args)}) {{"]
     lines += ["  " + line for line in body]
     lines += ["  return", "}", ""]

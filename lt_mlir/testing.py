@@ -1,0 +1,165 @@
+"""Guard-paged NumPy arrays: make out-of-bounds accesses by native code crash.
+
+A compiled kernel gets bare pointers.  If its loops run one element too far
+(a wrong tail, an off-by-one in a split), an ordinary NumPy buffer usually
+hides the bug: the neighbouring bytes belong to the allocator, reading them
+returns garbage that may never show in a result, and writing them corrupts
+the heap somewhere far from the cause.  ``guarded_array`` instead places the
+data flush against a page that is mapped ``PROT_NONE``, so the very first
+byte read or written past the edge faults and the process dies with
+``SIGSEGV`` at the offending instruction.
+
+    >>> from lt_mlir.testing import guarded_array
+    >>> a = guarded_array((7,), "float32", fill=1.0)            # guard after a[6]
+    >>> b = guarded_array((7,), "float32", fill=1.0, side="start")  # guard before b[0]
+
+One side at a time can be flush (the data is rarely a whole number of
+pages), so run a kernel once with ``side="end"`` and once with
+``side="start"`` to catch overruns and underruns.  Either way the mapping has
+an inaccessible page at both ends, so a far overrun on the loose side still
+faults once it leaves the mapping's data pages.
+
+Because a guard hit kills the interpreter, tests run guarded executions in a
+child process and check its exit status (a negative return code is the
+signal number).
+
+Linux/POSIX only: the memory comes from ``mmap`` and is protected with
+``mprotect`` from libc via ctypes.  Each array owns its mapping through its
+``base`` object, which unmaps it once the last view of it is gone.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import mmap as _mmap
+import os
+
+import numpy as np
+
+__all__ = ["PAGE_SIZE", "GuardedBuffer", "guarded_array", "guarded_copy"]
+
+PAGE_SIZE = _mmap.PAGESIZE
+
+_PROT_NONE = getattr(_mmap, "PROT_NONE", 0)
+_PROT_READ = _mmap.PROT_READ
+_PROT_WRITE = _mmap.PROT_WRITE
+_MAP_PRIVATE = _mmap.MAP_PRIVATE
+_MAP_ANONYMOUS = getattr(_mmap, "MAP_ANONYMOUS", getattr(_mmap, "MAP_ANON", 0x20))
+_MAP_FAILED = ctypes.c_void_p(-1).value
+
+_libc = ctypes.CDLL(None, use_errno=True)
+_libc.mmap.restype = ctypes.c_void_p
+_libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long]
+_libc.mprotect.restype = ctypes.c_int
+_libc.mprotect.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+_libc.munmap.restype = ctypes.c_int
+_libc.munmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
+
+
+def _os_error(call: str) -> OSError:
+    err = ctypes.get_errno()
+    return OSError(err, f"{call} failed: {os.strerror(err)}")
+
+
+class GuardedBuffer:
+    """An anonymous mapping ``[guard page][data pages][guard page]``.
+
+    Exposes ``__array_interface__`` for the ``nbytes`` bytes that sit flush
+    against one of the guard pages, so ``np.asarray`` makes an array whose
+    ``base`` is this object: the mapping lives exactly as long as some array
+    uses it and is unmapped when the buffer is collected.
+    """
+
+    def __init__(self, shape: tuple, dtype: np.dtype, side: str = "end"):
+        if side not in ("end", "start"):
+            raise ValueError(f"side must be 'end' or 'start', got {side!r}")
+        self.shape = tuple(int(s) for s in shape)
+        if any(s < 0 for s in self.shape):
+            raise ValueError(f"negative dimension in shape {self.shape}")
+        self.dtype = np.dtype(dtype)
+        self.side = side
+        self.nbytes = int(np.prod(self.shape, dtype=np.int64)) * self.dtype.itemsize
+        # At least one data page, so even an empty array has a valid address.
+        self._data_pages = max(1, -(-self.nbytes // PAGE_SIZE))
+        self._length = (self._data_pages + 2) * PAGE_SIZE
+        self._base = None
+        # Map everything inaccessible first, then open up the data pages: no
+        # moment where a guard page is readable.
+        addr = _libc.mmap(None, self._length, _PROT_NONE, _MAP_PRIVATE | _MAP_ANONYMOUS, -1, 0)
+        if addr is None or addr == _MAP_FAILED:
+            raise _os_error("mmap")
+        self._base = addr
+        self.data_start = addr + PAGE_SIZE  # first byte of the first data page
+        self.data_end = self.data_start + self._data_pages * PAGE_SIZE  # first byte of the end guard
+        self.protect(writable=True)
+        if side == "end":
+            # Flush against the trailing guard.  nbytes is a multiple of the
+            # itemsize and data_end is page aligned, so the start stays aligned
+            # to the element size (what native loads assume).
+            self.address = self.data_end - self.nbytes
+        else:
+            self.address = self.data_start
+
+    def protect(self, writable: bool) -> None:
+        """Make the data pages read/write, or read-only (writes then fault too)."""
+        prot = _PROT_READ | (_PROT_WRITE if writable else 0)
+        if _libc.mprotect(self.data_start, self._data_pages * PAGE_SIZE, prot) != 0:
+            raise _os_error("mprotect")
+
+    @property
+    def __array_interface__(self) -> dict:
+        return {
+            "shape": self.shape,
+            "typestr": self.dtype.str,
+            "descr": self.dtype.descr,
+            "data": (self.address, False),
+            "strides": None,
+            "version": 3,
+        }
+
+    def __del__(self):
+        base, self._base = getattr(self, "_base", None), None
+        if base is not None and _libc is not None:
+            _libc.munmap(base, self._length)
+
+    def __repr__(self) -> str:
+        return (
+            f"<GuardedBuffer {self.nbytes} bytes at {self.address:#x}, guard at the {self.side}, "
+            f"mapping {self._base:#x}+{self._length}>"
+        )
+
+
+def guarded_array(shape, dtype, fill=None, side: str = "end", *, readonly: bool = False) -> np.ndarray:
+    """A C-contiguous array of ``shape``/``dtype`` whose data touches a guard page.
+
+    ``side="end"``: the byte right after the last element is inaccessible
+    (catches overruns).  ``side="start"``: the byte right before the first
+    element is (catches underruns).  Either way the mapping is fenced by a
+    ``PROT_NONE`` page on both sides.
+
+    ``fill``: ``None`` leaves the fresh mapping's zeros; a scalar or anything
+    broadcastable to ``shape`` is copied in (use NaN for outputs to notice
+    elements a kernel forgot to write).  ``readonly=True`` then drops write
+    permission on the pages, so a kernel that writes an input faults, and
+    marks the array non-writeable.
+
+    The returned array's ``base`` is the :class:`GuardedBuffer` owning the
+    mapping; it stays mapped as long as the array or any view of it lives.
+    """
+    if isinstance(shape, (int, np.integer)):
+        shape = (int(shape),)
+    buf = GuardedBuffer(tuple(shape), np.dtype(dtype), side)
+    arr = np.asarray(buf)
+    assert arr.base is buf and arr.flags.c_contiguous, "NumPy did not wrap the guarded buffer"
+    if fill is not None:
+        arr[...] = fill
+    if readonly:
+        buf.protect(writable=False)
+        arr.flags.writeable = False
+    return arr
+
+
+def guarded_copy(array, side: str = "end", *, readonly: bool = False) -> np.ndarray:
+    """A guard-paged, C-contiguous copy of ``array`` (same shape and dtype)."""
+    src = np.asarray(array)
+    return guarded_array(src.shape, src.dtype, fill=src, side=side, readonly=readonly)

@@ -1,0 +1,192 @@
+"""lt-opt: an mlir-opt-style driver for lt modules.
+
+    lt-opt input.mlir --pass-pipeline='builtin.module(lower-lt-to-scf)'
+    lt-opt input.mlir --emit=loop-tree
+    lt-opt input.mlir --emit=asm -o kernel.s
+    lt-opt input.mlir --run
+
+Errors are one line (``file:line:col: error: ...``) on stderr with exit code 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+
+EMITS = ("mlir", "loop-tree", "llvm", "asm")
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):  # one line and exit 1, as for every other user error
+        sys.stderr.write(f"lt-opt: error: {message}\n")
+        sys.exit(1)
+
+
+def _arg_parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="lt-opt", description="Transform, lower, print and run lt modules.")
+    p.add_argument("input", nargs="?", default="-", help="input .mlir file ('-' or nothing: stdin)")
+    p.add_argument("-o", dest="output", default="-", help="output file (default: stdout)")
+    p.add_argument("--pass-pipeline", "-p", action="append", default=[], metavar="PIPELINE",
+                   help="pipeline of lt and upstream passes, e.g. 'builtin.module(lower-lt-to-scf,canonicalize)'")
+    p.add_argument("--emit", choices=EMITS, default="mlir", help="what to print (default: mlir)")
+    p.add_argument("--entry", default=None, help="function to compile/run (default: the first)")
+    p.add_argument("--run", action="store_true", help="compile, run on random inputs, report the time")
+    p.add_argument("--repeat", type=int, default=20, help="timed runs for --run (default 20)")
+    p.add_argument("--seed", type=int, default=0, help="random seed for --run inputs")
+    p.add_argument("--split-input-file", action="store_true",
+                   help="process each '// -----' separated chunk on its own (errors keep their line numbers)")
+    p.add_argument("--list-passes", action="store_true", help="list the lt passes and exit")
+    return p
+
+
+def _read(path: str) -> tuple[str, str]:
+    if path == "-":
+        return sys.stdin.read(), "<stdin>"
+    try:
+        with open(path) as fh:
+            return fh.read(), path
+    except OSError as e:
+        from ..errors import LtError
+
+        raise LtError(f"error: cannot read '{path}': {e.strerror}") from None
+
+
+def _write(path: str, text: str) -> None:
+    if not text.endswith("\n"):
+        text += "\n"
+    if path == "-":
+        sys.stdout.write(text)
+        return
+    try:
+        with open(path, "w") as fh:
+            fh.write(text)
+    except OSError as e:
+        from ..errors import LtError
+
+        raise LtError(f"error: cannot write '{path}': {e.strerror}") from None
+
+
+def _list_passes() -> str:
+    from ..passes.registry import registry
+
+    lines = []
+    for name, info in sorted(registry().items()):
+        opts = " ".join(
+            f"{o.name}={o.type.__name__}" + ("" if o.default is None else f"(={o.default})")
+            for o in info.options.values()
+        )
+        lines.append(f"  {name}{'{' + opts + '}' if opts else ''}  {info.summary}")
+    return "lt passes (mix with any upstream MLIR pass):\n" + "\n".join(lines)
+
+
+def _run(module, args) -> str:
+    import numpy as np
+
+    from ..compiler import compile as compile_module
+
+    kernel = compile_module(module, args.entry)
+    rng = np.random.default_rng(args.seed)
+    arrays = []
+    for spec in kernel.specs:
+        if spec.written:
+            arrays.append(np.zeros(spec.shape, spec.dtype))
+        elif spec.dtype.kind == "f":
+            arrays.append(rng.standard_normal(spec.shape).astype(spec.dtype))
+        else:
+            arrays.append(rng.integers(-100, 100, spec.shape).astype(spec.dtype))
+    kernel(*arrays)  # warm-up
+    times = []
+    for _ in range(max(1, args.repeat)):
+        start = time.perf_counter()
+        kernel(*arrays)
+        times.append(time.perf_counter() - start)
+    median = sorted(times)[len(times) // 2]
+    lines = [f"@{kernel.name}: {median * 1e3:.4f} ms (median of {len(times)} runs after warm-up)"]
+    for spec, a in zip(kernel.specs, arrays):
+        if spec.written:
+            lines.append(f"  arg{spec.index} {spec.element}{list(spec.shape)} checksum {float(a.sum(dtype=np.float64)):.6g}")
+    return "\n".join(lines)
+
+
+def run(argv: list[str] | None = None) -> int:
+    args = _arg_parser().parse_args(argv)
+    if args.list_passes:
+        _write(args.output, _list_passes())
+        return 0
+
+    from .. import compiler
+    from ..dialect.loop_tree import loop_tree
+    from ..passes.registry import parse_pipeline, run_pipeline
+    from ..runtime import native
+
+    from ..errors import LtError
+
+    stages = [s for text in args.pass_pipeline for s in parse_pipeline(text)]
+    text, filename = _read(args.input)
+
+    def process(chunk: str) -> str:
+        module = compiler.parse_module(chunk, filename)
+        run_pipeline(module, stages)
+        if args.run:
+            return _run(module, args)
+        if args.emit == "mlir":
+            return str(module)
+        if args.emit == "loop-tree":
+            return loop_tree(module, args.entry)
+        lowered = compiler.lower(module, args.entry, filename)
+        mod = native.optimize(lowered.llvm_ir)
+        return str(mod) if args.emit == "llvm" else native.emit_assembly(mod)
+
+    if not args.split_input_file:
+        _write(args.output, process(text))
+        return 0
+    outputs, failed = [], False
+    for chunk in _split_chunks(text):
+        try:
+            outputs.append(process(chunk))
+        except LtError as e:
+            sys.stderr.write(f"{e}\n")
+            failed = True
+    _write(args.output, "\n// -----\n".join(o.rstrip("\n") for o in outputs))
+    return 1 if failed else 0
+
+
+def _split_chunks(text: str) -> list[str]:
+    """Chunks between '// -----' lines, each padded with blank lines so that
+    locations keep the line numbers of the whole file."""
+    chunks, current, offset = [], [], 0
+    for line in text.splitlines():
+        if line.strip() == "// -----":
+            chunks.append("\n" * offset + "\n".join(current))
+            offset += len(current) + 1
+            current = []
+        else:
+            current.append(line)
+    chunks.append("\n" * offset + "\n".join(current))
+    return chunks
+
+
+def main(argv: list[str] | None = None) -> int:
+    from ..errors import LtError
+
+    try:
+        code = run(argv)
+    except LtError as e:
+        msg = str(e)
+        sys.stderr.write((msg if "error:" in msg else f"error: {msg}") + "\n")
+        code = 1
+    except KeyboardInterrupt:
+        code = 130
+    except Exception as e:  # a bug in lt_mlir, not the user's: still one line
+        if os.environ.get("LT_OPT_DEBUG"):
+            raise
+        sys.stderr.write(f"lt-opt: internal error: {type(e).__name__}: {e} (set LT_OPT_DEBUG=1 for a traceback)\n")
+        code = 1
+    sys.stdout.flush()
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())
