@@ -64,7 +64,7 @@ def find_function(module_op, name: str | None):
     funcs = lt.functions(module_op)
     funcs = [f for f in funcs if f.regions[0].blocks]
     if not funcs:
-        raise CompileError("error: the module has no function with a body to compile")
+        raise CompileError("error: the module has no func.func with a body to compile (was it lowered already?)")
     if name is None:
         return funcs[0]
     for f in funcs:

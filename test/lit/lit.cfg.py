@@ -17,3 +17,13 @@ path = [os.path.join(root, "tools"), os.path.dirname(sys.executable), config.env
 config.environment["PATH"] = os.pathsep.join(path)
 config.environment["LT_PYTHON"] = sys.executable
 config.environment["PYTHONPATH"] = root
+
+# CPU features the native-code tests can rely on.
+try:
+    with open("/proc/cpuinfo") as fh:
+        flags = next((ln.split(":", 1)[1].split() for ln in fh if ln.startswith("flags")), [])
+except OSError:
+    flags = []
+for feature in ("avx2", "avx512f"):
+    if feature in flags:
+        config.available_features.add(feature)

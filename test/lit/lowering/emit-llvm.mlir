@@ -1,0 +1,22 @@
+// RUN: lt-opt %s --emit=llvm | filecheck %s
+
+// LLVM IR after llvmlite's O3 for the host: the 33-element add is four
+// 8-wide vector adds plus one scalar tail element, with noalias pointers.
+// CHECK: define void @add(ptr noalias {{.*}}%0, ptr noalias {{.*}}%1, ptr noalias {{.*}}%2)
+// CHECK: fadd <8 x float>
+// CHECK: fadd float
+// CHECK: ret void
+func.func @add(%A: memref<33xf32> {lt.name = "A"}, %B: memref<33xf32> {lt.name = "B"}, %C: memref<33xf32> {lt.name = "C"}) {
+  "lt.loop"() ({
+  ^bb0(%i1: index):
+    "lt.loop"() ({
+    ^bb0(%i0: index):
+      %i = "lt.dim"() {dim = "i"} : () -> index
+      %a = memref.load %A[%i] : memref<33xf32>
+      %b = memref.load %B[%i] : memref<33xf32>
+      %c = arith.addf %a, %b : f32
+      memref.store %c, %C[%i] : memref<33xf32>
+    }) {dim = "i", size = 8 : i64, tail = 0 : i64} : () -> ()
+  }) {dim = "i", size = 4 : i64, tail = 1 : i64} : () -> ()
+  return
+}
