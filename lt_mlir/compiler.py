@@ -14,7 +14,7 @@ import subprocess
 from dataclasses import dataclass
 
 from .dialect import lt
-from .errors import CompileError, ParseError, from_mlir_error
+from .errors import CompileError, LtError, ParseError, from_mlir_error, with_filename
 from .lowering.llvm import lower_to_llvm_dialect, translate_to_llvm_ir
 from .mlir import ir
 from .runtime import native
@@ -48,18 +48,26 @@ class Lowered:
     llvm_ir: str
 
 
-def lower(module_or_text, entry: str | None = None, filename: str = "-") -> Lowered:
+def lower(module_or_text, entry: str | None = None, filename: str = "-", check_bounds: bool = True) -> Lowered:
     """lt module (or its text) -> unoptimised LLVM IR of the whole module."""
     module = _as_module(module_or_text, filename)
     f = find_function(module.operation, entry)
     name, specs = function_name(f), signature(f)
-    lower_to_llvm_dialect(module)
+    try:
+        lower_to_llvm_dialect(module, check_bounds)
+    except LtError as e:
+        raise with_filename(e, filename) from None
     return Lowered(name, specs, translate_to_llvm_ir(module))
 
 
-def compile(module_or_text, entry: str | None = None, filename: str = "-") -> Kernel:  # noqa: A001
-    """Compile an lt module to a native callable (JIT, O3, host CPU)."""
-    lowered = lower(module_or_text, entry, filename)
+def compile(  # noqa: A001
+    module_or_text, entry: str | None = None, filename: str = "-", check_bounds: bool = True
+) -> Kernel:
+    """Compile an lt module to a native callable (JIT, O3, host CPU).
+
+    Accesses are proven in bounds first; ``check_bounds=False`` skips that
+    (only for testing what happens when they are not)."""
+    lowered = lower(module_or_text, entry, filename, check_bounds)
     mod = native.optimize(lowered.llvm_ir)
     jit = native.JitModule(mod)
     return Kernel(lowered.name, lowered.specs, jit.address(lowered.name), jit, str(mod))

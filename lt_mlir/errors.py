@@ -61,3 +61,12 @@ def from_mlir_error(exc, cls=LtError, filename: str | None = None) -> LtError:
     if filename is not None:
         msg = msg.replace('"-":', f"{filename}:")
     return cls(msg)
+
+
+def with_filename(exc: LtError, filename: str) -> LtError:
+    """The same error with a leading ``-:line:col`` (IR parsed from a string)
+    naming ``filename`` instead."""
+    msg = str(exc)
+    if filename not in ("-", "") and msg.startswith("-:"):
+        return type(exc)(filename + msg[1:])
+    return exc

@@ -1,8 +1,8 @@
 """Ahead-of-time compilation: ``compile_aot`` writes an object file, a C
 header and a shared library, usable without Python.
 
-The kernel is the 33x48x64 matmul split with tails in every dim
-(m = 4 r 1 over 8, n = 1 r 16 over 32, k = 4 over 16 = 4 over 4).  The C
+The kernel is the 33x48x64 matmul split with tails: m as ``4 r 1`` over 8,
+n as ``1 r 16`` over 32, k as 4 over 4 over 4.  The C
 driver fills the inputs with multiples of 1/8 in [-0.75, 0.75]: every
 product is a multiple of 1/64 and every partial sum stays far below 2^24/64,
 so the float32 result is exact whatever the summation order, and the C

@@ -66,11 +66,11 @@ def run_pipeline(module: ir.Module | ir.Operation, pipeline: str) -> None:
             raise from_mlir_error(e, CompileError) from None
 
 
-def lower_to_llvm_dialect(module: ir.Module | ir.Operation) -> None:
+def lower_to_llvm_dialect(module: ir.Module | ir.Operation, check_bounds: bool = True) -> None:
     """lt -> scf -> llvm dialect, in place."""
     from .lt_to_scf import lower_lt_to_scf
 
-    lower_lt_to_scf(module)
+    lower_lt_to_scf(module, check_bounds)
     mark_noalias(module)
     run_pipeline(module, CPU_PIPELINE)
 

@@ -18,7 +18,7 @@
 
 from __future__ import annotations
 
-from ..dialect import lt
+from ..dialect import bounds, lt
 from ..errors import CompileError, format_location
 from ..mlir import arith, ir, memref, scf
 
@@ -26,9 +26,14 @@ STACK_ALLOC_LIMIT = 64 * 1024
 _ALLOWED_ANNOTATIONS: set[str] = set()
 
 
-def lower_lt_to_scf(module: ir.Module | ir.Operation) -> None:
-    """Rewrite every lt op in ``module`` into scf/arith/memref, in place."""
+def lower_lt_to_scf(module: ir.Module | ir.Operation, check_bounds: bool = True) -> None:
+    """Rewrite every lt op in ``module`` into scf/arith/memref, in place.
+
+    First proves every access in bounds (``dialect/bounds.py``) unless
+    ``check_bounds`` is False (tests of the guard pages need that)."""
     op = module.operation
+    if check_bounds:
+        bounds.check_bounds(op)
     with op.context, ir.Location.unknown():
         for f in lt.functions(op):
             _lower_function(f)

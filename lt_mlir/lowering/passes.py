@@ -1,17 +1,20 @@
 """Registry entries for the lowering steps (the code lives beside them)."""
 
-from ..passes.registry import register
+from ..passes.registry import Option, register
 from .llvm import lower_to_llvm_dialect
 from .lt_to_scf import lower_lt_to_scf
 
 
-@register("lower-lt-to-scf")
-def lower_lt_to_scf_pass(module_op) -> None:
+_CHECK_BOUNDS = Option("check-bounds", bool, True, "prove every access in bounds first")
+
+
+@register("lower-lt-to-scf", _CHECK_BOUNDS)
+def lower_lt_to_scf_pass(module_op, check_bounds: bool = True) -> None:
     """Lower lt.loop/dim/reduce/alloc to scf, arith and memref (tails become clipped copies)."""
-    lower_lt_to_scf(module_op)
+    lower_lt_to_scf(module_op, check_bounds)
 
 
-@register("lower-lt-to-llvm")
-def lower_lt_to_llvm_pass(module_op) -> None:
+@register("lower-lt-to-llvm", _CHECK_BOUNDS)
+def lower_lt_to_llvm_pass(module_op, check_bounds: bool = True) -> None:
     """lower-lt-to-scf, then the upstream CPU pipeline down to the llvm dialect."""
-    lower_to_llvm_dialect(module_op)
+    lower_to_llvm_dialect(module_op, check_bounds)

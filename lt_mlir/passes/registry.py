@@ -196,7 +196,7 @@ def run_pipeline(module: ir.Module | ir.Operation, pipeline: str | list[Stage]) 
     for stage in stages:
         if stage.lt_pass is not None:
             with op.context, ir.Location.unknown():
-                stage.lt_pass.run(op, **stage.options)
+                stage.lt_pass.run(op, **{k.replace("-", "_"): v for k, v in stage.options.items()})
                 try:
                     op.verify()
                 except ir.MLIRError as e:

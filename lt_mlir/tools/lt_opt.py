@@ -121,7 +121,7 @@ def run(argv: list[str] | None = None) -> int:
     from ..passes.registry import parse_pipeline, run_pipeline
     from ..runtime import native
 
-    from ..errors import LtError
+    from ..errors import LtError, with_filename
 
     stages = [s for text in args.pass_pipeline for s in parse_pipeline(text)]
     text, filename = _read(args.input)
@@ -140,14 +140,17 @@ def run(argv: list[str] | None = None) -> int:
         return str(mod) if args.emit == "llvm" else native.emit_assembly(mod)
 
     if not args.split_input_file:
-        _write(args.output, process(text))
+        try:
+            _write(args.output, process(text))
+        except LtError as e:
+            raise with_filename(e, filename) from None
         return 0
     outputs, failed = [], False
     for chunk in _split_chunks(text):
         try:
             outputs.append(process(chunk))
         except LtError as e:
-            sys.stderr.write(f"{e}\n")
+            sys.stderr.write(f"{with_filename(e, filename)}\n")
             failed = True
     _write(args.output, "\n// -----\n".join(o.rstrip("\n") for o in outputs))
     return 1 if failed else 0

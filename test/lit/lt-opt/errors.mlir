@@ -2,7 +2,7 @@
 // RUN: not lt-opt %s --pass-pipeline='builtin.module(no-such-pass)' 2>&1 | filecheck %s --check-prefix=PASS
 // PASS: error: invalid pass pipeline 'no-such-pass': 'no-such-pass' does not refer to a registered pass or pass pipeline
 // RUN: not lt-opt %s --pass-pipeline='builtin.module(lower-lt-to-scf{fast=1})' 2>&1 | filecheck %s --check-prefix=OPTION
-// OPTION: error: lower-lt-to-scf: unknown option 'fast' (options: none)
+// OPTION: error: lower-lt-to-scf: unknown option 'fast' (options: check-bounds)
 // RUN: not lt-opt %s --pass-pipeline='builtin.module(canonicalize{max-iterations=x})' 2>&1 | filecheck %s --check-prefix=UPOPTION
 // UPOPTION: error: invalid pass pipeline 'canonicalize{max-iterations=x}'
 // RUN: not lt-opt %s --pass-pipeline='builtin.module(canonicalize' 2>&1 | filecheck %s --check-prefix=PAREN

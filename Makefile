@@ -1,0 +1,33 @@
+# make demo   set up .venv and run the main example
+# make test   set up .venv and run the lit suite and pytest
+# make bench  set up .venv and run the benchmarks
+PYTHON ?= python3
+VENV   ?= .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed
+
+.PHONY: demo test lit pytest bench clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[test]'
+	touch $(STAMP)
+
+demo: $(STAMP)
+	$(PY) examples/demo.py
+
+test: lit pytest
+
+lit: $(STAMP)
+	$(VENV)/bin/lit -s test/lit
+
+# pytest exits 5 when it collects nothing; make treats that as a failure.
+pytest: $(STAMP)
+	$(VENV)/bin/pytest -q
+
+bench: $(STAMP)
+	$(PY) benchmarks/bench_foundation.py
+
+clean:
+	rm -rf $(VENV) test/lit/Output .pytest_cache

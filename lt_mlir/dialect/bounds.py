@@ -1,0 +1,99 @@
+"""Static bounds check of memory accesses in lt programs.
+
+Every size in an lt program is static, so the range of each index is known
+by interval arithmetic: ``lt.dim d`` ranges over ``[0, extent - 1]`` of its
+outermost enclosing level, a loop's block argument over its iterations
+(``size`` included when there is a tail), constants are themselves, and
+``arith`` add/sub/mul/min/max/div/rem combine ranges.  An access whose index
+may leave its memref is rejected with the op's location before any code is
+generated; an index whose range cannot be derived is left alone.
+"""
+
+from __future__ import annotations
+
+from ..errors import VerifyError, format_location
+from ..mlir import ir
+from . import lt
+
+
+def check_bounds(module) -> None:
+    """Raise ``VerifyError`` at the first access that may be out of bounds."""
+    problems: list[str] = []
+
+    def visit(op):
+        name = op.name
+        if name == "memref.load" or name == "memref.store" or name == "lt.reduce":
+            memref_index = 0 if name == "memref.load" else 1
+            operands = list(op.operands)
+            buffer = operands[memref_index]
+            indices = operands[memref_index + 1 :]
+            if isinstance(buffer.type, ir.MemRefType):
+                shape = ir.MemRefType(buffer.type).shape
+                for axis, (index, extent) in enumerate(zip(indices, shape)):
+                    r = _range(index, {})
+                    if r is not None and extent >= 0 and (r[0] < 0 or r[1] >= extent):
+                        where = format_location(op.location)
+                        problems.append(
+                            f"{where + ': ' if where else ''}error: '{name}' index {axis} ranges over "
+                            f"[{r[0]}, {r[1]}] but the memref has {extent} elements on that axis"
+                        )
+                        return ir.WalkResult.INTERRUPT
+        return ir.WalkResult.ADVANCE
+
+    module.operation.walk(visit)
+    if problems:
+        raise VerifyError(problems[0])
+
+
+def _range(v, memo: dict):
+    if v in memo:
+        return memo[v]
+    memo[v] = None
+    owner = v.owner
+    result = None
+    if isinstance(owner, ir.Block):
+        parent = owner.owner
+        if parent is not None and parent.name == "lt.loop":
+            size, tail = lt.loop_size(parent), lt.loop_tail(parent)
+            result = (0, size if tail else size - 1)
+    else:
+        op = owner.operation
+        result = _op_range(op, memo)
+    memo[v] = result
+    return result
+
+
+def _op_range(op, memo):
+    name = op.name
+    if name == "lt.dim":
+        dim = ir.StringAttr(op.attributes["dim"]).value
+        levels = [l for l in lt.enclosing_loops(op) if lt.loop_dim(l) == dim]
+        if not levels:
+            return None
+        return (0, lt.inner_loop_extent(levels[-1]) - 1)
+    if name == "arith.constant":
+        a = op.attributes["value"]
+        return (a.value, a.value) if isinstance(a, ir.IntegerAttr) else None
+    if name == "arith.index_cast":
+        return _range(op.operands[0], memo)
+    if len(op.operands) != 2:
+        return None
+    a, b = (_range(x, memo) for x in op.operands)
+    if a is None or b is None:
+        return None
+    if name == "arith.addi":
+        return (a[0] + b[0], a[1] + b[1])
+    if name == "arith.subi":
+        return (a[0] - b[1], a[1] - b[0])
+    if name == "arith.muli":
+        products = [x * y for x in a for y in b]
+        return (min(products), max(products))
+    if name in ("arith.maxsi", "arith.maxui"):
+        return (max(a[0], b[0]), max(a[1], b[1]))
+    if name in ("arith.minsi", "arith.minui"):
+        return (min(a[0], b[0]), min(a[1], b[1]))
+    if name in ("arith.divsi", "arith.divui", "arith.floordivsi") and b[0] == b[1] and b[0] > 0 and a[0] >= 0:
+        return (a[0] // b[0], a[1] // b[0])
+    if name in ("arith.remsi", "arith.remui") and b[0] == b[1] and b[0] > 0 and a[0] >= 0:
+        return (0, min(a[1], b[0] - 1))
+    return None
