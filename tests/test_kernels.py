@@ -468,18 +468,16 @@ def test_references_are_independent():
 # ------------------------------------------------------- the guard itself
 
 CRASH_CHILD = r"""
-import inspect, resource, sys
+import resource, sys
 resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
 import lt_mlir
 from lt_mlir.testing import guarded_array
 
 text, side = sys.argv[1], sys.argv[2]
-# The compiler may prove accesses in bounds and refuse these programs; the
-# point here is what happens at run time when nothing stopped them.
-if "check_bounds" in inspect.signature(lt_mlir.compile).parameters:
-    kernel = lt_mlir.compile(text, check_bounds=False)
-else:
-    kernel = lt_mlir.compile(text)
+# By default the compiler proves accesses in bounds and refuses these
+# programs (tests/test_api.py); here: what happens at run time when
+# nothing stopped them.
+kernel = lt_mlir.compile(text, check_bounds=False)
 args = [guarded_array(s.shape, s.dtype, fill=1.0, side=side) for s in kernel.specs]
 print("CALLING", flush=True)
 kernel(*args)

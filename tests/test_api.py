@@ -1,0 +1,153 @@
+"""Error paths of the Python API and lt-opt: project exceptions with
+locations, one-line diagnostics, exit code 1, never a traceback."""
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import lt_mlir
+from lt_mlir import programs
+from lt_mlir.dialect.bounds import check_bounds
+from lt_mlir.passes.registry import parse_pipeline, run_pipeline
+
+OOB = """
+func.func @oob(%X: memref<10xf32>, %Y: memref<8xf32>) {
+  "lt.loop"() ({
+  ^bb0(%i0: index):
+    %i = "lt.dim"() {dim = "i"} : () -> index
+    %c3 = arith.constant 3 : index
+    %j = arith.addi %i, %c3 : index
+    %x = memref.load %X[%j] : memref<10xf32>
+    memref.store %x, %Y[%i] : memref<8xf32>
+  }) {dim = "i", size = 8 : i64, tail = 0 : i64} : () -> ()
+  return
+}
+"""
+
+
+def test_parse_error_is_located():
+    with pytest.raises(lt_mlir.ParseError, match=r"^prog.mlir:1:\d+: error: "):
+        lt_mlir.parse_module("func.func @f( {", "prog.mlir")
+
+
+def test_verifier_error_is_located():
+    bad = programs.pointwise_add(8).replace("size = 8 : i64", "size = -1 : i64")
+    with pytest.raises(lt_mlir.ParseError, match=r"^k.mlir:\d+:\d+: error: 'lt.loop' size must be positive, got -1$"):
+        lt_mlir.parse_module(bad, "k.mlir")
+
+
+def test_out_of_bounds_program_is_refused_before_codegen():
+    with pytest.raises(lt_mlir.VerifyError, match=r"^oob.mlir:8:\d+: error: 'memref.load' index 0 ranges over \[3, 10\]"):
+        lt_mlir.compile(OOB, filename="oob.mlir")
+
+
+@pytest.mark.parametrize(
+    "src",
+    [
+        programs.pointwise_add(33, [8]),
+        programs.row_sum(7, 33, [4], [16, 4]),
+        programs.matmul(33, 48, 64, [8], [32], [16, 4], clipped=True),
+        programs.conv1d(100, 7, [8, 3]),
+    ],
+)
+def test_reference_programs_are_proven_in_bounds(src):
+    check_bounds(lt_mlir.parse_module(src))  # raises if any access could leave its memref
+
+
+def test_unlowered_annotation_is_a_compile_error():
+    src = programs.pointwise_add(16).replace("tail = 0 : i64}", "tail = 0 : i64, lt.parallel}")
+    with pytest.raises(lt_mlir.CompileError, match="does not lower the 'lt.parallel' annotation"):
+        lt_mlir.compile(src)
+
+
+@pytest.mark.parametrize(
+    "pipeline, message",
+    [
+        ("builtin.module(nope)", "'nope' does not refer to a registered pass"),
+        ("lower-lt-to-scf{nope=1}", "lower-lt-to-scf: unknown option 'nope' (options: check-bounds)"),
+        ("lower-lt-to-scf{check-bounds=maybe}", "option 'check-bounds' expects bool, got 'maybe'"),
+        ("lower-lt-to-scf{check-bounds}", "malformed option 'check-bounds' (expected key=value)"),
+        ("func.func(cse", "unclosed ')'"),
+    ],
+)
+def test_bad_pipelines(pipeline, message):
+    with pytest.raises(lt_mlir.PipelineError) as info:
+        parse_pipeline(pipeline)
+    assert message in str(info.value)
+    assert "\n" not in str(info.value)
+
+
+def test_pipeline_mixes_lt_and_upstream_passes():
+    module = lt_mlir.parse_module(programs.pointwise_add(33, [8]))
+    run_pipeline(module, "builtin.module(lower-lt-to-scf, canonicalize, func.func(cse))")
+    text = str(module)
+    assert "lt." not in text.replace("lt.name", "") and "scf.for" in text
+
+
+def test_loop_tree_numbers_loops_in_preorder():
+    tree = lt_mlir.loop_tree(programs.matmul(33, 48, 64, m_blocks=[8], k_blocks=[16]))
+    heads = [line.strip() for line in tree.splitlines() if line.strip().startswith("for ")]
+    assert heads == [
+        "for m in 4 r 1 : L0",
+        "for m' in 8 : L1",
+        "for n in 48 : L2",
+        "for k in 4 : L3",
+        "for k' in 16 : L4",
+    ]
+
+
+def test_compile_accepts_a_module_and_leaves_it_unchanged():
+    module = lt_mlir.parse_module(programs.pointwise_add(9, [4]))
+    before = str(module)
+    kernel = lt_mlir.compile(module)
+    assert str(module) == before
+    a, b = np.arange(9, dtype=np.float32), np.ones(9, np.float32)
+    assert np.array_equal(kernel(a, b), a + b)
+
+
+def test_unknown_entry_names_the_candidates():
+    with pytest.raises(lt_mlir.CompileError, match=r"no function @nope in the module \(it has @add\)"):
+        lt_mlir.compile(programs.pointwise_add(4), entry="nope")
+
+
+def _lt_opt(*args, stdin=""):
+    return subprocess.run(
+        [sys.executable, "-m", "lt_mlir.tools.lt_opt", *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+@pytest.mark.parametrize(
+    "args, stdin, message",
+    [
+        (["-"], "func.func @f( {", "<stdin>:1:"),
+        (["-", "-p", "builtin.module(nope)"], programs.pointwise_add(4), "'nope' does not refer"),
+        (["-", "--emit=pdf"], "", "invalid choice: 'pdf'"),
+        (["-", "--run"], OOB, "<stdin>:8:"),
+        (["/nonexistent/x.mlir"], "", "cannot read '/nonexistent/x.mlir'"),
+    ],
+)
+def test_lt_opt_errors_are_one_line_exit_1(args, stdin, message):
+    result = _lt_opt(*args, stdin=stdin)
+    assert result.returncode == 1
+    assert message in result.stderr
+    assert "Traceback" not in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_lt_opt_run_reports_time_and_checksum():
+    result = _lt_opt("-", "--run", "--repeat", "2", stdin=programs.pointwise_add(33, [8]))
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith("@add: ") and "ms (median of 2 runs" in lines[0]
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal(33).astype(np.float32)
+    b = rng.standard_normal(33).astype(np.float32)
+    expected = float((a + b).sum(dtype=np.float64))
+    assert lines[1].strip().startswith("arg2 f32[33] checksum ")
+    assert float(lines[1].split()[-1]) == pytest.approx(expected, rel=1e-5)
