@@ -10,8 +10,8 @@
         %2 <- mul(%0, %1)
         C[m, n] += %2
 
-Loops are numbered in pre-order (L0, L1, ...); passes address them by that
-number.  Inner levels of a dim are primed (m, m', m'').  Index arithmetic
+Loops are numbered in pre-order (L0, L1, ...) across the module; passes
+address them by that number.  Inner levels of a dim are primed (m, m', m'').  Index arithmetic
 and constants are folded into the accesses that use them.
 """
 
@@ -67,18 +67,21 @@ def loop_tree(module_or_text, func: str | None = None) -> str:
     if func is not None:
         funcs = [f for f in funcs if ir.StringAttr(f.attributes["sym_name"]).value == func]
     parts = []
+    number = 0  # loops are numbered across the whole module, as passes address them
     for f in funcs:
-        text = _Printer(f).render()
+        printer = _Printer(f, number)
+        text = printer.render()
+        number = printer.loop_number
         parts.append(text if len(funcs) == 1 else f"@{ir.StringAttr(f.attributes['sym_name']).value}:\n{text}")
     return "\n".join(parts)
 
 
 class _Printer:
-    def __init__(self, f):
+    def __init__(self, f, first_loop_number: int = 0):
         self.f = f
         self.names: dict = {}
         self.counter = 0
-        self.loop_number = 0
+        self.loop_number = first_loop_number
         self.lines: list[str] = []
         block = f.regions[0].blocks[0]
         attrs = f.attributes["arg_attrs"] if "arg_attrs" in f.attributes else None
@@ -113,7 +116,9 @@ class _Printer:
             if notes:
                 text += " [" + ", ".join(notes) + "]"
             self.lines.append(text)
-            self._block(lt.loop_body(op), depth + 1, {**primes, dim: level + 1})
+            body = lt.loop_body(op)
+            self.names[body.arguments[0]] = f"L{self.loop_number - 1}.iteration"
+            self._block(body, depth + 1, {**primes, dim: level + 1})
             return
         if name in ("func.return", "lt.dim") or _is_index_op(op) or name == "arith.constant":
             return
@@ -156,10 +161,12 @@ class _Printer:
         if v in self.names:
             return self.names[v]
         owner = v.owner
-        if isinstance(owner, ir.OpView) or isinstance(owner, ir.Operation):
+        if isinstance(owner, (ir.OpView, ir.Operation)):
             op = owner.operation
             if op.name == "arith.constant":
                 return _constant(op)
+            if op.name == "lt.dim" or _is_index_op(op):
+                return self._index(v)
         return "?"
 
     def _index(self, v) -> str:
@@ -175,7 +182,10 @@ class _Printer:
             a, b = (self._index(x) for x in op.operands)
             sym = _INDEX_BINARY[op.name]
             return f"{a}{sym}{b}" if sym == "*" else f"{a} {sym} {b}"
-        return self._value(v)
+        if v in self.names:
+            return self.names[v]
+        args = ", ".join(self._index(x) for x in op.operands)
+        return f"{op.name.split('.', 1)[-1]}({args})"
 
 
 def _is_index_op(op) -> bool:

@@ -85,8 +85,17 @@ def register(name: str, *options: Option):
 
 
 def _load_passes() -> None:
-    # Importing the modules registers their passes.
+    # Importing a pass module registers its passes: every .py in this
+    # folder but the infrastructure, plus the lowering steps.
+    import importlib
+    import pkgutil
+
+    from .. import passes as package
     from ..lowering import passes  # noqa: F401
+
+    for info in pkgutil.iter_modules(package.__path__):
+        if info.name not in ("registry", "common") and not info.name.startswith("_"):
+            importlib.import_module(f"{package.__name__}.{info.name}")
 
 
 def registry() -> dict[str, PassInfo]:
@@ -189,14 +198,20 @@ def _upstream_message(message: str, elements: list[str]) -> str:
     return f"error: invalid pass pipeline '{', '.join(elements)}': {detail}"
 
 
-def run_pipeline(module: ir.Module | ir.Operation, pipeline: str | list[Stage]) -> None:
-    """Run a pipeline (string or parsed stages) on ``module`` in place."""
+def run_pipeline(module: ir.Module | ir.Operation, pipeline: str | list[Stage]) -> list[str]:
+    """Run a pipeline (string or parsed stages) on ``module`` in place.
+
+    Returns the remarks the lt passes made (``"<pass>: <text>"``), e.g.
+    lt-shrink-buffers' bytes before/after."""
     stages = parse_pipeline(pipeline) if isinstance(pipeline, str) else pipeline
     op = module.operation
+    remarks = []
     for stage in stages:
         if stage.lt_pass is not None:
             with op.context, ir.Location.unknown():
-                stage.lt_pass.run(op, **{k.replace("-", "_"): v for k, v in stage.options.items()})
+                remark = stage.lt_pass.run(op, **{k.replace("-", "_"): v for k, v in stage.options.items()})
+                if remark:
+                    remarks.append(f"{stage.lt_pass.name}: {remark}")
                 try:
                     op.verify()
                 except ir.MLIRError as e:
@@ -208,3 +223,4 @@ def run_pipeline(module: ir.Module | ir.Operation, pipeline: str | list[Stage]) 
                 pm.run(op)
             except ir.MLIRError as e:
                 raise from_mlir_error(e, LtError) from None
+    return remarks

@@ -128,7 +128,8 @@ def run(argv: list[str] | None = None) -> int:
 
     def process(chunk: str) -> str:
         module = compiler.parse_module(chunk, filename)
-        run_pipeline(module, stages)
+        for remark in run_pipeline(module, stages):
+            sys.stderr.write(f"remark: {remark}\n")
         if args.run:
             return _run(module, args)
         if args.emit == "mlir":

@@ -14,7 +14,7 @@
 // CHECK-NEXT: %2 <- read %0[x]
 // CHECK-NEXT: arg1[x*2] <- %2
 // CHECK-NEXT:@second:
-// CHECK-NEXT:for i in 4 : L0 [gpu block]
+// CHECK-NEXT:for i in 4 : L4 [gpu block]
 // CHECK-NEXT: %0 <- read arg0[i]
 // CHECK-NEXT: %1 <- exp(%0)
 // CHECK-NEXT: arg0[i] <- %1

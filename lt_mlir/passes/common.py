@@ -1,0 +1,159 @@
+"""What the loop-tree passes share: finding loops by their L-number,
+refusing with a located error, building loops, and the one dependence test
+every reordering pass uses.
+
+Dependence rule (``reorder_conflicts``): reordering the iterations of a loop
+L over dim d (distributing it, interchanging it, fusing it, running it in
+parallel) cannot change the result when every buffer written inside L is
+*private to L*: each of its accesses inside L indexes one fixed axis with
+exactly ``lt.dim d``, so distinct iterations of L touch distinct elements.
+Buffers only read inside L never constrain.  ``lt.reduce`` updates of one
+kind commute with each other, so a buffer touched inside L only by reduces
+of one kind is reorderable too (floating-point sums then differ by
+rounding only).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..dialect import lt
+from ..dialect.loop_tree import preorder_loops
+from ..errors import PassError, format_location
+from ..mlir import arith, ir
+
+
+def refuse(pass_name: str, message: str, op=None) -> PassError:
+    """A located ``PassError`` for ``raise``."""
+    where = format_location(op.location) if op is not None else ""
+    return PassError(f"{where + ': ' if where else ''}error: {pass_name}: {message}")
+
+
+def find_loop(module_op, index: int, pass_name: str):
+    """Loop ``L<index>`` in the module's pre-order numbering."""
+    loops = preorder_loops(module_op)
+    if not 0 <= index < len(loops):
+        have = f"L0..L{len(loops) - 1}" if loops else "none"
+        raise refuse(pass_name, f"no loop L{index} (the loop tree has {len(loops)} loops: {have})")
+    return loops[index]
+
+
+def loop_label(loop) -> str:
+    size, tail = lt.loop_size(loop), lt.loop_tail(loop)
+    return f"'for {lt.loop_dim(loop)} in {size}{f' r {tail}' if tail else ''}'"
+
+
+def index_constant(value: int) -> ir.Value:
+    return arith.ConstantOp(ir.IndexType.get(), value).result
+
+
+def new_loop(dim: str, size: int, tail: int, annotations: dict | None = None):
+    """Create an lt.loop at the current insertion point; returns (op, block)."""
+    attrs = {
+        "dim": ir.StringAttr.get(dim),
+        "size": ir.IntegerAttr.get(ir.IntegerType.get_signless(64), size),
+        "tail": ir.IntegerAttr.get(ir.IntegerType.get_signless(64), tail),
+    }
+    for name, value in (annotations or {}).items():
+        attrs[name] = value
+    op = ir.Operation.create("lt.loop", results=[], operands=[], attributes=attrs, regions=1)
+    block = op.regions[0].blocks.append(ir.IndexType.get())
+    return op, block
+
+
+def set_extent(loop, size: int, tail: int) -> None:
+    i64 = ir.IntegerType.get_signless(64)
+    loop.attributes["size"] = ir.IntegerAttr.get(i64, size)
+    loop.attributes["tail"] = ir.IntegerAttr.get(i64, tail)
+
+
+def annotation_attrs(loop) -> dict:
+    """The ``lt.*`` annotation attributes of a loop, by full name."""
+    return {f"lt.{k}": loop.attributes[f"lt.{k}"] for k in lt.annotations(loop)}
+
+
+def is_pure_index_op(op) -> bool:
+    """lt.dim, constants and index arithmetic: recomputable anywhere in the
+    same nest without changing their value (lt.dim aside, see callers)."""
+    if op.name in ("lt.dim", "arith.constant"):
+        return True
+    return op.name.startswith("arith.") and all(isinstance(r.type, ir.IndexType) for r in op.results) and len(op.results) == 1
+
+
+def is_dim_of(value, dim: str) -> bool:
+    owner = value.owner
+    if isinstance(owner, ir.Block):
+        return False
+    op = owner.operation
+    return op.name == "lt.dim" and ir.StringAttr(op.attributes["dim"]).value == dim
+
+
+@dataclass
+class Access:
+    op: object
+    buffer: object
+    indices: list
+    kind: str  # "read" | "write" | "reduce:<kind>"
+
+
+def accesses(root) -> list[Access]:
+    """Every memory access nested in ``root`` (an op)."""
+    out: list[Access] = []
+
+    def visit(op):
+        name = op.name
+        if name == "memref.load":
+            ops = list(op.operands)
+            out.append(Access(op, ops[0], ops[1:], "read"))
+        elif name == "memref.store":
+            ops = list(op.operands)
+            out.append(Access(op, ops[1], ops[2:], "write"))
+        elif name == "lt.reduce":
+            ops = list(op.operands)
+            out.append(Access(op, ops[1], ops[2:], "reduce:" + ir.StringAttr(op.attributes["kind"]).value))
+        return ir.WalkResult.ADVANCE
+
+    root.walk(visit)
+    return out
+
+
+def buffer_name(buffer) -> str:
+    owner = buffer.owner
+    if isinstance(owner, ir.Block):
+        return f"argument {buffer.arg_number}"
+    return "a scratch buffer" if owner.operation.name == "lt.alloc" else "a buffer"
+
+
+def _private_axis(group: list[Access], dim: str) -> bool:
+    """Some axis is exactly lt.dim ``dim`` in every access of the group."""
+    if not group:
+        return True
+    rank = len(group[0].indices)
+    return any(all(is_dim_of(a.indices[axis], dim) for a in group) for axis in range(rank))
+
+
+def reorder_conflicts(loop, roots=None) -> str | None:
+    """Why the iterations of ``loop`` may not be reordered, or None.
+
+    ``roots`` restricts the accesses considered (default: the loop itself)."""
+    dim = lt.loop_dim(loop)
+    found = [a for r in (roots or [loop]) for a in accesses(r)]
+    by_buffer: dict = {}
+    for a in found:
+        by_buffer.setdefault(a.buffer, []).append(a)
+    for buffer, group in by_buffer.items():
+        kinds = {a.kind for a in group}
+        if kinds == {"read"}:
+            continue
+        if len(kinds) == 1 and next(iter(kinds)).startswith("reduce:"):
+            continue
+        if not _private_axis(group, dim):
+            return (
+                f"{buffer_name(buffer)} is written and accessed at elements that other iterations of "
+                f"dim '{dim}' also access"
+            )
+    return None
+
+
+def replace_block_argument(block: ir.Block, value: ir.Value) -> None:
+    block.arguments[0].replace_all_uses_with(value)

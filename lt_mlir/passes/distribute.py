@@ -1,0 +1,133 @@
+"""``lt-distribute{loop=L}``: distribute a loop over the parts of its body.
+
+The inverse of ``lt-merge``: L's body is cut into parts (each inner loop is
+a part of its own; consecutive other statements form one part) and L
+becomes one loop per part, in order, with the same dim, sizes and
+annotations.  Index computations (``lt.dim``, constants, index arithmetic)
+are recomputed in every part that uses them.
+
+Refuses when a value other than an index computation flows from one part to
+another, or when two parts access a buffer that one of them writes at
+elements other iterations of L also access (see ``common.reorder_conflicts``).
+"""
+
+from __future__ import annotations
+
+from ..dialect import lt
+from ..mlir import ir
+from .common import accesses, find_loop, is_pure_index_op, loop_label, new_loop, refuse, reorder_conflicts
+from .registry import Option, register
+
+NAME = "lt-distribute"
+
+
+@register(NAME, Option("loop", int, help="loop to distribute (L-number)"))
+def distribute_pass(module_op, loop: int) -> None:
+    """Distribute a loop over the statements of its body (one loop per part)."""
+    target = find_loop(module_op, loop, NAME)
+    parts = body_parts(target)
+    if len(parts) < 2:
+        raise refuse(NAME, f"L{loop} {loop_label(target)} has only one part; nothing to distribute", target)
+    distribute(target, parts, NAME)
+
+
+def body_parts(loop) -> list[list]:
+    """Non-index statements of ``loop``'s body: each loop alone, other runs together."""
+    parts: list[list] = []
+    run: list = []
+    for op in lt.body_ops(lt.loop_body(loop)):
+        if is_pure_index_op(op):
+            continue
+        if lt.is_loop(op):
+            if run:
+                parts.append(run)
+                run = []
+            parts.append([op])
+        else:
+            run.append(op)
+    if run:
+        parts.append(run)
+    return parts
+
+
+def _nested_ops(ops: list) -> list:
+    out = []
+    for op in ops:
+        op.walk(lambda o: (out.append(o), ir.WalkResult.ADVANCE)[1])
+    return out
+
+
+def check_distributable(loop, parts: list[list], pass_name: str) -> None:
+    """Refuse (PassError) unless ``loop`` may be cut into ``parts``."""
+    owner = {}
+    for i, part in enumerate(parts):
+        for op in _nested_ops(part):
+            owner[op] = i
+    for i, part in enumerate(parts):
+        for op in _nested_ops(part):
+            for v in op.operands:
+                src = v.owner
+                if isinstance(src, ir.Block):
+                    continue
+                j = owner.get(src.operation)
+                if j is not None and j != i:
+                    raise refuse(
+                        pass_name,
+                        "a value computed in one part of the body is used in another; cannot distribute "
+                        f"{loop_label(loop)}",
+                        op,
+                    )
+    # Only buffers touched by two parts can have their order changed.
+    part_of: dict = {}
+    for i, part in enumerate(parts):
+        for a in (a for op in part for a in accesses(op)):
+            part_of.setdefault(a.buffer, set()).add(i)
+    shared = [op for part in parts for op in part if any(len(part_of[a.buffer]) > 1 for a in accesses(op))]
+    if shared:
+        why = reorder_conflicts(loop, shared)
+        if why:
+            raise refuse(pass_name, f"cannot distribute {loop_label(loop)}: {why}", loop)
+
+
+def distribute(loop, parts: list[list], pass_name: str) -> list:
+    """Cut ``loop`` into one loop per part (in order); returns the new loops."""
+    check_distributable(loop, parts, pass_name)
+    body = lt.loop_body(loop)
+    pure = [op for op in lt.body_ops(body) if is_pure_index_op(op)]
+    annotations = {f"lt.{k}": loop.attributes[f"lt.{k}"] for k in lt.annotations(loop)}
+    created = []
+    for part in parts:
+        with ir.InsertionPoint(loop), loop.location:
+            new, block = new_loop(lt.loop_dim(loop), lt.loop_size(loop), lt.loop_tail(loop), annotations)
+        mapping = {body.arguments[0]: block.arguments[0]}
+        with ir.InsertionPoint(block):
+            for op in pure:
+                clone = op.clone()
+                for old, new_value in zip(op.results, clone.results):
+                    mapping[old] = new_value
+        for op in part:
+            op.detach_from_parent()
+            block.append(op)
+        _remap(list(lt.body_ops(block)), mapping)
+        _erase_unused(block)
+        created.append(new)
+    loop.erase()
+    return created
+
+
+def _remap(ops: list, mapping: dict) -> None:
+    for op in _nested_ops(ops):
+        for i, v in enumerate(op.operands):
+            if v in mapping:
+                op.operands[i] = mapping[v]
+
+
+def _erase_unused(block: ir.Block) -> None:
+    """Drop index computations nothing uses (recomputed copies a part did not need)."""
+    changed = True
+    while changed:
+        changed = False
+        for op in reversed(lt.body_ops(block)):
+            if is_pure_index_op(op) and all(not list(r.uses) for r in op.results):
+                op.erase()
+                changed = True
