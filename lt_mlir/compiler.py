@@ -46,6 +46,7 @@ class Lowered:
     name: str
     specs: list[ArgSpec]
     llvm_ir: str
+    openmp: bool = False  # calls the OpenMP runtime (parallel loops)
 
 
 def lower(module_or_text, entry: str | None = None, filename: str = "-", check_bounds: bool = True) -> Lowered:
@@ -54,10 +55,10 @@ def lower(module_or_text, entry: str | None = None, filename: str = "-", check_b
     f = find_function(module.operation, entry)
     name, specs = function_name(f), signature(f)
     try:
-        lower_to_llvm_dialect(module, check_bounds)
+        openmp = lower_to_llvm_dialect(module, check_bounds)
     except LtError as e:
         raise with_filename(e, filename) from None
-    return Lowered(name, specs, translate_to_llvm_ir(module))
+    return Lowered(name, specs, translate_to_llvm_ir(module), openmp)
 
 
 def compile(  # noqa: A001
@@ -69,7 +70,7 @@ def compile(  # noqa: A001
     (only for testing what happens when they are not)."""
     lowered = lower(module_or_text, entry, filename, check_bounds)
     mod = native.optimize(lowered.llvm_ir)
-    jit = native.JitModule(mod)
+    jit = native.JitModule(mod, lowered.openmp)
     return Kernel(lowered.name, lowered.specs, jit.address(lowered.name), jit, str(mod))
 
 

@@ -57,8 +57,8 @@ def test_reference_programs_are_proven_in_bounds(src):
 
 
 def test_unlowered_annotation_is_a_compile_error():
-    src = programs.pointwise_add(16).replace("tail = 0 : i64}", "tail = 0 : i64, lt.parallel}")
-    with pytest.raises(lt_mlir.CompileError, match="does not lower the 'lt.parallel' annotation"):
+    src = programs.pointwise_add(16).replace("tail = 0 : i64}", 'tail = 0 : i64, lt.gpu = "block"}')
+    with pytest.raises(lt_mlir.CompileError, match="does not lower the 'lt.gpu' annotation"):
         lt_mlir.compile(src)
 
 

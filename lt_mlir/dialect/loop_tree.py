@@ -110,9 +110,7 @@ class _Printer:
             size, tail = lt.loop_size(op), lt.loop_tail(op)
             text = f"{pad}for {dim}{chr(39) * level} in {size}{f' r {tail}' if tail else ''} : L{self.loop_number}"
             self.loop_number += 1
-            notes = [
-                k if v is True else f"{k} {v}" for k, v in sorted(lt.annotations(op).items())
-            ]
+            notes = [_note(k, v) for k, v in sorted(lt.annotations(op).items())]
             if notes:
                 text += " [" + ", ".join(notes) + "]"
             self.lines.append(text)
@@ -186,6 +184,14 @@ class _Printer:
             return self.names[v]
         args = ", ".join(self._index(x) for x in op.operands)
         return f"{op.name.split('.', 1)[-1]}({args})"
+
+
+def _note(name: str, value) -> str:
+    if value is True:
+        return name
+    if name == "unroll" and value == 0:
+        return "unroll full"
+    return f"{name} {value}"
 
 
 def _is_index_op(op) -> bool:

@@ -41,7 +41,7 @@ GPU_MAPPINGS = ("block", "thread")
 # annotation name -> check(attr) returning an error message or None
 _ANNOTATIONS = {
     "lt.parallel": lambda a: None if isinstance(a, ir.UnitAttr) else "must be a unit attribute",
-    "lt.unroll": lambda a: _positive_int(a),
+    "lt.unroll": lambda a: None if isinstance(a, ir.IntegerAttr) and a.value >= 0 else "must be a non-negative integer (0: full)",
     "lt.vectorize": lambda a: _positive_int(a),
     "lt.gpu": lambda a: None
     if isinstance(a, ir.StringAttr) and a.value in GPU_MAPPINGS

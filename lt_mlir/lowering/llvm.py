@@ -66,13 +66,40 @@ def run_pipeline(module: ir.Module | ir.Operation, pipeline: str) -> None:
             raise from_mlir_error(e, CompileError) from None
 
 
-def lower_to_llvm_dialect(module: ir.Module | ir.Operation, check_bounds: bool = True) -> None:
-    """lt -> scf -> llvm dialect, in place."""
+# With parallel loops: scf.parallel -> OpenMP first, then this order
+# (finalize-memref-to-llvm must lower the alloca_scope the OpenMP conversion
+# creates before scf-to-cf runs; shared/STACK.md).
+OPENMP_PIPELINE = (
+    "builtin.module("
+    "func.func(canonicalize, cse, loop-invariant-code-motion), "
+    "expand-strided-metadata, "
+    "convert-scf-to-openmp, "
+    "convert-func-to-llvm{use-bare-ptr-memref-call-conv=1}, "
+    "finalize-memref-to-llvm, "
+    "convert-scf-to-cf, "
+    "convert-to-llvm, "
+    "reconcile-unrealized-casts, canonicalize)"
+)
+
+
+def uses_openmp(module) -> bool:
+    found = []
+    module.operation.walk(
+        lambda o: (found.append(o) if o.name == "scf.parallel" else None, ir.WalkResult.ADVANCE)[1]
+    )
+    return bool(found)
+
+
+def lower_to_llvm_dialect(module: ir.Module | ir.Operation, check_bounds: bool = True) -> bool:
+    """lt -> scf -> llvm dialect, in place.  Returns whether the code calls
+    the OpenMP runtime (parallel loops)."""
     from .lt_to_scf import lower_lt_to_scf
 
     lower_lt_to_scf(module, check_bounds)
     mark_noalias(module)
-    run_pipeline(module, CPU_PIPELINE)
+    openmp = uses_openmp(module)
+    run_pipeline(module, OPENMP_PIPELINE if openmp else CPU_PIPELINE)
+    return openmp
 
 
 class _CAPI:

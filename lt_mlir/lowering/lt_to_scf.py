@@ -1,5 +1,12 @@
 """``lower-lt-to-scf``: the one place that knows what lt ops mean in loops.
 
+Annotations: ``lt.unroll = F`` emits F body copies per generated iteration
+(0: every iteration, with constant iteration numbers); ``lt.vectorize = W``
+runs groups of W iterations as vector code (``lowering/vectorize.py``) and
+the rest as scalar code; ``lt.parallel`` makes the loop over full
+iterations an ``scf.parallel`` (OpenMP later) and its shared reductions
+atomic.
+
 * ``lt.loop`` over dim ``d`` with ``size`` S, ``tail`` T and inner extent E
   becomes ``scf.for %i = 0 to S`` over the body, followed (when T > 0) by one
   inlined copy of the body with ``%i = S`` in which the inner levels of ``d``
@@ -21,9 +28,11 @@ from __future__ import annotations
 from ..dialect import bounds, lt
 from ..errors import CompileError, format_location
 from ..mlir import arith, ir, memref, scf
+from ..passes.common import accesses, is_dim_of
+from . import vectorize
 
 STACK_ALLOC_LIMIT = 64 * 1024
-_ALLOWED_ANNOTATIONS: set[str] = set()
+_ALLOWED_ANNOTATIONS = {"parallel", "unroll", "vectorize"}
 
 
 def lower_lt_to_scf(module: ir.Module | ir.Operation, check_bounds: bool = True) -> None:
@@ -141,27 +150,117 @@ def _lower_loop(loop, ctx: dict) -> None:
     else:
         full = min(size, avail // step)
         rest = avail - full * step
-    assert 0 <= rest < step or (full == size and rest <= tail), (dim, size, tail, avail)
-
-    tail_copy = loop.clone(ip=ir.InsertionPoint(loop)) if rest > 0 else None
-    if full > 0:
-        anchor = tail_copy if tail_copy is not None else loop
-        with ir.InsertionPoint(anchor):
-            loop_op = scf.ForOp(_index(0), _index(full), _index(1))
-        with ir.InsertionPoint(loop_op.body):
-            iv = loop_op.induction_variable
-            offset = _scaled(iv, step, parent_offset)
-            yield_op = scf.YieldOp([])
-        inner = _inline_body(loop, yield_op, iv)
-        _lower_ops(inner, {**ctx, dim: (offset, step)})
-    if tail_copy is not None:
-        with ir.InsertionPoint(tail_copy):
-            iv = _index(full)
-            offset = _scaled(iv, step, parent_offset)
-        inner = _inline_body(tail_copy, tail_copy, iv)
-        tail_copy.erase()
-        _lower_ops(inner, {**ctx, dim: (offset, rest)})
+    notes = lt.annotations(loop)
+    if notes.get("parallel"):
+        _mark_atomic_reduces(loop)
+    emit = _Emitter(loop, ctx, parent_offset, step, notes)
+    start = 0
+    width = notes.get("vectorize", 0)
+    if width:
+        problem = vectorize.plan(loop)
+        if problem is not None:
+            raise _located(problem.op or loop, f"cannot vectorize: {problem}")
+        if full >= width:
+            start = (full // width) * width
+            emit.iterations(0, full // width, width)
+    if full > start:
+        emit.iterations(start, full, 1)
+    if rest > 0:
+        # One clipped iteration: the inner levels of `dim` cover `rest` elements.
+        emit.body(emit.constant(full), {dim: rest}, loop)
     loop.erase()
+
+
+class _Emitter:
+    """Emits iterations of one lt.loop before it: scf loops (parallel or
+    not, unrolled or not, vector or scalar) around inlined copies of its body."""
+
+    def __init__(self, loop, ctx, parent_offset, step, notes):
+        self.loop, self.ctx, self.parent_offset, self.step = loop, ctx, parent_offset, step
+        self.dim = lt.loop_dim(loop)
+        self.unroll = notes.get("unroll")
+        self.parallel = bool(notes.get("parallel"))
+
+    def constant(self, value: int):
+        with ir.InsertionPoint(self.loop):
+            return _index(value)
+
+    def iterations(self, first: int, last: int, width: int) -> None:
+        """Iterations ``first..last`` (in units of ``width`` when vectorized:
+        vector iteration j runs iterations j*width .. j*width + width - 1)."""
+        lo, hi = (first // width, last) if width > 1 else (first, last)
+        count = hi - lo
+        factor = count if self.unroll == 0 else (self.unroll or 1)
+        factor = max(1, min(factor, count))
+        main = count // factor
+        if factor == count and (self.unroll is not None):
+            for j in range(lo, hi):  # fully unrolled: constant iteration numbers
+                self.body(self.constant(j), {}, self.loop, width)
+            return
+        if main > 0:
+            anchor, iv = self._loop(main)
+            with ir.InsertionPoint(anchor):
+                base = iv if factor == 1 else arith.MulIOp(iv, _index(factor)).result
+                if lo:
+                    base = arith.AddIOp(base, _index(lo)).result
+            for u in range(factor):
+                with ir.InsertionPoint(anchor):
+                    j = base if u == 0 else arith.AddIOp(base, _index(u)).result
+                self.body(j, {}, anchor, width)
+        for j in range(lo + main * factor, hi):  # what the unrolled loop leaves
+            self.body(self.constant(j), {}, self.loop, width)
+
+    def _loop(self, trip_count: int):
+        """An scf.for (or scf.parallel) over 0..trip_count before the lt.loop;
+        returns (the op to insert its body before, the induction variable)."""
+        with ir.InsertionPoint(self.loop):
+            lb, ub, one = _index(0), _index(trip_count), _index(1)
+            if self.parallel:
+                par = scf.ParallelOp([], [lb], [ub], [one], [])
+                block = par.region.blocks.append(ir.IndexType.get())
+                with ir.InsertionPoint(block):
+                    terminator = scf.ReduceOp([], 0)
+                return terminator, block.arguments[0]
+            loop_op = scf.ForOp(lb, ub, one)
+            with ir.InsertionPoint(loop_op.body):
+                terminator = scf.YieldOp([])
+            return terminator, loop_op.induction_variable
+
+    def body(self, j, clip: dict, before, width: int = 1) -> None:
+        """Inline a copy of the body for (vector) iteration ``j`` before ``before``."""
+        with ir.InsertionPoint(before):
+            iteration = j if width == 1 else arith.MulIOp(j, _index(width)).result
+            offset = _scaled(iteration, self.step, self.parent_offset)
+        copy = self.loop.clone(ip=ir.InsertionPoint(before))
+        arg = lt.loop_body(copy).arguments[0]
+        ops = _inline_body(copy, copy, iteration if width == 1 else None)
+        if width > 1:
+            ops = vectorize.vectorize_ops(ops, self.dim, width, offset, iteration, arg)
+            arg.replace_all_uses_with(iteration)
+        copy.erase()
+        avail = clip.get(self.dim, self.step)
+        _lower_ops(ops, {**self.ctx, self.dim: (offset, avail)})
+
+
+def _mark_atomic_reduces(loop) -> None:
+    """Reductions in a parallel loop into locations other iterations share
+    combine atomically (see common.reorder_conflicts for "private")."""
+    dim = lt.loop_dim(loop)
+    groups: dict = {}
+    for a in accesses(loop):
+        groups.setdefault(a.buffer, []).append(a)
+    for group in groups.values():
+        if all(a.kind.startswith("reduce:") for a in group):
+            rank = len(group[0].indices)
+            private = any(all(is_dim_of(a.indices[axis], dim) for a in group) for axis in range(rank))
+            if not private:
+                for a in group:
+                    a.op.attributes["lt.atomic"] = ir.UnitAttr.get()
+
+
+def _located(op, message: str) -> CompileError:
+    where = format_location(op.location)
+    return CompileError(f"{where + ': ' if where else ''}error: lower-lt-to-scf: {message}")
 
 
 def _scaled(iv: ir.Value, step: int, base: ir.Value | None) -> ir.Value:
@@ -169,10 +268,12 @@ def _scaled(iv: ir.Value, step: int, base: ir.Value | None) -> ir.Value:
     return v if base is None else arith.AddIOp(base, v).result
 
 
-def _inline_body(loop, before, iv: ir.Value) -> list:
-    """Move ``loop``'s body before ``before``, its block argument replaced by ``iv``."""
+def _inline_body(loop, before, iv) -> list:
+    """Move ``loop``'s body before ``before``, its block argument replaced by
+    ``iv`` (None: leave the argument's uses for the caller)."""
     body = lt.loop_body(loop)
-    body.arguments[0].replace_all_uses_with(iv)
+    if iv is not None:
+        body.arguments[0].replace_all_uses_with(iv)
     moved = [o.operation for o in body.operations]
     for o in moved:
         o.move_before(before)
@@ -181,15 +282,30 @@ def _inline_body(loop, before, iv: ir.Value) -> list:
 
 _FLOAT_COMBINE = {"add": arith.AddFOp, "mul": arith.MulFOp, "max": arith.MaximumFOp, "min": arith.MinimumFOp}
 _INT_COMBINE = {"add": arith.AddIOp, "mul": arith.MulIOp, "max": arith.MaxSIOp, "min": arith.MinSIOp}
+_FLOAT_ATOMIC = {"add": "addf", "mul": "mulf", "max": "maximumf", "min": "minimumf"}
+_INT_ATOMIC = {"add": "addi", "mul": "muli", "max": "maxs", "min": "mins"}
+
+
+def _is_float(t) -> bool:
+    if isinstance(t, ir.VectorType):
+        t = ir.VectorType(t).element_type
+    return isinstance(t, (ir.F16Type, ir.BF16Type, ir.F32Type, ir.F64Type))
+
+
+def combine(kind: str, old: ir.Value, value: ir.Value) -> ir.Value:
+    """``old <kind> value`` (scalars or vectors; floats propagate NaN)."""
+    return (_FLOAT_COMBINE if _is_float(value.type) else _INT_COMBINE)[kind](old, value).result
 
 
 def _lower_reduce(op) -> None:
     kind = ir.StringAttr(op.attributes["kind"]).value
     value, acc, *indices = list(op.operands)
-    is_float = isinstance(value.type, (ir.F16Type, ir.BF16Type, ir.F32Type, ir.F64Type))
-    combine = (_FLOAT_COMBINE if is_float else _INT_COMBINE)[kind]
     with ir.InsertionPoint(op), op.location:
-        old = memref.LoadOp(acc, indices).result
-        new = combine(old, value).result
-        memref.StoreOp(new, acc, indices)
+        if "lt.atomic" in op.attributes:
+            name = (_FLOAT_ATOMIC if _is_float(value.type) else _INT_ATOMIC)[kind]
+            attr = ir.Attribute.parse(f"#arith.atomic_rmw_kind<{name}>")
+            memref.AtomicRMWOp(attr, value, acc, indices)
+        else:
+            old = memref.LoadOp(acc, indices).result
+            memref.StoreOp(combine(kind, old, value), acc, indices)
     op.erase()

@@ -4,6 +4,7 @@ features), as a JIT'd function or an object file."""
 from __future__ import annotations
 
 import functools
+import os
 
 import llvmlite.binding as llvm
 
@@ -51,10 +52,29 @@ def optimize(llvm_ir: str, opt: int = 3):
     return mod
 
 
+@functools.cache
+def load_openmp() -> None:
+    """Make ``__kmpc_*`` resolvable for JIT'd parallel loops: libiomp5 from
+    the intel-openmp wheel (GCC's libgomp lacks that API)."""
+    import glob
+    import sys
+
+    candidates = [
+        path
+        for prefix in dict.fromkeys([sys.prefix, sys.base_prefix])
+        for path in glob.glob(os.path.join(prefix, "lib", "libiomp5.so"))
+    ]
+    if not candidates:
+        raise CompileError("error: parallel loops need libiomp5.so (pip install intel-openmp)")
+    llvm.load_library_permanently(candidates[0])
+
+
 class JitModule:
     """Owns an MCJIT engine; function addresses stay valid while it lives."""
 
-    def __init__(self, mod):
+    def __init__(self, mod, openmp: bool = False):
+        if openmp:
+            load_openmp()
         self.engine = llvm.create_mcjit_compiler(mod, host_target_machine())
         self.engine.finalize_object()
         self.engine.run_static_constructors()

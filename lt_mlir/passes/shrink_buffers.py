@@ -1,0 +1,228 @@
+"""``lt-shrink-buffers``: size every ``lt.alloc`` to the tile that is live
+under the innermost common enclosing loops of its accesses.
+
+An ``lt.alloc`` is declared over named dims at full logical size (the blog's
+scratch ``T[m, n]`` of a 33x48 clipped matmul: 1584 elements).  Let X be the
+innermost ``lt.loop`` that encloses every access of the buffer (its *common
+enclosing loops* are X and X's ancestors).  For an axis of the buffer over
+dim ``d`` (the alloc's ``dims`` attribute) the pass shrinks that axis when
+
+* every access indexes it with exactly an ``lt.dim d`` value, and
+* some common enclosing loop iterates ``d``; the innermost such level D
+  encloses each of those ``lt.dim`` ops,
+
+to the inner extent ``E`` of D (what one iteration of D's body covers of
+``d``).  Within one iteration of D every access then lies in
+``[base, base + E)`` where ``base`` is ``lt.dim d`` at the start of X's body
+(the offset of the current chunk of ``d``), and distinct iterations of D
+touch disjoint elements, so no value lives across them: the pass inserts
+``base`` at the start of X's body and indexes the axis with
+``lt.dim d - base``.  A tail iteration of D covers fewer than ``E`` elements
+and uses a prefix of the same tile.  The blog's T under ``for m in 4 r 1`` and
+``for n in 1 r 16`` (inner extents 8 and 32) becomes 8x32 = 256 elements.
+
+Other axes keep their size: a buffer without accesses, one whose result is
+used by anything but a load, store or ``lt.reduce`` (it escapes), accesses
+with no common enclosing loop over the axis's dim, or any index on the axis
+that is not exactly ``lt.dim d`` (``m + 1``, a constant, a loop's iteration
+number).  The pass never refuses; it returns a remark per shrunk buffer,
+``%0 over [m, n]: 1584 -> 256 elements (6336 -> 1024 bytes)`` (the name is
+the buffer's name in the loop tree), or says that nothing shrank.
+
+Relative indices: the index written is ``min(max(lt.dim d - base, 0), E - 1)``.
+The clamp never changes the value (the difference is always in ``[0, E)``,
+see above) and canonicalisation/LLVM remove it; it is there because the
+static bounds check before lowering (``dialect/bounds.py``) uses interval
+arithmetic, which cannot see that two ``lt.dim d`` values differ by less
+than ``E``.  ``relative_index`` builds the form and ``match_relative_index``
+recognises it (``lt-uncache`` uses both).
+
+Run it late: the rewritten indices are no longer exactly ``lt.dim d``, so a
+pass that later reorders the shrunk axis's loops treats the buffer as shared
+between iterations (``common.reorder_conflicts``).
+"""
+
+from __future__ import annotations
+
+from ..dialect import lt
+from ..mlir import arith, ir
+from . import common
+from .registry import register
+
+PASS = "lt-shrink-buffers"
+
+# Where each access op keeps its memref and indices.
+_BUFFER_OPERAND = {"memref.load": 0, "memref.store": 1, "lt.reduce": 1}
+
+
+# ------------------------------------------------------- relative indices
+
+
+def relative_index(index: ir.Value, base: ir.Value, extent: int) -> ir.Value:
+    """``index - base`` (known to lie in ``[0, extent)``), clamped so the
+    interval bounds check sees that range too.  Built at the current
+    insertion point."""
+    diff = arith.SubIOp(index, base).result
+    low = arith.MaxSIOp(diff, common.index_constant(0)).result
+    return arith.MinSIOp(low, common.index_constant(extent - 1)).result
+
+
+def match_relative_index(value: ir.Value):
+    """``(index, base, extent)`` when ``value`` was built by
+    ``relative_index``, else None."""
+    mn = _defining_op(value)
+    if mn is None or mn.name != "arith.minsi":
+        return None
+    mx, hi = _defining_op(mn.operands[0]), _constant_value(mn.operands[1])
+    if mx is None or mx.name != "arith.maxsi" or hi is None or _constant_value(mx.operands[1]) != 0:
+        return None
+    sub = _defining_op(mx.operands[0])
+    if sub is None or sub.name != "arith.subi":
+        return None
+    return sub.operands[0], sub.operands[1], hi + 1
+
+
+def _defining_op(value: ir.Value):
+    owner = value.owner
+    if isinstance(owner, ir.Block):
+        return None
+    return owner.operation
+
+
+def _constant_value(value: ir.Value):
+    op = _defining_op(value)
+    if op is None or op.name != "arith.constant":
+        return None
+    a = op.attributes["value"]
+    return a.value if isinstance(a, ir.IntegerAttr) else None
+
+
+def new_dim(dim: str) -> ir.Value:
+    """An ``lt.dim`` op at the current insertion point."""
+    op = ir.Operation.create(
+        "lt.dim", results=[ir.IndexType.get()], attributes={"dim": ir.StringAttr.get(dim)}
+    )
+    return op.results[0]
+
+
+def nbytes(shape, element_type) -> int:
+    n = 1
+    for s in shape:
+        n *= s
+    width = element_type.width if hasattr(element_type, "width") else 64
+    return n * max(1, width // 8)
+
+
+def loop_tree_names(f) -> dict:
+    """Value -> the name the loop tree prints for it (``%0``, ``A``)."""
+    from ..dialect.loop_tree import _Printer
+
+    printer = _Printer(f)
+    printer.render()
+    return printer.names
+
+
+# ------------------------------------------------------------------ pass
+
+
+@register(PASS)
+def run(module_op) -> str:
+    """Size every lt.alloc to the tile live under the innermost common
+    enclosing loops of its accesses (tails reuse a prefix of it)."""
+    notes = []
+    for f in lt.functions(module_op):
+        allocs = []
+        f.walk(lambda o: (allocs.append(o) if o.name == "lt.alloc" else None, ir.WalkResult.ADVANCE)[1])
+        if not allocs:
+            continue
+        names = loop_tree_names(f)
+        found = common.accesses(f)
+        for alloc in allocs:
+            note = _shrink(alloc, found, names)
+            if note:
+                notes.append(note)
+    return "; ".join(notes) if notes else "no lt.alloc could shrink"
+
+
+def _shrink(alloc, found: list, names: dict) -> str | None:
+    result = alloc.results[0]
+    for use in result.uses:
+        owner = use.owner.operation
+        if _BUFFER_OPERAND.get(owner.name) != use.operand_number:
+            return None  # the buffer escapes (a call, a view, a store of the memref itself)
+    accs = [a for a in found if a.buffer == result]
+    if not accs:
+        return None
+    chains = [lt.enclosing_loops(a.op) for a in accs]
+    shared = [l for l in chains[0] if all(l in c for c in chains[1:])]  # innermost first
+    if not shared:
+        return None
+    inner = shared[0]
+
+    t = ir.MemRefType(result.type)
+    shape = list(t.shape)
+    dims = [ir.StringAttr(a).value for a in ir.ArrayAttr(alloc.attributes["dims"])]
+    plan = {}  # axis -> (dim, inner extent)
+    for axis, dim in enumerate(dims):
+        level = next((l for l in shared if lt.loop_dim(l) == dim), None)
+        if level is None:
+            continue
+        extent = lt.inner_extent(level)
+        if extent >= shape[axis]:
+            continue
+        ok = True
+        for a in accs:
+            index = a.indices[axis]
+            if not common.is_dim_of(index, dim) or level not in lt.enclosing_loops(index.owner.operation):
+                ok = False
+                break
+        if ok:
+            plan[axis] = (dim, extent)
+    if not plan:
+        return None
+
+    body = lt.loop_body(inner)
+    bases = {}
+    with ir.InsertionPoint.at_block_begin(body):
+        for axis, (dim, _) in plan.items():
+            bases[axis] = new_dim(dim)
+    last_base = bases[max(bases)].owner.operation
+    relative = {}  # (axis, lt.dim value) -> relative index
+    for a in accs:
+        for axis, (_, extent) in plan.items():
+            index = a.indices[axis]
+            key = (axis, index)
+            if key not in relative:
+                def_op = index.owner.operation
+                inside = inner in lt.enclosing_loops(def_op)
+                with ir.InsertionPoint.after(def_op if inside else last_base):
+                    relative[key] = relative_index(index, bases[axis], extent)
+            first = _BUFFER_OPERAND[a.op.name] + 1
+            a.op.operands[first + axis] = relative[key]
+
+    new_shape = [plan[i][1] if i in plan else s for i, s in enumerate(shape)]
+    new_type = ir.MemRefType.get(new_shape, t.element_type)
+    attrs = {name: alloc.attributes[name] for name in _attribute_names(alloc)}
+    with ir.InsertionPoint(alloc), alloc.location:
+        new = ir.Operation.create("lt.alloc", results=[new_type], attributes=attrs)
+    result.replace_all_uses_with(new.results[0])
+    name = names.get(result, "an lt.alloc")
+    alloc.erase()
+
+    old_n, new_n = _count(shape), _count(new_shape)
+    et = t.element_type
+    return (
+        f"{name} over [{', '.join(dims)}]: {old_n} -> {new_n} elements "
+        f"({nbytes(shape, et)} -> {nbytes(new_shape, et)} bytes)"
+    )
+
+
+def _attribute_names(op) -> list[str]:
+    return [a.name if hasattr(a, "name") else a for a in op.attributes]
+
+
+def _count(shape) -> int:
+    n = 1
+    for s in shape:
+        n *= s
+    return n

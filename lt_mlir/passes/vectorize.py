@@ -1,0 +1,35 @@
+"""``lt-vectorize{loop=L width=W}``: run W iterations of an innermost loop as one.
+
+Sets ``lt.vectorize = W``; ``lower-lt-to-scf`` emits a loop over groups of W
+iterations whose body uses ``vector`` ops (``vector.load``/``store`` along
+the loop's dim, arithmetic on ``vector<W x T>``, ``vector.reduction`` for
+reductions into one location), then the iterations W does not divide as
+scalar code.  See ``lowering/vectorize.py`` for what is vectorizable.
+
+Refuses: no loop L; W < 2; L is not innermost; the body reads or writes
+memory that is not contiguous along L's dim, or uses its index as a value;
+a buffer written in L is accessed at elements other iterations also access
+(running W of them at once would reorder those accesses).
+"""
+
+from ..lowering.vectorize import plan
+from ..mlir import ir
+from .common import find_loop, loop_label, refuse, reorder_conflicts
+from .registry import Option, register
+
+NAME = "lt-vectorize"
+
+
+@register(NAME, Option("loop", int, help="innermost loop to vectorize (L-number)"), Option("width", int, 8, "lanes per vector"))
+def vectorize(module_op, loop: int, width: int = 8) -> None:
+    """Vectorize an innermost loop with `width` lanes (scalar code for the rest)."""
+    target = find_loop(module_op, loop, NAME)
+    if width < 2:
+        raise refuse(NAME, f"width must be at least 2, got {width}", target)
+    why = reorder_conflicts(target)
+    if why:
+        raise refuse(NAME, f"cannot vectorize L{loop} {loop_label(target)}: {why}", target)
+    problem = plan(target)
+    if problem is not None:
+        raise refuse(NAME, f"cannot vectorize L{loop} {loop_label(target)}: {problem}", problem.op or target)
+    target.attributes["lt.vectorize"] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), width)
