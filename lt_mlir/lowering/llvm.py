@@ -18,6 +18,7 @@ import torch_mlir.ir
 from ..dialect import lt
 from ..errors import CompileError, from_mlir_error
 from ..mlir import ir, passmanager
+from .alias_scopes import add_alias_scopes
 
 # After lower-lt-to-scf.  Order matters: func-to-llvm with the bare-pointer
 # convention first, then memref, then the control flow and scalar dialects.
@@ -99,6 +100,7 @@ def lower_to_llvm_dialect(module: ir.Module | ir.Operation, check_bounds: bool =
     mark_noalias(module)
     openmp = uses_openmp(module)
     run_pipeline(module, OPENMP_PIPELINE if openmp else CPU_PIPELINE)
+    add_alias_scopes(module)
     return openmp
 
 

@@ -55,6 +55,22 @@ def _lower_function(f) -> None:
     _check_annotations(f)
     _hoist_allocs(f, entry)
     _lower_ops(list(entry.operations), {})
+    _allow_contraction(f)
+
+
+_CONTRACTIBLE = ("arith.addf", "arith.subf", "arith.mulf")
+
+
+def _allow_contraction(f) -> None:
+    """Let LLVM fuse a multiply and an add into one FMA (what C compilers do
+    by default with -ffp-contract=on): one rounding instead of two."""
+    ops = []
+    f.walk(lambda o: (ops.append(o) if o.name in _CONTRACTIBLE else None, ir.WalkResult.ADVANCE)[1])
+    if ops:
+        contract = ir.Attribute.parse("#arith.fastmath<contract>")
+        for o in ops:
+            if "fastmath" not in o.attributes or str(o.attributes["fastmath"]) == "#arith.fastmath<none>":
+                o.attributes["fastmath"] = contract
 
 
 def _check_annotations(f) -> None:

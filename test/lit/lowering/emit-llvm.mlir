@@ -1,10 +1,12 @@
 // RUN: lt-opt %s --emit=llvm | filecheck %s
 
 // LLVM IR after llvmlite's O3 for the host: the 33-element add is four
-// 8-wide vector adds plus one scalar tail element, with noalias pointers.
+// 8-wide vector adds plus one scalar tail element, with noalias pointers,
+// each access in its argument's alias scope, and FMA contraction allowed.
 // CHECK: define void @add(ptr noalias {{.*}}%0, ptr noalias {{.*}}%1, ptr noalias {{.*}}%2)
-// CHECK: fadd <8 x float>
-// CHECK: fadd float
+// CHECK: load <8 x float>, ptr %0, align 4, !alias.scope ![[A:[0-9]+]], !noalias
+// CHECK: fadd contract <8 x float>
+// CHECK: fadd contract float
 // CHECK: ret void
 func.func @add(%A: memref<33xf32> {lt.name = "A"}, %B: memref<33xf32> {lt.name = "B"}, %C: memref<33xf32> {lt.name = "C"}) {
   "lt.loop"() ({
