@@ -2,6 +2,7 @@
 
 from .compiler import c_header, compile, compile_aot, lower, parse_module  # noqa: A004
 from .dialect.loop_tree import loop_tree
+from .schedule import Schedule
 from .errors import (
     ArgumentError,
     CompileError,
@@ -19,6 +20,7 @@ __all__ = [
     "ParseError",
     "PassError",
     "PipelineError",
+    "Schedule",
     "VerifyError",
     "c_header",
     "compile",

@@ -1,0 +1,68 @@
+"""The Schedule API: the same passes as lt-opt, undo, figures."""
+
+import numpy as np
+import pytest
+
+import lt_mlir
+from lt_mlir import programs
+from lt_mlir.passes.registry import run_pipeline
+
+
+def test_flops_count_every_executed_float_op_including_tails():
+    # clipped matmul: mul, max, add per (m, n, k) point; splits and tails keep the count
+    s = lt_mlir.Schedule(programs.matmul(33, 48, 64, m_blocks=[8], k_blocks=[10, 3], clipped=True))
+    assert s.flops() == 3 * 33 * 48 * 64
+    s.swap(2)  # n <-> k: the initialisation gets its own n loop
+    assert s.flops() == 3 * 33 * 48 * 64
+    assert lt_mlir.Schedule(programs.pointwise_add(1000, [16, 3])).flops() == 1000
+
+
+def test_schedule_is_a_pipeline_and_matches_lt_opt():
+    s = lt_mlir.Schedule(programs.matmul(33, 48, 64))
+    s.split(0, 8).swap(2).vectorize(4, 16).unroll(3, 4)
+    assert s.pipeline == (
+        "builtin.module(lt-split{loop=0 factor=8}, lt-swap{loop=2}, lt-vectorize{loop=4 width=16}, "
+        "lt-unroll{loop=3 factor=4})"
+    )
+    module = lt_mlir.parse_module(programs.matmul(33, 48, 64))
+    run_pipeline(module, s.pipeline)
+    assert lt_mlir.loop_tree(module) == s.loop_tree
+    A = np.random.default_rng(0).standard_normal((33, 64)).astype(np.float32)
+    B = np.random.default_rng(1).standard_normal((64, 48)).astype(np.float32)
+    np.testing.assert_allclose(s.compile()(A, B), A.astype(np.float64) @ B, rtol=1e-4, atol=1e-4)
+
+
+def test_refused_move_leaves_the_schedule_unchanged_and_undo_steps_back():
+    s = lt_mlir.Schedule(programs.matmul(8, 8, 8))
+    before = s.loop_tree
+    with pytest.raises(lt_mlir.PassError, match="lt-split: factor 9 exceeds the 8 iterations of L0"):
+        s.split(0, 9)
+    assert s.loop_tree == before and s.steps == []
+    s.split(0, 4)
+    assert s.loop_tree != before
+    s.undo()
+    assert s.loop_tree == before
+    with pytest.raises(lt_mlir.LtError, match="nothing to undo"):
+        s.undo()
+
+
+def test_scratch_bytes():
+    text = """
+func.func @f(%A: memref<4x6xf32>, %B: memref<4x6xf32>) {
+  %t = "lt.alloc"() {dims = ["m", "n"]} : () -> memref<4x6xf32>
+  "lt.loop"() ({
+  ^bb0(%i: index):
+    "lt.loop"() ({
+    ^bb0(%j: index):
+      %m = "lt.dim"() {dim = "m"} : () -> index
+      %n = "lt.dim"() {dim = "n"} : () -> index
+      %a = memref.load %A[%m, %n] : memref<4x6xf32>
+      memref.store %a, %t[%m, %n] : memref<4x6xf32>
+      %b = memref.load %t[%m, %n] : memref<4x6xf32>
+      memref.store %b, %B[%m, %n] : memref<4x6xf32>
+    }) {dim = "n", size = 6 : i64, tail = 0 : i64} : () -> ()
+  }) {dim = "m", size = 4 : i64, tail = 0 : i64} : () -> ()
+  return
+}
+"""
+    assert lt_mlir.Schedule(text).scratch_bytes() == 4 * 6 * 4
