@@ -108,7 +108,8 @@ class Schedule:
 
     # ------------------------------------------------------------ figures
     def loops(self) -> int:
-        return len(preorder_loops(self.module))
+        module = self.module
+        return len(preorder_loops(module))
 
     def flops(self) -> int:
         """Floating-point operations one call executes (each arith/math op on
@@ -123,7 +124,8 @@ class Schedule:
     def scratch_bytes(self) -> int:
         """Bytes of scratch memory (lt.alloc) the kernel uses."""
         allocs = []
-        self.module.operation.walk(
+        module = self.module  # keep the module alive while its ops are used
+        module.operation.walk(
             lambda o: (allocs.append(o) if o.name == "lt.alloc" else None, ir.WalkResult.ADVANCE)[1]
         )
         total = 0
