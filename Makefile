@@ -27,7 +27,9 @@ pytest: $(STAMP)
 	$(VENV)/bin/pytest -q
 
 bench: $(STAMP)
+	$(PY) -m pip install --quiet -e '.[test,bench]'
 	$(PY) benchmarks/bench_foundation.py
+	$(PY) benchmarks/bench_passes.py
 
 clean:
 	rm -rf $(VENV) test/lit/Output .pytest_cache
