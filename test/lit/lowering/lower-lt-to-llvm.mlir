@@ -6,7 +6,11 @@
 // CHECK-NOT:   lt.loop
 // CHECK-NOT:   scf.
 // CHECK-NOT:   memref.
-// CHECK:       llvm.fadd
+// Each access is tagged with its argument's alias scope and the others'
+// (survives OpenMP outlining, where the noalias parameters are gone).
+// CHECK:       llvm.load %{{.*}} {alias_scopes = [#[[SA:alias_scope[0-9]*]]], noalias_scopes = [#{{.*}}, #{{.*}}]}
+// CHECK:       llvm.fadd %{{.*}} {fastmathFlags = #llvm.fastmath<contract>}
+// CHECK:       llvm.store %{{.*}} {alias_scopes = [#[[SC:alias_scope[0-9]*]]], noalias_scopes = [#{{.*}}, #{{.*}}]}
 // CHECK:       llvm.getelementptr inbounds|nuw %arg0[32]
 // CHECK:       llvm.fadd
 // CHECK:       llvm.return
