@@ -64,15 +64,15 @@ def loop_tree(module_or_text, func: str | None = None) -> str:
 
         module_or_text = parse_module(module_or_text)
     funcs = lt.functions(module_or_text.operation)
-    if func is not None:
-        funcs = [f for f in funcs if ir.StringAttr(f.attributes["sym_name"]).value == func]
     parts = []
     number = 0  # loops are numbered across the whole module, as passes address them
     for f in funcs:
+        name = ir.StringAttr(f.attributes["sym_name"]).value
         printer = _Printer(f, number)
         text = printer.render()
         number = printer.loop_number
-        parts.append(text if len(funcs) == 1 else f"@{ir.StringAttr(f.attributes['sym_name']).value}:\n{text}")
+        if func is None or name == func:
+            parts.append(text if len(funcs) == 1 or func is not None else f"@{name}:\n{text}")
     return "\n".join(parts)
 
 

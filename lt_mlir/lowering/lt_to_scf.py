@@ -30,6 +30,7 @@ from ..errors import CompileError, format_location
 from ..mlir import arith, ir, memref, scf
 from ..passes.common import accesses, is_dim_of
 from . import vectorize
+from torch_mlir.dialects._arith_enum_gen import AtomicRMWKind
 
 STACK_ALLOC_LIMIT = 64 * 1024
 _ALLOWED_ANNOTATIONS = {"parallel", "unroll", "vectorize"}
@@ -319,7 +320,7 @@ def _lower_reduce(op) -> None:
     with ir.InsertionPoint(op), op.location:
         if "lt.atomic" in op.attributes:
             name = (_FLOAT_ATOMIC if _is_float(value.type) else _INT_ATOMIC)[kind]
-            attr = ir.Attribute.parse(f"#arith.atomic_rmw_kind<{name}>")
+            attr = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), AtomicRMWKind[name].value)
             memref.AtomicRMWOp(attr, value, acc, indices)
         else:
             old = memref.LoadOp(acc, indices).result

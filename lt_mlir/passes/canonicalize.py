@@ -84,7 +84,11 @@ def _merge_with_only_child(loop) -> bool:
         return False
     if list(body.arguments[0].uses) or list(lt.loop_body(child).arguments[0].uses):
         return False
+    from ..errors import PassError
     from .merge import merge_into_parent
 
-    merge_into_parent(loop, child)
+    try:
+        merge_into_parent(loop, child)
+    except PassError:
+        return False  # not mergeable (e.g. an index reads the parent's chunk start)
     return True

@@ -33,14 +33,19 @@ def find_loop(module_op, index: int, pass_name: str):
     """Loop ``L<index>`` in the module's pre-order numbering."""
     loops = preorder_loops(module_op)
     if not 0 <= index < len(loops):
-        have = f"L0..L{len(loops) - 1}" if loops else "none"
-        raise refuse(pass_name, f"no loop L{index} (the loop tree has {len(loops)} loops: {have})")
+        if not loops:
+            raise refuse(pass_name, f"no loop L{index} (the module has no loops)")
+        have = "L0" if len(loops) == 1 else f"L0..L{len(loops) - 1}"
+        raise refuse(pass_name, f"no loop L{index} (the loop tree has {have})")
     return loops[index]
 
 
 def loop_label(loop) -> str:
+    """How the loop tree prints the loop's head: 'for m' in 8 r 1'."""
+    dim = lt.loop_dim(loop)
+    primes = "'" * sum(1 for l in lt.enclosing_loops(loop) if lt.loop_dim(l) == dim)
     size, tail = lt.loop_size(loop), lt.loop_tail(loop)
-    return f"'for {lt.loop_dim(loop)} in {size}{f' r {tail}' if tail else ''}'"
+    return f'"for {dim}{primes} in {size}{f" r {tail}" if tail else ""}"'
 
 
 def index_constant(value: int) -> ir.Value:
@@ -73,11 +78,33 @@ def annotation_attrs(loop) -> dict:
 
 
 def is_pure_index_op(op) -> bool:
-    """lt.dim, constants and index arithmetic: recomputable anywhere in the
-    same nest without changing their value (lt.dim aside, see callers)."""
+    """lt.dim, constants and index arithmetic on such values or on values
+    from outside the op's block: recomputable anywhere in the same nest
+    without changing their value (lt.dim aside, see callers)."""
     if op.name in ("lt.dim", "arith.constant"):
         return True
-    return op.name.startswith("arith.") and all(isinstance(r.type, ir.IndexType) for r in op.results) and len(op.results) == 1
+    if not (op.name.startswith("arith.") and len(op.results) == 1 and isinstance(op.results[0].type, ir.IndexType)):
+        return False
+    block = op.block
+    for v in op.operands:
+        if not isinstance(v.type, ir.IndexType):
+            return False  # e.g. index_cast of a loaded value
+        src = v.owner
+        if isinstance(src, ir.Block):
+            continue
+        src = src.operation
+        if src.block == block and not is_pure_index_op(src):
+            return False
+    return True
+
+
+def reads_dim(op, dim: str) -> bool:
+    """Whether an index computation reads ``lt.dim dim`` (directly or not)."""
+    if op.name == "lt.dim":
+        return ir.StringAttr(op.attributes["dim"]).value == dim
+    if not is_pure_index_op(op):
+        return False
+    return any(not isinstance(v.owner, ir.Block) and reads_dim(v.owner.operation, dim) for v in op.operands)
 
 
 def is_dim_of(value, dim: str) -> bool:

@@ -17,7 +17,7 @@ accesses); the merged-away levels' block arguments are used.
 from __future__ import annotations
 
 from ..dialect import lt
-from .common import find_loop, is_pure_index_op, loop_label, refuse, reorder_conflicts, set_extent
+from .common import find_loop, is_pure_index_op, loop_label, reads_dim, refuse, reorder_conflicts, set_extent
 from .registry import Option, register
 
 NAME = "lt-merge"
@@ -79,6 +79,17 @@ def fuse_siblings(first, second) -> None:
     why = reorder_conflicts(first, [first, second])
     if why:
         raise refuse(NAME, f"cannot fuse: {why}", second)
+    # Index computations between the loops move before the first (same
+    # block, so same values) to dominate the second's body in its new place.
+    between, seen = [], False
+    for op in lt.body_ops(first.block):
+        if op == second:
+            break
+        if seen:
+            between.append(op)
+        seen = seen or op == first
+    for op in between:
+        op.move_before(first)
     body = lt.loop_body(first)
     lt.loop_body(second).arguments[0].replace_all_uses_with(body.arguments[0])
     for op in lt.body_ops(lt.loop_body(second)):
@@ -95,6 +106,12 @@ def merge_into_parent(parent, child) -> None:
         raise refuse(NAME, f"{loop_label(child)} has a tail; its parent's chunks would not be uniform", child)
     if lt.annotations(parent) != lt.annotations(child):
         raise refuse(NAME, "the two loops carry different annotations", child)
+    dim = lt.loop_dim(parent)
+    for op in lt.body_ops(lt.loop_body(parent)):
+        if op != child and reads_dim(op, dim) and any(list(r.uses) for r in op.results):
+            # At the parent's level lt.dim is the start of its chunk; inside
+            # the merged level it would be the element itself.
+            raise refuse(NAME, f"an index computed between the two levels reads dim '{dim}'", op)
     for loop in (parent, child):
         if list(lt.loop_body(loop).arguments[0].uses):
             raise refuse(NAME, f"the iteration number of {loop_label(loop)} is used", loop)

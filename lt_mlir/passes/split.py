@@ -38,12 +38,17 @@ def split(module_op, loop: int, factor: int) -> None:
     inner_block = lt.loop_body(target)
     iteration = inner_block.arguments[0]
     if list(iteration.uses):
-        # The old iteration number is outer * factor + inner.
+        # The old iteration number is outer * factor + inner.  It never
+        # exceeds the old last iteration (the inner level is clipped in the
+        # outer tail), but interval arithmetic cannot see that; the min says
+        # it, and costs nothing where the number is unused.
+        last = size if tail else size - 1
         first = inner_block.operations[0] if len(inner_block.operations) else None
         with ir.InsertionPoint(first) if first is not None else ir.InsertionPoint(inner_block), target.location:
             scaled = arith.MulIOp(outer_block.arguments[0], index_constant(factor)).result
             combined = arith.AddIOp(scaled, iteration)
-        iteration.replace_all_uses_with(combined.result)
+            clamped = arith.MinSIOp(combined.result, index_constant(last))
+        iteration.replace_all_uses_with(clamped.result)
         combined.operation.operands[1] = iteration  # replace_all_uses_with rewrote our own use too
 
 

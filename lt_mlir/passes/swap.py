@@ -18,8 +18,8 @@ from __future__ import annotations
 
 from ..dialect import lt
 from ..mlir import arith, ir
-from .common import accesses, find_loop, is_dim_of, is_pure_index_op, loop_label, refuse
-from .distribute import body_parts, distribute
+from .common import accesses, find_loop, is_dim_of, loop_label, reads_dim, refuse
+from .distribute import body_parts, check_distributable, distribute
 from .registry import Option, register
 
 NAME = "lt-swap"
@@ -43,6 +43,9 @@ def swap(module_op, loop: int) -> None:
     if lt.loop_dim(inner) == lt.loop_dim(outer):
         raise refuse(NAME, f"L{loop} and its inner loop both iterate dim '{lt.loop_dim(outer)}'", outer)
     _check_interchange(outer, inner)
+    _check_index_computations(outer, inner)
+    if len(parts) > 1:
+        check_distributable(outer, parts, NAME)  # refuse before changing anything
     if len(parts) > 1:
         # Give C its own copy of L; the other statements keep theirs.
         new_loops = distribute(outer, parts, NAME)
@@ -72,6 +75,20 @@ def _check_interchange(outer, inner) -> None:
             )
 
 
+def _check_index_computations(outer, inner) -> None:
+    """An index computed beside the inner loop from its dim and used inside
+    it would read a different value once it moves inside."""
+    inside = set()
+    inner.walk(lambda o: (inside.add(o), ir.WalkResult.ADVANCE)[1])
+    dim = lt.loop_dim(inner)
+    for op in lt.body_ops(lt.loop_body(outer)):
+        if op == inner or not reads_dim(op, dim):
+            continue
+        for r in op.results:
+            if any(use.owner.operation in inside for use in r.uses):
+                raise refuse(NAME, f"an index computed outside {loop_label(inner)} reads its dim '{dim}'", op)
+
+
 def interchange(outer, inner) -> None:
     """Swap a perfectly nested pair (outer's body: index computations + inner)."""
     outer_body, inner_body = lt.loop_body(outer), lt.loop_body(inner)
@@ -81,7 +98,7 @@ def interchange(outer, inner) -> None:
     for op in lt.body_ops(outer_body):
         if op == inner:
             continue
-        if _reads_dim(op, inner_dim):
+        if reads_dim(op, inner_dim):
             raise refuse(NAME, f"an index computed outside {loop_label(inner)} reads its dim '{inner_dim}'", op)
         if first is not None:
             op.move_before(first)
@@ -108,15 +125,3 @@ def interchange(outer, inner) -> None:
 
 def _loop_attr_names(loop) -> list[str]:
     return ["dim", "size", "tail"] + [f"lt.{k}" for k in lt.annotations(loop)]
-
-
-def _reads_dim(op, dim: str) -> bool:
-    if op.name == "lt.dim":
-        return ir.StringAttr(op.attributes["dim"]).value == dim
-    if not is_pure_index_op(op):
-        return False
-    for v in op.operands:
-        src = v.owner
-        if not isinstance(src, ir.Block) and _reads_dim(src.operation, dim):
-            return True
-    return False
