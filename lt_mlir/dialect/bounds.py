@@ -4,7 +4,9 @@ Every size in an lt program is static, so the range of each index is known
 by interval arithmetic: ``lt.dim d`` ranges over ``[0, extent - 1]`` of its
 outermost enclosing level, a loop's block argument over its iterations
 (``size`` included when there is a tail), constants are themselves, and
-``arith`` add/sub/mul/min/max/div/rem combine ranges.  An access whose index
+``arith`` add/sub/mul/min/max/div/rem combine ranges.  ``lt.dim d`` minus
+an ``lt.dim d`` taken outside some of its levels (a tile's base, as
+lt-shrink-buffers and lt-cache write) is the offset within that tile.  An access whose index
 may leave its memref is rejected with the op's location before any code is
 generated; an index whose range cannot be derived is left alone.
 """
@@ -63,6 +65,30 @@ def _range(v, memo: dict):
     return result
 
 
+def _dim_op(v):
+    owner = v.owner
+    if isinstance(owner, ir.Block) or owner.operation.name != "lt.dim":
+        return None
+    return owner.operation
+
+
+def _relative_range(a, b):
+    """``lt.dim d - lt.dim d`` where the subtrahend sits outside some levels
+    of d that the minuend sits inside: the offset within that chunk."""
+    x, y = _dim_op(a), _dim_op(b)
+    if x is None or y is None:
+        return None
+    dim = ir.StringAttr(x.attributes["dim"]).value
+    if ir.StringAttr(y.attributes["dim"]).value != dim:
+        return None
+    outer = [l for l in lt.enclosing_loops(y) if lt.loop_dim(l) == dim]
+    inner = [l for l in lt.enclosing_loops(x) if lt.loop_dim(l) == dim]
+    if len(outer) > len(inner) or inner[len(inner) - len(outer) :] != outer:
+        return None
+    extra = inner[: len(inner) - len(outer)]
+    return (0, lt.inner_loop_extent(extra[-1]) - 1) if extra else (0, 0)
+
+
 def _op_range(op, memo):
     name = op.name
     if name == "lt.dim":
@@ -78,6 +104,10 @@ def _op_range(op, memo):
         return _range(op.operands[0], memo)
     if len(op.operands) != 2:
         return None
+    if name == "arith.subi":
+        relative = _relative_range(*op.operands)
+        if relative is not None:
+            return relative
     a, b = (_range(x, memo) for x in op.operands)
     if a is None or b is None:
         return None

@@ -21,7 +21,9 @@ touch disjoint elements, so no value lives across them: the pass inserts
 and uses a prefix of the same tile.  The blog's T under ``for m in 4 r 1`` and
 ``for n in 1 r 16`` (inner extents 8 and 32) becomes 8x32 = 256 elements.
 
-Other axes keep their size: a buffer without accesses, one whose result is
+Other axes keep their size: an axis whose common levels include one whose
+iterations run at the same time (``lt.parallel``, ``lt.gpu``,
+``lt.vectorize``: they would share the tile), a buffer without accesses, one whose result is
 used by anything but a load, store or ``lt.reduce`` (it escapes), accesses
 with no common enclosing loop over the axis's dim, or any index on the axis
 that is not exactly ``lt.dim d`` (``m + 1``, a constant, a loop's iteration
@@ -29,13 +31,17 @@ number).  The pass never refuses; it returns a remark per shrunk buffer,
 ``%0 over [m, n]: 1584 -> 256 elements (6336 -> 1024 bytes)`` (the name is
 the buffer's name in the loop tree), or says that nothing shrank.
 
-Relative indices: the index written is ``min(max(lt.dim d - base, 0), E - 1)``.
-The clamp never changes the value (the difference is always in ``[0, E)``,
-see above) and canonicalisation/LLVM remove it; it is there because the
-static bounds check before lowering (``dialect/bounds.py``) uses interval
-arithmetic, which cannot see that two ``lt.dim d`` values differ by less
-than ``E``.  ``relative_index`` builds the form and ``match_relative_index``
-recognises it (``lt-uncache`` uses both).
+Relative indices: the index written is ``lt.dim d - base``, clamped as
+``min(max(lt.dim d - base, 0), E - 1)`` when the static bounds check run
+before lowering (``dialect/bounds.py``) cannot itself see that the
+difference lies in ``[0, E)``.  Its interval arithmetic today cannot (two
+``lt.dim d`` values each range over all of ``d``), so the clamp is emitted;
+it never changes the value (see above) and LLVM folds it away, but
+``lt-vectorize`` refuses to vectorize a loop over ``d`` whose body indexes
+with it.  Once the bounds check relates ``lt.dim d - lt.dim d`` the plain
+difference is emitted automatically.  ``relative_index`` builds the form
+and ``match_relative_index`` recognises it (``lt-cache``/``lt-uncache`` use
+both).
 
 Run it late: the rewritten indices are no longer exactly ``lt.dim d``, so a
 pass that later reorders the shrunk axis's loops treats the buffer as shared
@@ -44,12 +50,15 @@ between iterations (``common.reorder_conflicts``).
 
 from __future__ import annotations
 
-from ..dialect import lt
+from ..dialect import bounds, lt
 from ..mlir import arith, ir
 from . import common
 from .registry import register
 
 PASS = "lt-shrink-buffers"
+# Annotations under which iterations of a loop run at the same time: a tile
+# (hoisted to the function entry by the lowering) cannot be shared by them.
+CONCURRENT = ("parallel", "gpu", "vectorize")
 
 # Where each access op keeps its memref and indices.
 _BUFFER_OPERAND = {"memref.load": 0, "memref.store": 1, "lt.reduce": 1}
@@ -59,27 +68,42 @@ _BUFFER_OPERAND = {"memref.load": 0, "memref.store": 1, "lt.reduce": 1}
 
 
 def relative_index(index: ir.Value, base: ir.Value, extent: int) -> ir.Value:
-    """``index - base`` (known to lie in ``[0, extent)``), clamped so the
-    interval bounds check sees that range too.  Built at the current
-    insertion point."""
+    """``index - base``, known to lie in ``[0, extent)``, built at the
+    current insertion point (which must be where the result is used, so the
+    bounds check sees the enclosing loops).  Clamped to that range only when
+    the static bounds check cannot see the range of the difference itself."""
     diff = arith.SubIOp(index, base).result
+    r = bounds._range(diff, {})
+    if r is None or (r[0] >= 0 and r[1] <= extent - 1):
+        return diff
     low = arith.MaxSIOp(diff, common.index_constant(0)).result
     return arith.MinSIOp(low, common.index_constant(extent - 1)).result
 
 
 def match_relative_index(value: ir.Value):
-    """``(index, base, extent)`` when ``value`` was built by
-    ``relative_index``, else None."""
-    mn = _defining_op(value)
-    if mn is None or mn.name != "arith.minsi":
+    """``(index, base)`` when ``value`` has the form ``relative_index``
+    builds (``index - base``, clamped or not), else None."""
+    op = _defining_op(value)
+    if op is not None and op.name == "arith.minsi" and _constant_value(op.operands[1]) is not None:
+        mx = _defining_op(op.operands[0])
+        if mx is None or mx.name != "arith.maxsi" or _constant_value(mx.operands[1]) != 0:
+            return None
+        op = _defining_op(mx.operands[0])
+    if op is None or op.name != "arith.subi":
         return None
-    mx, hi = _defining_op(mn.operands[0]), _constant_value(mn.operands[1])
-    if mx is None or mx.name != "arith.maxsi" or hi is None or _constant_value(mx.operands[1]) != 0:
-        return None
-    sub = _defining_op(mx.operands[0])
-    if sub is None or sub.name != "arith.subi":
-        return None
-    return sub.operands[0], sub.operands[1], hi + 1
+    return op.operands[0], op.operands[1]
+
+
+def relative_index_ops(value) -> list:
+    """The ops of a ``relative_index`` (subi, and maxsi, minsi and their
+    constants when clamped); [] when ``value`` is not one."""
+    if match_relative_index(value) is None:
+        return []
+    op = _defining_op(value)
+    if op.name == "arith.subi":
+        return [op]
+    mx = _defining_op(op.operands[0])
+    return [op, _defining_op(op.operands[1]), mx, _defining_op(mx.operands[1]), _defining_op(mx.operands[0])]
 
 
 def _defining_op(value: ir.Value):
@@ -127,8 +151,7 @@ def loop_tree_names(f) -> dict:
 
 @register(PASS)
 def run(module_op) -> str:
-    """Size every lt.alloc to the tile live under the innermost common
-    enclosing loops of its accesses (tails reuse a prefix of it)."""
+    """Size every lt.alloc to the tile live under the common enclosing loops of its accesses (tails reuse a prefix)."""
     notes = []
     for f in lt.functions(module_op):
         allocs = []
@@ -170,6 +193,8 @@ def _shrink(alloc, found: list, names: dict) -> str | None:
         extent = lt.inner_extent(level)
         if extent >= shape[axis]:
             continue
+        if any(_concurrent(l) for l in shared if lt.loop_dim(l) == dim):
+            continue  # iterations that run at once would share the tile
         ok = True
         for a in accs:
             index = a.indices[axis]
@@ -202,7 +227,7 @@ def _shrink(alloc, found: list, names: dict) -> str | None:
 
     new_shape = [plan[i][1] if i in plan else s for i, s in enumerate(shape)]
     new_type = ir.MemRefType.get(new_shape, t.element_type)
-    attrs = {name: alloc.attributes[name] for name in _attribute_names(alloc)}
+    attrs = {name: alloc.attributes[name] for name in alloc.attributes}  # iterating yields names
     with ir.InsertionPoint(alloc), alloc.location:
         new = ir.Operation.create("lt.alloc", results=[new_type], attributes=attrs)
     result.replace_all_uses_with(new.results[0])
@@ -217,8 +242,9 @@ def _shrink(alloc, found: list, names: dict) -> str | None:
     )
 
 
-def _attribute_names(op) -> list[str]:
-    return [a.name if hasattr(a, "name") else a for a in op.attributes]
+def _concurrent(loop) -> bool:
+    """Whether iterations of ``loop`` may run at the same time."""
+    return any(k in lt.annotations(loop) for k in CONCURRENT)
 
 
 def _count(shape) -> int:
