@@ -145,3 +145,84 @@ def conv1d(n: int, w: int, blocks: Sequence[int] = ()) -> str:
     )
     body = [_dim("i"), f"memref.store %zero, %Y[%i] : {y}"] + window
     return _func("conv1d", [f"%X: {x}", f"%W: {wt}", f"%Y: {y}"], ["%zero = arith.constant 0.0 : f32"] + nest.loops("i", n, blocks, body))
+
+
+def row_max(m: int, n: int, m_blocks: Sequence[int] = (), n_blocks: Sequence[int] = ()) -> str:
+    """S[m] = max_n A[m, n] (the accumulator starts from -inf)."""
+    a, s = f"memref<{m}x{n}xf32>", f"memref<{m}xf32>"
+    nest = Nest()
+    inner = nest.loops(
+        "n",
+        n,
+        n_blocks,
+        [_dim("n"), f"%a = memref.load %A[%m, %n] : {a}", f'"lt.reduce"(%a, %S, %m) {{kind = "max"}} : (f32, {s}, index) -> ()'],
+    )
+    body = [_dim("m"), f"memref.store %ninf, %S[%m] : {s}"] + inner
+    return _func("row_max", [f"%A: {a}", f"%S: {s}"], ["%ninf = arith.constant 0xFF800000 : f32"] + nest.loops("m", m, m_blocks, body))
+
+
+def conv2d(
+    c: int,
+    h: int,
+    w: int,
+    kh: int,
+    kw: int,
+    y_blocks: Sequence[int] = (),
+    x_blocks: Sequence[int] = (),
+    c_blocks: Sequence[int] = (),
+) -> str:
+    """Y[y, x] = sum_{c, i, j} X[c, y + i, x + j] * W[c, i, j] for y < h, x < w.
+
+    A channel-reduced 2-D correlation: X is ``c x (h + kh - 1) x (w + kw - 1)``,
+    W is ``c x kh x kw``.  Loop order y, x, c, i, j, with Y initialised under
+    x, before the reduction loops."""
+    x_t = f"memref<{c}x{h + kh - 1}x{w + kw - 1}xf32>"
+    w_t, y_t = f"memref<{c}x{kh}x{kw}xf32>", f"memref<{h}x{w}xf32>"
+    nest = Nest()
+    j_nest = nest.loops(
+        "j",
+        kw,
+        (),
+        [
+            _dim("j"),
+            "%xj = arith.addi %x, %j : index",
+            f"%xv = memref.load %X[%c, %yi, %xj] : {x_t}",
+            f"%wv = memref.load %W[%c, %i, %j] : {w_t}",
+            "%p = arith.mulf %xv, %wv : f32",
+            f'"lt.reduce"(%p, %Y, %y, %x) {{kind = "add"}} : (f32, {y_t}, index, index) -> ()',
+        ],
+    )
+    i_nest = nest.loops("i", kh, (), [_dim("i"), "%yi = arith.addi %y, %i : index"] + j_nest)
+    c_nest = nest.loops("c", c, c_blocks, [_dim("c")] + i_nest)
+    x_nest = nest.loops("x", w, x_blocks, [_dim("x"), f"memref.store %zero, %Y[%y, %x] : {y_t}"] + c_nest)
+    y_nest = nest.loops("y", h, y_blocks, [_dim("y")] + x_nest)
+    return _func("conv2d", [f"%X: {x_t}", f"%W: {w_t}", f"%Y: {y_t}"], ["%zero = arith.constant 0.0 : f32"] + y_nest)
+
+
+def softmax(m: int, n: int, m_blocks: Sequence[int] = (), n_blocks: Sequence[int] = ()) -> str:
+    """Y[m, n] = exp(X[m, n] - max_n X[m, :]) / sum_n exp(X[m, n] - max_n X[m, :]).
+
+    One loop over m holds three nests over n: the row maximum into a scratch
+    ``lt.alloc`` over [m] (from -inf), the sum of exponentials into a second
+    one (from 0), then the normalised outputs."""
+    x_t, s_t = f"memref<{m}x{n}xf32>", f"memref<{m}xf32>"
+    nest = Nest()
+    row = [_dim("n"), f"%x = memref.load %X[%m, %n] : {x_t}"]
+    shifted = row + [f"%mx = memref.load %MX[%m] : {s_t}", "%d = arith.subf %x, %mx : f32", "%e = math.exp %d : f32"]
+    max_nest = nest.loops("n", n, n_blocks, row + [f'"lt.reduce"(%x, %MX, %m) {{kind = "max"}} : (f32, {s_t}, index) -> ()'])
+    sum_nest = nest.loops("n", n, n_blocks, shifted + [f'"lt.reduce"(%e, %SUM, %m) {{kind = "add"}} : (f32, {s_t}, index) -> ()'])
+    out_nest = nest.loops(
+        "n",
+        n,
+        n_blocks,
+        shifted + [f"%s = memref.load %SUM[%m] : {s_t}", "%y = arith.divf %e, %s : f32", f"memref.store %y, %Y[%m, %n] : {x_t}"],
+    )
+    body = [_dim("m"), f"memref.store %ninf, %MX[%m] : {s_t}", f"memref.store %zero, %SUM[%m] : {s_t}"]
+    body += max_nest + sum_nest + out_nest
+    head = [
+        "%ninf = arith.constant 0xFF800000 : f32",
+        "%zero = arith.constant 0.0 : f32",
+        f'%MX = "lt.alloc"() {{dims = ["m"]}} : () -> {s_t}',
+        f'%SUM = "lt.alloc"() {{dims = ["m"]}} : () -> {s_t}',
+    ]
+    return _func("softmax", [f"%X: {x_t}", f"%Y: {x_t}"], head + nest.loops("m", m, m_blocks, body))

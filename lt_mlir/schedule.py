@@ -131,10 +131,7 @@ class Schedule:
         total = 0
         for a in allocs:
             t = ir.MemRefType(a.results[0].type)
-            n = 1
-            for s in t.shape:
-                n *= s
-            total += n * max(1, t.element_type.width // 8)
+            total += lt.nbytes(t.shape, t.element_type)
         return total
 
     def compile(self):

@@ -76,6 +76,13 @@ def loop_tree(module_or_text, func: str | None = None) -> str:
     return "\n".join(parts)
 
 
+def value_names(f) -> dict:
+    """Value -> the name the loop tree prints for it (``%0``, ``A``)."""
+    printer = _Printer(f)
+    printer.render()
+    return printer.names
+
+
 class _Printer:
     def __init__(self, f, first_loop_number: int = 0):
         self.f = f

@@ -278,6 +278,15 @@ def annotations(loop) -> dict:
     return out
 
 
+def nbytes(shape, element_type) -> int:
+    """Bytes of a dense buffer of ``shape`` and ``element_type``."""
+    n = 1
+    for s in shape:
+        n *= s
+    width = element_type.width if hasattr(element_type, "width") else 64
+    return n * max(1, width // 8)
+
+
 def reduce_identity(kind: str, element_type) -> float | int:
     """The value an accumulator of ``kind`` starts from."""
     is_float = isinstance(element_type, (ir.F32Type, ir.F64Type, ir.F16Type, ir.BF16Type))

@@ -104,7 +104,7 @@ def _hoist_allocs(f, entry: ir.Block) -> None:
     first = entry.operations[0]
     for a in allocs:
         t = ir.MemRefType(a.results[0].type)
-        nbytes = _nbytes(t)
+        nbytes = lt.nbytes(t.shape, t.element_type)
         with ir.InsertionPoint(first):
             if nbytes <= STACK_ALLOC_LIMIT:
                 buf = memref.AllocaOp(t, [], []).result
@@ -115,15 +115,6 @@ def _hoist_allocs(f, entry: ir.Block) -> None:
                         memref.DeallocOp(buf)
         a.results[0].replace_all_uses_with(buf)
         a.erase()
-
-
-def _nbytes(t: ir.MemRefType) -> int:
-    n = 1
-    for s in t.shape:
-        n *= s
-    et = t.element_type
-    width = et.width if hasattr(et, "width") else 64
-    return n * max(1, width // 8)
 
 
 def _index(value: int) -> ir.Value:

@@ -38,7 +38,7 @@ that read: under ``for m in 4 r 1`` over ``for m' in 8`` the copy takes 8
 rows in each of the four full iterations and 1 row in the tail iteration.  A window axis copies each element once per
 ``(d1, .., dk)`` combination that reaches it (redundant but exact).  Reads
 then index the local buffer with ``min(max(index - base, 0), extent - 1)``
-(``shrink_buffers.relative_index``: the clamp is the identity; it is
+(``common.relative_index``: the clamp is the identity; it is
 there only while the interval bounds check cannot see the range of
 ``index - base`` itself) or, when the tile starts at 0, with the index
 itself.
@@ -77,16 +77,11 @@ from contextlib import ExitStack
 
 from ..dialect import lt
 from ..mlir import arith, ir, memref
+from ..dialect.loop_tree import value_names
 from . import common
+from .common import match_relative_index, new_dim, relative_index, relative_index_ops
 from .registry import Option, register
-from .shrink_buffers import (
-    CONCURRENT,
-    loop_tree_names,
-    match_relative_index,
-    new_dim,
-    relative_index,
-    relative_index_ops,
-)
+from .shrink_buffers import CONCURRENT
 
 CACHE = "lt-cache"
 UNCACHE = "lt-uncache"
@@ -222,7 +217,7 @@ def cache(module_op, loop: int, operand: int) -> str:
     buf = args[operand]
     if not isinstance(buf.type, ir.MemRefType):
         raise common.refuse(CACHE, f"argument {operand} of @{_function_name(f)} is not a memref", target)
-    name = loop_tree_names(f).get(buf, f"argument {operand}")
+    name = value_names(f).get(buf, f"argument {operand}")
     for level in [target] + lt.enclosing_loops(target):
         running = [k for k in CONCURRENT if k in lt.annotations(level)]
         if running:
@@ -595,4 +590,4 @@ def _erase_dead(candidates: list) -> None:
 
 def _source_name(source, loop) -> str:
     f = _function_of(loop)
-    return loop_tree_names(f).get(source, "the source buffer")
+    return value_names(f).get(source, "the source buffer")

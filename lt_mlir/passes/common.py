@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..dialect import lt
+from ..dialect import bounds, lt
 from ..dialect.loop_tree import preorder_loops
 from ..errors import PassError, format_location
 from ..mlir import arith, ir
@@ -184,3 +184,68 @@ def reorder_conflicts(loop, roots=None) -> str | None:
 
 def replace_block_argument(block: ir.Block, value: ir.Value) -> None:
     block.arguments[0].replace_all_uses_with(value)
+
+
+# ------------------------------------------------------- relative indices
+
+
+def relative_index(index: ir.Value, base: ir.Value, extent: int) -> ir.Value:
+    """``index - base``, known to lie in ``[0, extent)``, built at the
+    current insertion point (which must be where the result is used, so the
+    bounds check sees the enclosing loops).  Clamped to that range only when
+    the static bounds check cannot see the range of the difference itself."""
+    diff = arith.SubIOp(index, base).result
+    r = bounds._range(diff, {})
+    if r is None or (r[0] >= 0 and r[1] <= extent - 1):
+        return diff
+    low = arith.MaxSIOp(diff, index_constant(0)).result
+    return arith.MinSIOp(low, index_constant(extent - 1)).result
+
+
+def match_relative_index(value: ir.Value):
+    """``(index, base)`` when ``value`` has the form ``relative_index``
+    builds (``index - base``, clamped or not), else None."""
+    op = _defining_op(value)
+    if op is not None and op.name == "arith.minsi" and _constant_value(op.operands[1]) is not None:
+        mx = _defining_op(op.operands[0])
+        if mx is None or mx.name != "arith.maxsi" or _constant_value(mx.operands[1]) != 0:
+            return None
+        op = _defining_op(mx.operands[0])
+    if op is None or op.name != "arith.subi":
+        return None
+    return op.operands[0], op.operands[1]
+
+
+def relative_index_ops(value) -> list:
+    """The ops of a ``relative_index`` (subi, and maxsi, minsi and their
+    constants when clamped); [] when ``value`` is not one."""
+    if match_relative_index(value) is None:
+        return []
+    op = _defining_op(value)
+    if op.name == "arith.subi":
+        return [op]
+    mx = _defining_op(op.operands[0])
+    return [op, _defining_op(op.operands[1]), mx, _defining_op(mx.operands[1]), _defining_op(mx.operands[0])]
+
+
+def _defining_op(value: ir.Value):
+    owner = value.owner
+    if isinstance(owner, ir.Block):
+        return None
+    return owner.operation
+
+
+def _constant_value(value: ir.Value):
+    op = _defining_op(value)
+    if op is None or op.name != "arith.constant":
+        return None
+    a = op.attributes["value"]
+    return a.value if isinstance(a, ir.IntegerAttr) else None
+
+
+def new_dim(dim: str) -> ir.Value:
+    """An ``lt.dim`` op at the current insertion point."""
+    op = ir.Operation.create(
+        "lt.dim", results=[ir.IndexType.get()], attributes={"dim": ir.StringAttr.get(dim)}
+    )
+    return op.results[0]

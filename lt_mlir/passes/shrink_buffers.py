@@ -50,8 +50,9 @@ between iterations (``common.reorder_conflicts``).
 
 from __future__ import annotations
 
-from ..dialect import bounds, lt
-from ..mlir import arith, ir
+from ..dialect import lt
+from ..dialect.loop_tree import value_names
+from ..mlir import ir
 from . import common
 from .registry import register
 
@@ -62,88 +63,6 @@ CONCURRENT = ("parallel", "gpu", "vectorize")
 
 # Where each access op keeps its memref and indices.
 _BUFFER_OPERAND = {"memref.load": 0, "memref.store": 1, "lt.reduce": 1}
-
-
-# ------------------------------------------------------- relative indices
-
-
-def relative_index(index: ir.Value, base: ir.Value, extent: int) -> ir.Value:
-    """``index - base``, known to lie in ``[0, extent)``, built at the
-    current insertion point (which must be where the result is used, so the
-    bounds check sees the enclosing loops).  Clamped to that range only when
-    the static bounds check cannot see the range of the difference itself."""
-    diff = arith.SubIOp(index, base).result
-    r = bounds._range(diff, {})
-    if r is None or (r[0] >= 0 and r[1] <= extent - 1):
-        return diff
-    low = arith.MaxSIOp(diff, common.index_constant(0)).result
-    return arith.MinSIOp(low, common.index_constant(extent - 1)).result
-
-
-def match_relative_index(value: ir.Value):
-    """``(index, base)`` when ``value`` has the form ``relative_index``
-    builds (``index - base``, clamped or not), else None."""
-    op = _defining_op(value)
-    if op is not None and op.name == "arith.minsi" and _constant_value(op.operands[1]) is not None:
-        mx = _defining_op(op.operands[0])
-        if mx is None or mx.name != "arith.maxsi" or _constant_value(mx.operands[1]) != 0:
-            return None
-        op = _defining_op(mx.operands[0])
-    if op is None or op.name != "arith.subi":
-        return None
-    return op.operands[0], op.operands[1]
-
-
-def relative_index_ops(value) -> list:
-    """The ops of a ``relative_index`` (subi, and maxsi, minsi and their
-    constants when clamped); [] when ``value`` is not one."""
-    if match_relative_index(value) is None:
-        return []
-    op = _defining_op(value)
-    if op.name == "arith.subi":
-        return [op]
-    mx = _defining_op(op.operands[0])
-    return [op, _defining_op(op.operands[1]), mx, _defining_op(mx.operands[1]), _defining_op(mx.operands[0])]
-
-
-def _defining_op(value: ir.Value):
-    owner = value.owner
-    if isinstance(owner, ir.Block):
-        return None
-    return owner.operation
-
-
-def _constant_value(value: ir.Value):
-    op = _defining_op(value)
-    if op is None or op.name != "arith.constant":
-        return None
-    a = op.attributes["value"]
-    return a.value if isinstance(a, ir.IntegerAttr) else None
-
-
-def new_dim(dim: str) -> ir.Value:
-    """An ``lt.dim`` op at the current insertion point."""
-    op = ir.Operation.create(
-        "lt.dim", results=[ir.IndexType.get()], attributes={"dim": ir.StringAttr.get(dim)}
-    )
-    return op.results[0]
-
-
-def nbytes(shape, element_type) -> int:
-    n = 1
-    for s in shape:
-        n *= s
-    width = element_type.width if hasattr(element_type, "width") else 64
-    return n * max(1, width // 8)
-
-
-def loop_tree_names(f) -> dict:
-    """Value -> the name the loop tree prints for it (``%0``, ``A``)."""
-    from ..dialect.loop_tree import _Printer
-
-    printer = _Printer(f)
-    printer.render()
-    return printer.names
 
 
 # ------------------------------------------------------------------ pass
@@ -158,7 +77,7 @@ def run(module_op) -> str:
         f.walk(lambda o: (allocs.append(o) if o.name == "lt.alloc" else None, ir.WalkResult.ADVANCE)[1])
         if not allocs:
             continue
-        names = loop_tree_names(f)
+        names = value_names(f)
         found = common.accesses(f)
         for alloc in allocs:
             note = _shrink(alloc, found, names)
@@ -210,7 +129,7 @@ def _shrink(alloc, found: list, names: dict) -> str | None:
     bases = {}
     with ir.InsertionPoint.at_block_begin(body):
         for axis, (dim, _) in plan.items():
-            bases[axis] = new_dim(dim)
+            bases[axis] = common.new_dim(dim)
     last_base = bases[max(bases)].owner.operation
     relative = {}  # (axis, lt.dim value) -> relative index
     for a in accs:
@@ -221,7 +140,7 @@ def _shrink(alloc, found: list, names: dict) -> str | None:
                 def_op = index.owner.operation
                 inside = inner in lt.enclosing_loops(def_op)
                 with ir.InsertionPoint.after(def_op if inside else last_base):
-                    relative[key] = relative_index(index, bases[axis], extent)
+                    relative[key] = common.relative_index(index, bases[axis], extent)
             first = _BUFFER_OPERAND[a.op.name] + 1
             a.op.operands[first + axis] = relative[key]
 
@@ -238,7 +157,7 @@ def _shrink(alloc, found: list, names: dict) -> str | None:
     et = t.element_type
     return (
         f"{name} over [{', '.join(dims)}]: {old_n} -> {new_n} elements "
-        f"({nbytes(shape, et)} -> {nbytes(new_shape, et)} bytes)"
+        f"({lt.nbytes(shape, et)} -> {lt.nbytes(new_shape, et)} bytes)"
     )
 
 
