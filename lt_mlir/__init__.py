@@ -12,9 +12,42 @@ from .errors import (
     PipelineError,
     VerifyError,
 )
+from .frontend import (
+    Expr,
+    FrontendError,
+    Size,
+    SizeError,
+    Symbol,
+    SymbolGenerator,
+    Tensor,
+    symbols,
+)
+from .frontend import abs, add, divide, exp, log, max, min, multiply, negate, reciprocal, sqrt, subtract  # noqa: A004
+from . import nn
 
 __all__ = [
     "ArgumentError",
+    "Expr",
+    "FrontendError",
+    "Size",
+    "SizeError",
+    "Symbol",
+    "SymbolGenerator",
+    "Tensor",
+    "abs",
+    "add",
+    "divide",
+    "exp",
+    "log",
+    "max",
+    "min",
+    "multiply",
+    "negate",
+    "nn",
+    "reciprocal",
+    "sqrt",
+    "subtract",
+    "symbols",
     "CompileError",
     "LtError",
     "ParseError",

@@ -33,8 +33,7 @@ Failures:
 Not failures, but counted: refusals that left the IR modified (the fuzzer
 restores the IR from before the pass), programs the static bounds check
 rejects after transformation although every access is in bounds (run again
-unchecked, on guard pages, to tell), and compiles that needed the
-``-inf``-literal workaround (see ``_compile``).
+unchecked, on guard pages, to tell).
 
 Every schedule is determined by ``(seed, index)`` alone, whichever worker
 runs it and whatever ran before.  Failures are grouped by signature (kind,
@@ -411,43 +410,12 @@ class _Failed(Exception):
         self.kind, self.detail = kind, detail
 
 
-_INF_TOKEN = re.compile(r"\b(float|double) ([+-]?)inf\b")
-
-
-def _hex_infinities(llvm_ir: str) -> str:
-    # LLVM's hexadecimal spelling: the bits of the double, for float too.
-    def repl(m):
-        bits = "0xFFF0000000000000" if m.group(2) == "-" else "0x7FF0000000000000"
-        return f"{m.group(1)} {bits}"
-
-    return _INF_TOKEN.sub(repl, llvm_ir)
-
-
-def _compile(module, check_bounds: bool, workaround: bool):
-    """``lt_mlir.compile``; returns ``(kernel, note)``.
-
-    Known issue worked around when ``workaround``: MLIR's LLVM IR printer
-    spells infinite constants ``float -inf``, which llvmlite's LLVM parser
-    rejects ("expected value token"), so any program holding -inf (the
-    identity of a max reduction) fails in ``native.optimize``.  The
-    workaround rewrites those tokens into LLVM's hex form and finishes the
-    compile by hand; the untransformed baseline runs without it, so the
-    issue itself is still reported (once per program)."""
+def _compile(module, check_bounds: bool, workaround: bool = False):
+    """``lt_mlir.compile``; returns ``(kernel, note)`` (no note: the -inf
+    literal workaround this once needed is fixed in lowering/llvm.py)."""
     import lt_mlir
-    from .errors import CompileError
 
-    try:
-        return lt_mlir.compile(module, check_bounds=check_bounds), None
-    except CompileError as e:
-        if not (workaround and "invalid LLVM IR" in str(e) and "inf" in str(e)):
-            raise
-    from .runtime import native
-    from .runtime.kernel import Kernel
-
-    lowered = lt_mlir.lower(module, check_bounds=check_bounds)
-    mod = native.optimize(_hex_infinities(lowered.llvm_ir))
-    jit = native.JitModule(mod, lowered.openmp)
-    return Kernel(lowered.name, lowered.specs, jit.address(lowered.name), jit, str(mod)), "inf-literal workaround"
+    return lt_mlir.compile(module, check_bounds=check_bounds), None
 
 
 def _compare(got: np.ndarray, ref, scale, length: int, what: str) -> str | None:
@@ -629,21 +597,10 @@ def _run_checked(kernel, xs, refs) -> str | None:
 # ------------------------------------------------------------- worker process
 
 
-def _skip_dialect_module_lookup() -> None:
-    """Make the bindings' search for a Python module of the ``lt`` dialect
-    fail at once.  They try ``import torch_mlir.dialects.lt`` whenever they
-    wrap an lt op, and a failed import is not cached, so every wrap searched
-    the file system: about a third of a schedule's time.  ``None`` in
-    ``sys.modules`` makes that import raise the same ModuleNotFoundError
-    without the search (no behaviour changes, only the time)."""
-    sys.modules.setdefault("torch_mlir.dialects.lt", None)
-
-
 def _worker_main(args) -> None:
     import resource
 
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-    _skip_dialect_module_lookup()
     # The protocol gets its own copy of stdout; fd 1 then goes to stderr so
     # nothing printed by native code can corrupt it.
     proto = os.fdopen(os.dup(1), "w", buffering=1)
@@ -1117,7 +1074,6 @@ def minimize(failure: Failure, seed: int, workers: int = 2, timeout: float = DEF
 def _replay(args) -> int:
     passes = fuzz_passes(args.mutants, tuple(args.passes.split(",")) if args.passes else None)
     programs = tuple(args.programs.split(","))
-    _skip_dialect_module_lookup()
     print(f"replaying seed {args.seed}, schedule {args.replay} (a crash kills this process)")
     state = run_one({"kind": "schedule", "index": args.replay}, args.seed, programs, passes, verbose=print)
     print(f"pipeline: {state['pipeline']}")
@@ -1137,7 +1093,6 @@ def replay_pipeline(program: str, size, pipeline: str, data=None, seed: int = DE
     ``[seed, index]`` of the schedule whose inputs to use."""
     from .passes.registry import _split_top_level, _strip_module_anchor
 
-    _skip_dialect_module_lookup()
     if program.startswith("mutant-") or MUTANT_PASS in pipeline:
         register_mutant_pass()
     steps = _split_top_level(_strip_module_anchor(pipeline), pipeline)

@@ -118,7 +118,9 @@ class LoopOp(Lt.Operation, name="loop", traits=[ir.NoTerminatorTrait]):
         return True
 
 
-class DimOp(Lt.Operation, name="dim", traits=[ext.Pure]):
+# Not Pure: the value depends on where the op sits (which loops enclose it),
+# so CSE must never merge two lt.dim ops of one dim at different depths.
+class DimOp(Lt.Operation, name="dim"):
     dim: ir.StringAttr
     result: ext.Result[ir.IndexType]
 
@@ -300,6 +302,19 @@ def reduce_identity(kind: str, element_type) -> float | int:
     if kind == "min":
         return _math.inf if is_float else (1 << (width - 1)) - 1
     raise ValueError(f"unknown reduce kind {kind!r}")
+
+
+def _skip_dialect_module_lookup() -> None:
+    """The bindings try ``import torch_mlir.dialects.lt`` whenever they wrap
+    an lt op, and a failed import is not cached: each wrap searched the file
+    system (a third of a pass's time).  ``None`` in ``sys.modules`` makes
+    that import fail at once, with the same ModuleNotFoundError."""
+    import sys
+
+    sys.modules.setdefault("torch_mlir.dialects.lt", None)
+
+
+_skip_dialect_module_lookup()
 
 
 def new_context() -> ir.Context:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ctypes
 import os
+import re
 
 import torch_mlir.ir
 
@@ -157,4 +158,31 @@ def translate_to_llvm_ir(module: ir.Module | ir.Operation) -> str:
         _libc.free(raw)
     if not text.strip():
         raise CompileError("error: translation to LLVM IR failed (is the module fully in the llvm dialect?)")
-    return text
+    return _hex_special_floats(text)
+
+
+# The bundled translator spells infinities and NaNs as `float -inf`, newer
+# syntax than llvmlite's LLVM 22 parser reads; the hex forms mean the same.
+_SPECIAL_FLOATS = {
+    ("float", "inf"): "0x7FF0000000000000",
+    ("float", "-inf"): "0xFFF0000000000000",
+    ("float", "nan"): "0x7FF8000000000000",
+    ("float", "-nan"): "0xFFF8000000000000",
+    ("half", "inf"): "0xH7C00",
+    ("half", "-inf"): "0xHFC00",
+    ("half", "nan"): "0xH7E00",
+    ("half", "-nan"): "0xHFE00",
+    ("bfloat", "inf"): "0xR7F80",
+    ("bfloat", "-inf"): "0xRFF80",
+    ("bfloat", "nan"): "0xR7FC0",
+    ("bfloat", "-nan"): "0xRFFC0",
+}
+_SPECIAL_FLOAT = re.compile(r"\b(float|double|half|bfloat) ([+-]?(?:inf|nan))\b")
+
+
+def _hex_special_floats(text: str) -> str:
+    def hexed(m):
+        kind, value = m.group(1), m.group(2).lstrip("+")
+        return f"{kind} {_SPECIAL_FLOATS[('float' if kind == 'double' else kind, value)]}"
+
+    return _SPECIAL_FLOAT.sub(hexed, text)

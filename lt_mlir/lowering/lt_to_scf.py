@@ -28,7 +28,7 @@ from __future__ import annotations
 from ..dialect import bounds, lt
 from ..errors import CompileError, format_location
 from ..mlir import arith, ir, memref, scf
-from ..passes.common import accesses, is_dim_of
+from ..passes.common import shared_reductions
 from . import vectorize
 from torch_mlir.dialects._arith_enum_gen import AtomicRMWKind
 
@@ -253,17 +253,8 @@ class _Emitter:
 def _mark_atomic_reduces(loop) -> None:
     """Reductions in a parallel loop into locations other iterations share
     combine atomically (see common.reorder_conflicts for "private")."""
-    dim = lt.loop_dim(loop)
-    groups: dict = {}
-    for a in accesses(loop):
-        groups.setdefault(a.buffer, []).append(a)
-    for group in groups.values():
-        if all(a.kind.startswith("reduce:") for a in group):
-            rank = len(group[0].indices)
-            private = any(all(is_dim_of(a.indices[axis], dim) for a in group) for axis in range(rank))
-            if not private:
-                for a in group:
-                    a.op.attributes["lt.atomic"] = ir.UnitAttr.get()
+    for op in shared_reductions(loop):
+        op.attributes["lt.atomic"] = ir.UnitAttr.get()
 
 
 def _located(op, message: str) -> CompileError:

@@ -36,8 +36,13 @@ def plan(loop) -> NotVectorizable | None:
         op.walk(lambda o: (found.append(o) if o.name == "lt.loop" else None, ir.WalkResult.ADVANCE)[1])
         if found:
             return NotVectorizable("only an innermost loop can be vectorized", loop)
+    from ..passes.common import shared_reductions
+
+    atomic = [op for p in lt.enclosing_loops(loop) if "parallel" in lt.annotations(p) for op in shared_reductions(p)]
     try:
-        _Vectorizer(lt.loop_dim(loop), 4, None, None, lt.loop_body(loop).arguments[0], dry_run=True).run(body)
+        _Vectorizer(
+            lt.loop_dim(loop), 4, None, None, lt.loop_body(loop).arguments[0], dry_run=True, atomic=atomic
+        ).run(body)
     except NotVectorizable as e:
         return e
     return None
@@ -56,8 +61,9 @@ def vectorize_ops(ops: list, dim: str, width: int, lane0, iteration0, iteration_
 
 
 class _Vectorizer:
-    def __init__(self, dim, width, lane0, iteration0, iteration_arg, dry_run=False):
+    def __init__(self, dim, width, lane0, iteration0, iteration_arg, dry_run=False, atomic=()):
         self.dim, self.width, self.dry = dim, width, dry_run
+        self.atomic = list(atomic)  # reductions an enclosing parallel loop makes atomic
         self.lanes: dict = {}  # value -> base (scalar index value) of a lanes index
         self.vectors: dict = {}  # value -> vector value
         self.dead: list = []
@@ -173,7 +179,8 @@ class _Vectorizer:
     def _reduce(self, op) -> None:
         value, acc, *indices = list(op.operands)
         kind = ir.StringAttr(op.attributes["kind"]).value
-        if "lt.atomic" in op.attributes and any(self._varying(i) for i in indices):
+        atomic = "lt.atomic" in op.attributes or any(op == a for a in self.atomic)
+        if atomic and any(self._varying(i) for i in indices):
             raise NotVectorizable("a parallel reduction cannot also be vectorized along its index", op)
         if not any(self._varying(i) for i in indices):
             if not self._varying(value):

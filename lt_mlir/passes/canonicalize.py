@@ -6,8 +6,8 @@
 * A level whose body is exactly one tail-less level of the same dim (and
   index computations) merges with it: ``for m in 4 : for m' in 8`` becomes
   ``for m in 32`` (as ``lt-merge`` into the parent).
-* Then upstream ``canonicalize`` and ``cse`` fold the index arithmetic and
-  duplicate ``lt.dim`` ops.
+* Then upstream ``canonicalize`` and ``cse`` fold the index arithmetic, and
+  duplicate ``lt.dim`` ops of one block become one.
 
 Never refuses: what cannot be simplified stays as it is.
 """
@@ -35,6 +35,26 @@ def canonicalize(module_op) -> None:
                 break
     pm = passmanager.PassManager.parse("builtin.module(func.func(canonicalize, cse))")
     pm.run(module_op)
+    _fold_duplicate_dims(module_op)
+
+
+def _fold_duplicate_dims(module_op) -> None:
+    """Within one block every ``lt.dim d`` has the same value (the same loops
+    enclose it); keep the first.  (CSE may not do this: across blocks the
+    value differs, so lt.dim is not marked pure.)"""
+    blocks = []
+    module_op.walk(lambda o: (blocks.extend(b for r in o.regions for b in r.blocks), ir.WalkResult.ADVANCE)[1])
+    for block in blocks:
+        first: dict = {}
+        for op in lt.body_ops(block):
+            if op.name != "lt.dim":
+                continue
+            dim = ir.StringAttr(op.attributes["dim"]).value
+            if dim in first:
+                op.results[0].replace_all_uses_with(first[dim])
+                op.erase()
+            else:
+                first[dim] = op.results[0]
 
 
 def _remove_unit_level(loop) -> bool:

@@ -182,6 +182,20 @@ def reorder_conflicts(loop, roots=None) -> str | None:
     return None
 
 
+def shared_reductions(loop) -> list:
+    """``lt.reduce`` ops in ``loop`` whose accumulator elements several of its
+    iterations update: run in parallel, they must combine atomically."""
+    dim = lt.loop_dim(loop)
+    groups: dict = {}
+    for a in accesses(loop):
+        groups.setdefault(a.buffer, []).append(a)
+    shared = []
+    for group in groups.values():
+        if all(a.kind.startswith("reduce:") for a in group) and not _private_axis(group, dim):
+            shared.extend(a.op for a in group)
+    return shared
+
+
 def replace_block_argument(block: ir.Block, value: ir.Value) -> None:
     block.arguments[0].replace_all_uses_with(value)
 

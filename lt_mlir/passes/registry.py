@@ -17,7 +17,7 @@ import inspect
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from ..errors import LtError, PipelineError, from_mlir_error
+from ..errors import LtError, PassError, PipelineError, from_mlir_error
 from ..mlir import ir, passmanager
 
 
@@ -198,6 +198,36 @@ def _upstream_message(message: str, elements: list[str]) -> str:
     return f"error: invalid pass pipeline '{', '.join(elements)}': {detail}"
 
 
+def _broken_annotation(module_op) -> str | None:
+    """A vectorize annotation some pass invalidated (moved the loop outward,
+    rewrote its indices, put it under a parallel loop...), described."""
+    from ..dialect.loop_tree import preorder_loops
+    from ..dialect import lt
+    from ..lowering.vectorize import plan
+    from .common import reorder_conflicts
+
+    for i, loop in enumerate(preorder_loops(module_op)):
+        if "vectorize" not in lt.annotations(loop):
+            continue
+        problem = plan(loop)
+        why = str(problem) if problem is not None else reorder_conflicts(loop)
+        if why:
+            return f"L{i} vectorized although {why}"
+    return None
+
+
+def _restore(module_op, text: str) -> None:
+    """Put the module back as ``text`` describes it (same Module object)."""
+    copy = ir.Module.parse(text)
+    body = module_op.regions[0].blocks[0]
+    for o in list(body.operations):
+        o.operation.erase()
+    for o in list(copy.body.operations):
+        o = o.operation
+        o.detach_from_parent()
+        body.append(o)
+
+
 def run_pipeline(module: ir.Module | ir.Operation, pipeline: str | list[Stage]) -> list[str]:
     """Run a pipeline (string or parsed stages) on ``module`` in place.
 
@@ -209,6 +239,7 @@ def run_pipeline(module: ir.Module | ir.Operation, pipeline: str | list[Stage]) 
     for stage in stages:
         if stage.lt_pass is not None:
             with op.context, ir.Location.unknown():
+                before = op.get_asm(enable_debug_info=True)
                 remark = stage.lt_pass.run(op, **{k.replace("-", "_"): v for k, v in stage.options.items()})
                 if remark:
                     remarks.append(f"{stage.lt_pass.name}: {remark}")
@@ -216,6 +247,12 @@ def run_pipeline(module: ir.Module | ir.Operation, pipeline: str | list[Stage]) 
                     op.verify()
                 except ir.MLIRError as e:
                     raise from_mlir_error(e, LtError) from None
+                broken = _broken_annotation(op)
+                if broken is not None:
+                    _restore(op, before)
+                    raise PassError(
+                        f"error: {stage.lt_pass.name}: refused: it would leave {broken}"
+                    )
             continue
         pm = _upstream_pass_manager(stage.upstream, op.context)
         with op.context:

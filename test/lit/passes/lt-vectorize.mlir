@@ -245,7 +245,8 @@ func.func @row_sum(%A: memref<4x35xf32> {lt.name = "A"}, %S: memref<4xf32> {lt.n
 // -----
 
 // A column sum: accepted, but with its rows also in parallel the shared
-// S[i] would need atomic updates along the vector, which lowering refuses.
+// S[i] would need atomic updates along the vector: lt-parallel refuses and
+// leaves the module as it was.
 // TREE-NEXT:// -----
 // TREE-NEXT:for r in 4 : L0
 // TREE-NEXT: for i in 32 : L1 [vectorize 8]
@@ -253,7 +254,10 @@ func.func @row_sum(%A: memref<4x35xf32> {lt.name = "A"}, %S: memref<4xf32> {lt.n
 // TREE-NEXT:  S[i] += %0
 //  TREE-NOT:{{.}}
 // RUN: sed -n '/^func.func @col_sum(/,/^}/p' %s | not lt-opt - -p 'builtin.module(lt-vectorize{loop=1 width=8}, lt-parallel{loop=0}, lower-lt-to-scf)' 2>&1 | filecheck %s --check-prefix=PARVEC
-// PARVEC: <stdin>:9:7: error: lower-lt-to-scf: cannot vectorize: a parallel reduction cannot also be vectorized along its index
+// PARVEC: error: lt-parallel: refused: it would leave L1 vectorized although a parallel reduction cannot also be vectorized along its index
+// Moving the vectorized loop outward is refused by the move itself.
+// RUN: sed -n '/^func.func @col_sum(/,/^}/p' %s | not lt-opt - -p 'builtin.module(lt-vectorize{loop=1 width=8}, lt-swap{loop=0})' 2>&1 | filecheck %s --check-prefix=OUTWARD
+// OUTWARD: error: lt-swap: refused: it would leave L0 vectorized although only an innermost loop can be vectorized
 func.func @col_sum(%A: memref<4x32xf32> {lt.name = "A"}, %S: memref<32xf32> {lt.name = "S"}) {
   "lt.loop"() ({
   ^bb0(%r0: index):

@@ -1,0 +1,78 @@
+"""The Python frontend: loop_tool's lazy named-dimension tensors on lt_mlir.
+
+    import lt_mlir as lt
+    s = lt.SymbolGenerator()
+    a = lt.Tensor(s.m, s.k).set(A)
+    b = lt.Tensor(s.k, s.n).set(B)
+    c = (a * b).sum(s.k)          # nothing runs yet
+    print(c.loop_tree)            # loop_tool's default schedule, as an lt module
+    c.numpy()                     # compiled once (cached), run on A and B
+
+See ``tensor.py`` (the Tensor API), ``sizes.py`` (size inference) and
+``lower.py`` (the default schedule and the IR it emits).
+"""
+
+from .errors import FrontendError, SizeError
+from .symbols import Expr, Size, Symbol, SymbolGenerator, symbols
+from .tensor import Tensor, clear_cache, stats
+
+
+def _unary(fn: str):
+    def op(x):
+        from .tensor import _as_tensor
+
+        return _as_tensor(x)._unary(fn)
+
+    op.__name__ = fn
+    op.__doc__ = f"Elementwise {fn} of a tensor."
+    return op
+
+
+def _binary(fn: str):
+    def op(a, b):
+        from .tensor import _as_tensor
+
+        return _as_tensor(a)._binary(b, fn)
+
+    op.__name__ = fn
+    op.__doc__ = f"Elementwise {fn} of two tensors, broadcast by dim name."
+    return op
+
+
+exp = _unary("exp")
+log = _unary("log")
+sqrt = _unary("sqrt")
+abs = _unary("abs")  # noqa: A001 (loop_tool's name)
+reciprocal = _unary("reciprocal")
+negate = _unary("neg")
+add = _binary("add")
+subtract = _binary("sub")
+multiply = _binary("mul")
+divide = _binary("div")
+max = _binary("max")  # noqa: A001
+min = _binary("min")  # noqa: A001
+
+__all__ = [
+    "Expr",
+    "FrontendError",
+    "Size",
+    "SizeError",
+    "Symbol",
+    "SymbolGenerator",
+    "Tensor",
+    "abs",
+    "add",
+    "clear_cache",
+    "divide",
+    "exp",
+    "log",
+    "max",
+    "min",
+    "multiply",
+    "negate",
+    "reciprocal",
+    "sqrt",
+    "stats",
+    "subtract",
+    "symbols",
+]
