@@ -9,28 +9,17 @@ Prints medians and ratios (NumPy time / lt_mlir time: > 1 means faster).
 """
 
 import argparse
-import time
 
 import numpy as np
 
 import lt_mlir
 from lt_mlir import programs
-
-
-def median(fn, repeat: int, warmup: int = 3) -> float:
-    for _ in range(warmup):
-        fn()
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return sorted(times)[len(times) // 2]
+from lt_mlir.runtime.timing import interleaved_medians, median_seconds
 
 
 def compile_latency(repeat: int) -> None:
     src = programs.matmul(256, 256, 256)
-    t = median(lambda: lt_mlir.compile(src), repeat)
+    t = median_seconds(lambda: lt_mlir.compile(src), repeat, warmup=3)
     print(f"matmul 256^3: IR text -> callable  {t * 1e3:8.2f} ms (median of {repeat}, after warm-up)")
 
 
@@ -48,12 +37,8 @@ def pointwise_add(repeat: int) -> None:
         ("allocating the output", lambda: kernel(a, b), lambda: a + b),
     ]
     for label, ours, theirs in rows:
-        # interleave the two so drift in machine load hits both alike
-        t_ours, t_np = [], []
-        for _ in range(repeat):
-            t_ours.append(median(ours, 1, warmup=1))
-            t_np.append(median(theirs, 1, warmup=1))
-        mo, mn = sorted(t_ours)[repeat // 2], sorted(t_np)[repeat // 2]
+        t = interleaved_medians({"ours": ours, "numpy": theirs}, repeat, warmup=3)
+        mo, mn = t["ours"], t["numpy"]
         print(
             f"add 2^22 f32, {label:27s} lt_mlir {mo * 1e3:7.3f} ms  NumPy {mn * 1e3:7.3f} ms"
             f"  lt_mlir/NumPy time {mo / mn:5.2f}"

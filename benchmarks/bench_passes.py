@@ -14,12 +14,12 @@ from __future__ import annotations
 
 import argparse
 import os
-import time
 
 import numpy as np
 
 import lt_mlir
 from lt_mlir import programs
+from lt_mlir.runtime.timing import interleaved_medians as timed
 
 # m split by 4: for m (8 r 1) { init; for k { for m' (4, unrolled) { for n (48, vector 16, unrolled) } } }
 # -> a 4 x 48 tile of C in 12 zmm registers, B rows streamed, A broadcast.
@@ -41,19 +41,6 @@ MATMUL_SCHEDULE = [
     "lt-unroll{loop=6 factor=0}",
     "lt-unroll{loop=5 factor=0}",
 ]
-
-
-def timed(fns: dict, repeat: int) -> dict:
-    """Median seconds of each callable, interleaved, after a warm-up."""
-    for f in fns.values():
-        f()
-    times = {k: [] for k in fns}
-    for _ in range(repeat):
-        for k, f in fns.items():
-            start = time.perf_counter()
-            f()
-            times[k].append(time.perf_counter() - start)
-    return {k: sorted(v)[len(v) // 2] for k, v in times.items()}
 
 
 def schedule(text: str, steps: list[str]) -> lt_mlir.Schedule:

@@ -10,16 +10,7 @@ import numpy as np
 
 import lt_mlir
 from lt_mlir import programs
-
-
-def median_ms(fn, repeat=50):
-    fn()
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return 1e3 * sorted(times)[len(times) // 2]
+from lt_mlir.runtime.timing import interleaved_medians
 
 
 def main():
@@ -42,8 +33,11 @@ def main():
     assert error < 1e-5, "lt_mlir disagrees with NumPy"
 
     out = np.empty_like(C)
-    ours = median_ms(lambda: kernel(A, B, out))
-    theirs = median_ms(lambda: np.maximum(A[:, :, None] * B[None], 0).sum(1), repeat=10)
+    t = interleaved_medians(
+        {"ours": lambda: kernel(A, B, out), "numpy": lambda: np.maximum(A[:, :, None] * B[None], 0).sum(1)},
+        repeat=20,
+    )
+    ours, theirs = 1e3 * t["ours"], 1e3 * t["numpy"]
     print(f"lt_mlir {ours:.3f} ms, NumPy (materialised) {theirs:.3f} ms: {theirs / ours:.1f}x")
 
 

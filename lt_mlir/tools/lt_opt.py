@@ -13,7 +13,6 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import time
 
 EMITS = ("mlir", "loop-tree", "llvm", "asm")
 
@@ -85,6 +84,7 @@ def _run(module, args) -> str:
     import numpy as np
 
     from ..compiler import compile as compile_module
+    from ..runtime.timing import median_seconds
 
     kernel = compile_module(module, args.entry)
     rng = np.random.default_rng(args.seed)
@@ -96,14 +96,9 @@ def _run(module, args) -> str:
             arrays.append(rng.standard_normal(spec.shape).astype(spec.dtype))
         else:
             arrays.append(rng.integers(-100, 100, spec.shape).astype(spec.dtype))
-    kernel(*arrays)  # warm-up
-    times = []
-    for _ in range(max(1, args.repeat)):
-        start = time.perf_counter()
-        kernel(*arrays)
-        times.append(time.perf_counter() - start)
-    median = sorted(times)[len(times) // 2]
-    lines = [f"@{kernel.name}: {median * 1e3:.4f} ms (median of {len(times)} runs after warm-up)"]
+    repeat = max(1, args.repeat)
+    median = median_seconds(lambda: kernel(*arrays), repeat)
+    lines = [f"@{kernel.name}: {median * 1e3:.4f} ms (median of {repeat} runs after warm-up)"]
     for spec, a in zip(kernel.specs, arrays):
         if spec.written:
             lines.append(f"  arg{spec.index} {spec.element}{list(spec.shape)} checksum {float(a.sum(dtype=np.float64)):.6g}")
