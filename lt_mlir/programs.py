@@ -79,18 +79,31 @@ def pointwise_add(n: int, blocks: Sequence[int] = (), dtype: str = "f32") -> str
     return _func("add", [f"%A: {t}", f"%B: {t}", f"%C: {t}"], Nest().loops("i", n, blocks, body))
 
 
-def row_sum(m: int, n: int, m_blocks: Sequence[int] = (), n_blocks: Sequence[int] = ()) -> str:
-    """S[m] = sum_n A[m, n]."""
+_IDENTITY = {"add": "0.0", "max": "0xFF800000"}  # f32 constants: 0 and -inf
+
+
+def _row_reduce(name: str, kind: str, m: int, n: int, m_blocks: Sequence[int], n_blocks: Sequence[int]) -> str:
     a, s = f"memref<{m}x{n}xf32>", f"memref<{m}xf32>"
     nest = Nest()
     inner = nest.loops(
         "n",
         n,
         n_blocks,
-        [_dim("n"), f"%a = memref.load %A[%m, %n] : {a}", f'"lt.reduce"(%a, %S, %m) {{kind = "add"}} : (f32, {s}, index) -> ()'],
+        [_dim("n"), f"%a = memref.load %A[%m, %n] : {a}", f'"lt.reduce"(%a, %S, %m) {{kind = "{kind}"}} : (f32, {s}, index) -> ()'],
     )
-    body = [_dim("m"), f"memref.store %zero, %S[%m] : {s}"] + inner
-    return _func("row_sum", [f"%A: {a}", f"%S: {s}"], ["%zero = arith.constant 0.0 : f32"] + nest.loops("m", m, m_blocks, body))
+    body = [_dim("m"), f"memref.store %init, %S[%m] : {s}"] + inner
+    init = f"%init = arith.constant {_IDENTITY[kind]} : f32"
+    return _func(name, [f"%A: {a}", f"%S: {s}"], [init] + nest.loops("m", m, m_blocks, body))
+
+
+def row_sum(m: int, n: int, m_blocks: Sequence[int] = (), n_blocks: Sequence[int] = ()) -> str:
+    """S[m] = sum_n A[m, n]."""
+    return _row_reduce("row_sum", "add", m, n, m_blocks, n_blocks)
+
+
+def row_max(m: int, n: int, m_blocks: Sequence[int] = (), n_blocks: Sequence[int] = ()) -> str:
+    """S[m] = max_n A[m, n] (the accumulator starts from -inf)."""
+    return _row_reduce("row_max", "max", m, n, m_blocks, n_blocks)
 
 
 def matmul(
@@ -146,19 +159,6 @@ def conv1d(n: int, w: int, blocks: Sequence[int] = ()) -> str:
     body = [_dim("i"), f"memref.store %zero, %Y[%i] : {y}"] + window
     return _func("conv1d", [f"%X: {x}", f"%W: {wt}", f"%Y: {y}"], ["%zero = arith.constant 0.0 : f32"] + nest.loops("i", n, blocks, body))
 
-
-def row_max(m: int, n: int, m_blocks: Sequence[int] = (), n_blocks: Sequence[int] = ()) -> str:
-    """S[m] = max_n A[m, n] (the accumulator starts from -inf)."""
-    a, s = f"memref<{m}x{n}xf32>", f"memref<{m}xf32>"
-    nest = Nest()
-    inner = nest.loops(
-        "n",
-        n,
-        n_blocks,
-        [_dim("n"), f"%a = memref.load %A[%m, %n] : {a}", f'"lt.reduce"(%a, %S, %m) {{kind = "max"}} : (f32, {s}, index) -> ()'],
-    )
-    body = [_dim("m"), f"memref.store %ninf, %S[%m] : {s}"] + inner
-    return _func("row_max", [f"%A: {a}", f"%S: {s}"], ["%ninf = arith.constant 0xFF800000 : f32"] + nest.loops("m", m, m_blocks, body))
 
 
 def conv2d(
