@@ -349,8 +349,11 @@ class _Emitter:
 
     # ------------------------------------------------------------ views
     def view_source(self, node, env: dict):
-        """(source, its env, guards) for reading view ``node`` at ``env``; a
-        guard is (unclamped index, extent) of a source dim that may leave it."""
+        """(source, its env, guards) for reading view ``node`` at ``env``.
+
+        Source indices are passed on unclamped; a guard ``(index, extent)``
+        names one that may leave its source (padding): the read yields 0
+        there.  Only the final load clamps (``load``)."""
         src = node._inputs[0]
         out, guards = {}, []
         for d, m in zip(src._dims, node._attrs["maps"]):
@@ -359,7 +362,6 @@ class _Emitter:
             n = self.size(d)
             if lo < 0 or hi > n - 1:
                 guards.append((e, n))
-                e = Aff({Clamp(e, 0, n - 1): 1})
             out[d] = e
         return src, out, guards
 
@@ -367,11 +369,10 @@ class _Emitter:
         a, b = node._inputs
         k = node._attrs["axis"]
         j = env[node._dims[k]]
-        na, nb = self.size(a._dims[k]), self.size(b._dims[k])
+        na = self.size(a._dims[k])
         env_a = {d: env[nd] for d, nd in zip(a._dims, node._dims)}
         env_b = {d: env[nd] for d, nd in zip(b._dims, node._dims)}
-        env_a[a._dims[k]] = Aff({Clamp(j, 0, na - 1): 1})
-        env_b[b._dims[k]] = Aff({Clamp(j.plus(Aff({}, -na)), 0, nb - 1): 1})
+        env_b[b._dims[k]] = j.plus(Aff({}, -na))
         return (a, env_a), (b, env_b), j, na
 
     def plan(self, node, env: dict, out: list) -> list:
@@ -389,54 +390,82 @@ class _Emitter:
 
     # ------------------------------------------------------------ reads
     def read(self, body: _Body, node, env: dict) -> str:
+        """The value of ``node`` at ``env``: 0 where a view pads."""
+        value, guards = self._read(body, node, env)
+        conds = self.in_range(body, guards)
+        if not conds:
+            return value
+        cond = conds[0]
+        for c in conds[1:]:
+            cond = self._line(body, ("andi", cond, c), lambda x, a=cond, b=c: f"{x} = arith.andi {a}, {b} : i1")
+        zero = self.const_float(0.0)
+        return self._line(
+            body, ("select", cond, value, zero), lambda n: f"{n} = arith.select {cond}, {value}, {zero} : {self.dtype}"
+        )
+
+    def _read(self, body: _Body, node, env: dict):
+        """(value, guards): the value is ``node``'s where every guard holds."""
         if node._op == "leaf":
-            return self.load(body, self.buffer[node], node._dims, node._dims, env)
+            return self.load(body, self.buffer[node], node._dims, env), []
         if node._op == "view":
             src, src_env, guards = self.view_source(node, env)
-            value = self.read(body, src, src_env)
-            if not guards:
-                return value
-            cond = self.in_range(body, guards)
-            zero = self.const_float(0.0)
-            return self._line(
-                body, ("select", cond, value, zero), lambda n: f"{n} = arith.select {cond}, {value}, {zero} : {self.dtype}"
-            )
+            value, inner = self._read(body, src, src_env)
+            return value, inner + guards
         if node._op == "concat":
             (a, ea), (b, eb), j, na = self.concat_sources(node, env)
             va, vb = self.read(body, a, ea), self.read(body, b, eb)
             jv = self.index(body, j)
             cond = self._line(body, ("cmpi", "slt", jv, na), lambda n: f"{n} = arith.cmpi slt, {jv}, {self.const_index(na)} : index")
-            return self._line(body, ("select", cond, va, vb), lambda n: f"{n} = arith.select {cond}, {va}, {vb} : {self.dtype}")
+            value = self._line(body, ("select", cond, va, vb), lambda n: f"{n} = arith.select {cond}, {va}, {vb} : {self.dtype}")
+            return value, []
         # a computed node
         ssa = self.ssa.get(node)
         if ssa is not None and all(env[d].identity_of(d) for d in node._dims):
             where, value = ssa
             if any(b is where for b in body.chain()):
-                return value
+                return value, []
         if node not in self.buffer:
             self.buffer[node] = self.fresh("buf")
             self.buf_dims[node] = tuple(node._dims)
             self.materialized.append(node)
-        return self.load(body, self.buffer[node], self.buf_dims[node], node._dims, env)
+        return self.load(body, self.buffer[node], self.buf_dims[node], env), []
 
-    def load(self, body: _Body, buffer: str, buf_dims, dims, env: dict) -> str:
-        idx = [self.index(body, env[d]) for d in buf_dims]
+    def load(self, body: _Body, buffer: str, buf_dims, env: dict) -> str:
+        """Load ``buffer`` at ``env``, each index clamped into its axis (a
+        guard elsewhere discards the value where the clamp changed it)."""
+        idx = []
+        for d in buf_dims:
+            e = env[d]
+            lo, hi = self.range(e)
+            n = self.size(d)
+            if lo < 0 or hi > n - 1:
+                e = Aff({Clamp(e, 0, n - 1): 1})
+            idx.append(self.index(body, e))
         t = self.memref_type(buf_dims)
         return self._line(body, ("load", buffer, *idx), lambda n: f"{n} = memref.load {buffer}[{', '.join(idx)}] : {t}")
 
-    def in_range(self, body: _Body, guards) -> str:
-        conds = []
+    def in_range(self, body: _Body, guards) -> list:
+        """i1 values that hold where every guard ``(e, n)`` has ``0 <= e < n``.
+
+        Guards over the same terms (nested pads: ``x - 1``, ``x - 2``) are
+        one interval on those terms: ``lo <= terms < hi``."""
+        bounds: dict = {}
         for e, n in guards:
-            lo, hi = self.range(e)
-            v = self.index(body, e)
-            if lo < 0:
-                conds.append(self._line(body, ("cmpi", "sge", v, 0), lambda x, v=v: f"{x} = arith.cmpi sge, {v}, {self.const_index(0)} : index"))
-            if hi > n - 1:
-                conds.append(self._line(body, ("cmpi", "slt", v, n), lambda x, v=v, n=n: f"{x} = arith.cmpi slt, {v}, {self.const_index(n)} : index"))
-        cond = conds[0]
-        for c in conds[1:]:
-            cond = self._line(body, ("andi", cond, c), lambda x, a=cond, b=c: f"{x} = arith.andi {a}, {b} : i1")
-        return cond
+            key = e.key()[0]
+            terms = Aff(e.terms)
+            lo, hi = bounds.get(key, (None, None, terms))[:2]
+            lo = -e.const if lo is None else max(lo, -e.const)
+            hi = n - e.const if hi is None else min(hi, n - e.const)
+            bounds[key] = (lo, hi, terms)
+        conds = []
+        for lo, hi, terms in bounds.values():
+            rlo, rhi = self.range(terms)
+            v = self.index(body, terms)
+            if rlo < lo:
+                conds.append(self._line(body, ("cmpi", "sge", v, lo), lambda x, v=v, lo=lo: f"{x} = arith.cmpi sge, {v}, {self.const_index(lo)} : index"))
+            if rhi >= hi:
+                conds.append(self._line(body, ("cmpi", "slt", v, hi), lambda x, v=v, hi=hi: f"{x} = arith.cmpi slt, {v}, {self.const_index(hi)} : index"))
+        return conds
 
     # ------------------------------------------------------------ loops
     def new_loop(self, parent: _Body, dim) -> _Loop:
@@ -562,6 +591,9 @@ def lower(root, sizes: dict, dtype: str, name: str = "graph") -> Lowered:
     elif not is_compute(root):
         out = _Copy(root)
     nodes = topological(out)
+    for node in nodes:  # name dims in the order the graph meets them
+        for d in (*node._dims, *(node._inputs[0]._dims if node._op == "reduce" else ())):
+            em.dim_name(d)
     leaves = [n for n in nodes if n._op == "leaf"]
     args = []
     for i, leaf in enumerate(leaves):
@@ -577,6 +609,10 @@ def lower(root, sizes: dict, dtype: str, name: str = "graph") -> Lowered:
     body: list = []
     em.render(em.root, 1, body)
     allocs = []
+    if any(node is not out for node in em.materialized):
+        # lower-lt-to-scf hoists allocs before the function's first op, which
+        # must not be an lt.alloc itself (it is erased): start with a constant.
+        em.const_index(0)
     for node in em.materialized:
         if node is out:
             continue

@@ -110,8 +110,8 @@ class _Solver:
         if occurrences != 1:
             return False
         if eq.target is u:
-            if any(c < 0 for c, _ in eq.terms):
-                return False
+            if not eq.terms or any(c < 0 for c, _ in eq.terms):
+                return False  # a constant index only bounds the size
             self.set(u, 1 + eq.const + sum(c * (self.size[t] - 1) for c, t in eq.terms), eq)
             return True
         coef = next(c for c, t in eq.terms if t is u)

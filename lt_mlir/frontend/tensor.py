@@ -15,6 +15,14 @@ Element type: float32, unless an input was made from a float64 array (or
 with ``dtype=np.float64``); then the whole graph computes in float64.
 Python numbers in arithmetic (``x * 2``) adopt the graph's type.
 
+Looking inside: ``loop_tree`` (loop_tool's picture, lt_mlir's printer),
+``code`` (the lt module, input for ``lt-opt``), ``llvm`` (the optimised
+LLVM IR), ``ir`` (the DAG in Graphviz DOT), ``schedule`` (a fresh
+``lt_mlir.Schedule``; change it and hand it back with ``set``).
+Results are kept until an input's data changes (``set``) or
+``force_recompute()``; data given with ``copy=False`` is shared, so call
+``force_recompute()`` after changing it in place.
+
 Departures from loop_tool 0.1.0, where its behaviour is a bug or a crash:
 ``a.shape`` works after ``b.set_size(...)`` without ``unify()``;
 ``A.to(n, m)`` of a tensor over ``m, n`` is a transpose (dims are names);
@@ -138,6 +146,7 @@ class Tensor:
         self._data = None
         self._weak = False  # a Python number: takes the graph's dtype
         self._dtype = None
+        self._data_dtype = None
         self._version = 0
         self._converted: dict = {}
         self._consumers = weakref.WeakSet()
@@ -170,12 +179,20 @@ class Tensor:
             raise FrontendError(
                 f"data of shape {arr.shape} does not fit a tensor over {len(self._dims)} dims {_describe_dims(self._dims)}"
             )
-        dtype = self._dtype or ("f64" if arr.dtype == np.float64 and not self._weak else "f32")
-        if self._weak:
+        # float64 NumPy data makes the graph float64; Python numbers and
+        # lists, and other NumPy types, follow the graph (float32 by default).
+        if self._dtype:
+            dtype = self._dtype
+        elif isinstance(value, (np.ndarray, np.floating)) and arr.dtype == np.float64 and not self._weak:
             dtype = "f64"
-        target = _NP[dtype]
+        elif isinstance(value, (np.ndarray, np.generic)) and not self._weak:
+            dtype = "f32"
+        else:
+            dtype = None
+        target = _NP[dtype or "f64"]
         if copy or arr.dtype != target or not arr.flags.c_contiguous:
             arr = np.array(arr, dtype=target, order="C", copy=True)
+        self._data_dtype = dtype
         eqs = [_sizes.fix(d, int(n), f"data of shape {arr.shape}") for d, n in zip(self._dims, arr.shape)]
         _sizes.solve(eqs + list(self._size_facts.values()))  # contradicts set_size?
         self._data = arr
@@ -194,12 +211,9 @@ class Tensor:
             self._converted[dtype] = arr
         return arr
 
-    def _leaf_dtype(self) -> str:
-        if self._dtype:
-            return self._dtype
-        if self._data is not None:
-            return "f64" if self._data.dtype == np.float64 else "f32"
-        return "f32"
+    def _leaf_dtype(self) -> str | None:
+        """f32 or f64, or None for data that follows the graph's type."""
+        return self._dtype or self._data_dtype
 
     def set(self, value, copy: bool = True) -> "Tensor":
         """Data for an input (array or number), or a schedule for a computed
@@ -210,6 +224,11 @@ class Tensor:
         if isinstance(value, Schedule):
             return self._set_schedule(("ir", value.text))
         if isinstance(value, str):
+            if value.lstrip().startswith("for ") or " : L0" in value:
+                raise FrontendError(
+                    "a printed loop tree cannot be read back; change tensor.schedule (an lt_mlir.Schedule) "
+                    "and pass it to set(), or pass lt IR text or a pipeline of loop passes"
+                )
             kind = "ir" if "func.func" in value else "pipeline"
             return self._set_schedule((kind, value.strip()))
         if hasattr(value, "operation") and hasattr(value.operation, "get_asm"):
@@ -661,7 +680,7 @@ class Tensor:
         if self._op == "leaf":
             if self._data is None:
                 raise FrontendError(f"{self._describe()} has no data: call .set(array) on it first")
-            return self._data
+            return self._array(self._leaf_dtype() or "f32", 0)
         low = self._lowered()
         text = self._scheduled_text(low)
         key = (text, tuple((id(leaf), leaf._version) for leaf in low.leaves))
@@ -691,6 +710,13 @@ class Tensor:
     def clear_cache(self) -> "Tensor":
         return self.force_recompute()
 
+    def __array__(self, dtype=None, copy=None):
+        out = self._run()
+        return out.astype(dtype) if dtype is not None else np.array(out, copy=True)
+
+    def __iter__(self):
+        raise TypeError("a Tensor is not iterable; use .numpy() for its values or X[...] with Symbols for a view")
+
     # ------------------------------------------------------------ pictures
     @property
     def ir(self) -> str:
@@ -718,7 +744,8 @@ def _check_signature(default_text: str, text: str) -> None:
     from ..compiler import parse_module
     from ..runtime.kernel import find_function, signature
 
-    want = signature(find_function(parse_module(default_text).operation, None))
+    default = parse_module(default_text)  # keep each module alive while its ops are used
+    want = signature(find_function(default.operation, None))
     module = parse_module(text)
     got = signature(find_function(module.operation, None))
     a = [(s.shape, s.element, s.written) for s in want]

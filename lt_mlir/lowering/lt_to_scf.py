@@ -101,7 +101,8 @@ def _hoist_allocs(f, entry: ir.Block) -> None:
         return
     returns = []
     f.walk(lambda o: (returns.append(o) if o.name == "func.return" else None, ir.WalkResult.ADVANCE)[1])
-    first = entry.operations[0]
+    # Insert before the first op that is not one of the allocs being erased.
+    first = next(o.operation for o in entry.operations if not any(o.operation == a for a in allocs))
     for a in allocs:
         t = ir.MemRefType(a.results[0].type)
         nbytes = lt.nbytes(t.shape, t.element_type)

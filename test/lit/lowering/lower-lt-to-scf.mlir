@@ -163,3 +163,26 @@ func.func @scratch(%A: memref<16xf32>) {
   }) {dim = "i", size = 16 : i64, tail = 0 : i64} : () -> ()
   return
 }
+
+// -----
+
+// Several scratch buffers at the very start of the function all hoist.
+// CHECK-LABEL: func.func @two_scratch
+// CHECK-DAG:   memref.alloca() : memref<4xf32>
+// CHECK-DAG:   memref.alloca() : memref<4xf32>
+// CHECK:       scf.for
+func.func @two_scratch(%A: memref<4xf32>, %B: memref<4xf32>) {
+  %t = "lt.alloc"() {dims = ["i"]} : () -> memref<4xf32>
+  %u = "lt.alloc"() {dims = ["i"]} : () -> memref<4xf32>
+  "lt.loop"() ({
+  ^bb0(%i0: index):
+    %i = "lt.dim"() {dim = "i"} : () -> index
+    %a = memref.load %A[%i] : memref<4xf32>
+    memref.store %a, %t[%i] : memref<4xf32>
+    %b = memref.load %t[%i] : memref<4xf32>
+    memref.store %b, %u[%i] : memref<4xf32>
+    %c = memref.load %u[%i] : memref<4xf32>
+    memref.store %c, %B[%i] : memref<4xf32>
+  }) {dim = "i", size = 4 : i64, tail = 0 : i64} : () -> ()
+  return
+}
