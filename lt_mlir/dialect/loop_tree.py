@@ -17,6 +17,8 @@ and constants are folded into the accesses that use them.
 
 from __future__ import annotations
 
+from torch_mlir.dialects._arith_enum_gen import CmpFPredicate, CmpIPredicate
+
 from ..mlir import ir
 from . import lt
 
@@ -38,6 +40,7 @@ _OP_SPELLING = {
     "minsi": "min",
     "negf": "neg",
 }
+_PREDICATES = {"arith.cmpi": CmpIPredicate, "arith.cmpf": CmpFPredicate}
 _INDEX_BINARY = {"arith.addi": "+", "arith.subi": "-", "arith.muli": "*"}
 
 
@@ -145,6 +148,8 @@ class _Printer:
         else:
             short = name.split(".", 1)[-1]
             short = _OP_SPELLING.get(short, short)
+            if name in _PREDICATES:  # cmpf olt, cmpi slt, ...
+                short = f"{short} {_PREDICATES[name](ir.IntegerAttr(op.attributes['predicate']).value).name.lower()}"
             args = ", ".join(self._value(v) for v in op.operands)
             lhs = self._define(op) + " <- " if len(op.results) else ""
             self.lines.append(f"{pad}{lhs}{short}({args})")

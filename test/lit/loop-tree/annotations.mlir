@@ -56,3 +56,23 @@ func.func @second(%A: memref<4xf32>) {
   }) {dim = "i", size = 4 : i64, tail = 0 : i64, lt.gpu = "block"} : () -> ()
   return
 }
+
+// Comparisons show their predicate.
+// RUN: sed -n '/^func.func @guarded(/,/^}/p' %s | lt-opt - --emit=loop-tree | filecheck %s --check-prefix=CMP
+// CMP: %1 <- cmpi slt(i, 3)
+// CMP: %2 <- cmpf olt(%0, 0.0)
+func.func @guarded(%A: memref<4xf32>) {
+  %c3 = arith.constant 3 : index
+  %zero = arith.constant 0.0 : f32
+  "lt.loop"() ({
+  ^bb0(%i0: index):
+    %i = "lt.dim"() {dim = "i"} : () -> index
+    %a = memref.load %A[%i] : memref<4xf32>
+    %p = arith.cmpi slt, %i, %c3 : index
+    %q = arith.cmpf olt, %a, %zero : f32
+    %r = arith.andi %p, %q : i1
+    %s = arith.select %r, %zero, %a : f32
+    memref.store %s, %A[%i] : memref<4xf32>
+  }) {dim = "i", size = 4 : i64, tail = 0 : i64} : () -> ()
+  return
+}
