@@ -163,3 +163,47 @@ def guarded_copy(array, side: str = "end", *, readonly: bool = False) -> np.ndar
     """A guard-paged, C-contiguous copy of ``array`` (same shape and dtype)."""
     src = np.asarray(array)
     return guarded_array(src.shape, src.dtype, fill=src, side=side, readonly=readonly)
+
+
+def run_job(job_path: str) -> None:
+    """Compile and run a batch of kernels on guard-paged arrays (the child
+    side of the guarded tests: ``python -m lt_mlir.testing job.json``).
+
+    The job names an ``.npz`` of inputs, an ``.npz`` to write, and cases
+    ``{"key", "text", "inputs": [names], "id": label}``.  Every case runs with
+    the guard after and before its arrays (inputs read-only, outputs filled
+    with NaN or the integer maximum), and ``RUN key side label`` is printed
+    (flushed) before each call, so a crash names its kernel.  Output ``j`` is
+    saved as ``{key}_{side}_{j}``."""
+    import json
+    import resource
+
+    import lt_mlir
+
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    with open(job_path) as fh:
+        job = json.load(fh)
+    inputs = np.load(job["inputs"])
+    results = {}
+    for case in job["cases"]:
+        kernel = lt_mlir.compile(case["text"])
+        xs = [inputs[name] for name in case["inputs"]]
+        for side in ("end", "start"):
+            args = [guarded_copy(x, side=side, readonly=True) for x in xs]
+            outs = []
+            for spec in kernel.outputs:
+                fill = np.nan if spec.dtype.kind == "f" else np.iinfo(spec.dtype).max
+                outs.append(guarded_array(spec.shape, spec.dtype, fill=fill, side=side))
+            print("RUN", case["key"], side, case.get("id", case["key"]), flush=True)
+            kernel(*args, *outs)
+            for j, o in enumerate(outs):
+                results[f"{case['key']}_{side}_{j}"] = np.array(o)
+            print("OK", case["key"], side, flush=True)
+    np.savez(job["outputs"], **results)
+    print("ALL DONE", len(job["cases"]), flush=True)
+
+
+if __name__ == "__main__":
+    import sys
+
+    run_job(sys.argv[1])

@@ -265,35 +265,9 @@ SIDES = ("end", "start")
 
 # ------------------------------------------------------------ child process
 
-# Compiles and runs a batch of kernels on guard-paged arrays.  "RUN key side"
-# is printed (and flushed) before each call, so a crash names its kernel.
-CHILD = r"""
-import json, resource, sys
-resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-import numpy as np
-import lt_mlir
-from lt_mlir.testing import guarded_array, guarded_copy
-
-job = json.load(open(sys.argv[1]))
-inputs = np.load(job["inputs"])
-results = {}
-for case in job["cases"]:
-    kernel = lt_mlir.compile(case["text"])
-    xs = [inputs[name] for name in case["inputs"]]
-    for side in ("end", "start"):
-        args = [guarded_copy(x, side=side, readonly=True) for x in xs]
-        outs = []
-        for spec in kernel.outputs:
-            fill = np.nan if spec.dtype.kind == "f" else np.iinfo(spec.dtype).max
-            outs.append(guarded_array(spec.shape, spec.dtype, fill=fill, side=side))
-        print("RUN", case["key"], side, case["id"], flush=True)
-        kernel(*args, *outs)
-        for j, o in enumerate(outs):
-            results[f"{case['key']}_{side}_{j}"] = np.array(o)
-        print("OK", case["key"], side, flush=True)
-np.savez(job["outputs"], **results)
-print("ALL DONE", len(job["cases"]), flush=True)
-"""
+# Batches of kernels run on guard-paged arrays in a child process
+# (``python -m lt_mlir.testing job.json``), so a crash names its kernel
+# instead of killing pytest.
 
 
 def child_env() -> dict:
@@ -302,9 +276,10 @@ def child_env() -> dict:
     return env
 
 
-def start_child(source: str, *args: str) -> subprocess.Popen:
+def start_child(*argv: str) -> subprocess.Popen:
+    """A Python child running ``argv`` (``-c source ...`` or ``-m module ...``)."""
     return subprocess.Popen(
-        [sys.executable, "-X", "faulthandler", "-c", source, *args],
+        [sys.executable, "-X", "faulthandler", *argv],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -367,7 +342,7 @@ def guarded_runs(tmp_path_factory):
             ],
         }
         (tmp / f"job{b}.json").write_text(json.dumps(job))
-        procs.append((batch, job, start_child(CHILD, str(tmp / f"job{b}.json"))))
+        procs.append((batch, job, start_child("-m", "lt_mlir.testing", str(tmp / f"job{b}.json"))))
     runs = {}
     for batch, job, proc in procs:
         try:
@@ -498,7 +473,7 @@ def test_guard_pages_catch_out_of_bounds_accesses():
     SIGSEGV on guarded arrays (the in-bounds shift in the batch above is the
     control: same program shape, 0 exit).  They are compiled with the
     compile-time bounds proof off where the compiler has one."""
-    procs = {name: start_child(CRASH_CHILD, text, side) for name, (text, side) in OUT_OF_BOUNDS.items()}
+    procs = {name: start_child("-c", CRASH_CHILD, text, side) for name, (text, side) in OUT_OF_BOUNDS.items()}
     for name, proc in procs.items():
         try:
             out, err = proc.communicate(timeout=CHILD_TIMEOUT)

@@ -298,40 +298,17 @@ def test_refusals_are_located_and_change_nothing(program, pipeline, message):
 
 # ------------------------------------------------------------ guard pages
 
-CHILD = r"""
-import json, resource, sys
-resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-import numpy as np
-import lt_mlir
-from lt_mlir.testing import guarded_array, guarded_copy
-
-job = json.load(open(sys.argv[1]))
-inputs = np.load(job["inputs"])
-results = {}
-for case in job["cases"]:
-    kernel = lt_mlir.compile(case["text"])
-    for side in ("end", "start"):
-        args = [guarded_copy(inputs[name], side=side, readonly=True) for name in case["inputs"]]
-        outs = [guarded_array(s.shape, s.dtype, fill=np.nan, side=side) for s in kernel.outputs]
-        print("RUN", case["id"], side, flush=True)
-        kernel(*args, *outs)
-        results[case["id"] + "|" + side] = np.array(outs[0])
-np.savez(job["outputs"], **results)
-print("ALL DONE", flush=True)
-"""
-
-
 def test_transformed_kernels_stay_inside_guarded_arrays(tmp_path):
     rng = np.random.default_rng(11)
     arrays, cases, refs = {}, [], {}
     shrunk, _ = transformed(scratch_matmul(), "builtin.module(lt-shrink-buffers)")
     a, b = uniform(rng, (33, 64)), uniform(rng, (64, 48))
     arrays.update(A=a, B=b)
-    cases.append({"id": "blog-shrunk", "text": str(shrunk), "inputs": ["A", "B"]})
+    cases.append({"key": "blog-shrunk", "text": str(shrunk), "inputs": ["A", "B"]})
     refs["blog-shrunk"] = clipped_reference(a, b)
     # Shrinking after caching: the local copies already are tiles.
     both, _ = transformed(scratch_matmul(), "builtin.module(lt-cache{loop=1 operand=1}, lt-shrink-buffers)")
-    cases.append({"id": "blog-cached-shrunk", "text": str(both), "inputs": ["A", "B"]})
+    cases.append({"key": "blog-cached-shrunk", "text": str(both), "inputs": ["A", "B"]})
     refs["blog-cached-shrunk"] = clipped_reference(a, b)
     for case in ("matmul-A,B@L0", "matmul-B@L2", "conv-X@L0", "conv-deep-X@L1"):
         program, pipeline, _ = CACHE_CASES[case]
@@ -339,14 +316,14 @@ def test_transformed_kernels_stay_inside_guarded_arrays(tmp_path):
         inputs, reference = _inputs(program, rng)
         names = [f"{case}:{i}" for i in range(len(inputs))]
         arrays.update(zip(names, inputs))
-        cases.append({"id": case, "text": str(module), "inputs": names})
+        cases.append({"key": case, "text": str(module), "inputs": names})
         refs[case] = reference(*inputs)
     np.savez(tmp_path / "inputs.npz", **arrays)
     job = {"inputs": str(tmp_path / "inputs.npz"), "outputs": str(tmp_path / "outputs.npz"), "cases": cases}
     (tmp_path / "job.json").write_text(json.dumps(job))
     env = dict(os.environ, PYTHONPATH=REPO + os.pathsep + os.environ.get("PYTHONPATH", ""))
     proc = subprocess.run(
-        [sys.executable, "-X", "faulthandler", "-c", CHILD, str(tmp_path / "job.json")],
+        [sys.executable, "-X", "faulthandler", "-m", "lt_mlir.testing", str(tmp_path / "job.json")],
         capture_output=True, text=True, env=env, cwd=REPO, timeout=120,
     )
     if proc.returncode != 0:
@@ -356,7 +333,7 @@ def test_transformed_kernels_stay_inside_guarded_arrays(tmp_path):
     with np.load(tmp_path / "outputs.npz") as out:
         for case in cases:
             for side in ("end", "start"):
-                assert_close(out[case["id"] + "|" + side], *refs[case["id"]], what=f"{case['id']} ({side})")
+                assert_close(out[f"{case['key']}_{side}_0"], *refs[case["key"]], what=f"{case['key']} ({side})")
 
 
 def test_blog_loop_numbers_for_the_cases_above():
