@@ -1,29 +1,52 @@
 """lt_mlir: loop_tool's interactive loop optimisation on MLIR and LLVM."""
 
-from .compiler import c_header, compile, compile_aot, lower, parse_module  # noqa: A004
-from .dialect.loop_tree import loop_tree
-from .schedule import Schedule
-from .errors import (
+# Everything but the CUDA runtime (lt_mlir.runtime.cuda, which loads and runs
+# compiled PTX artifacts) needs the MLIR bindings from the torch-mlir wheel.
+# Without them the package still imports, so that runtime works on a GPU
+# machine where only the artifacts were copied; the compiler's names then
+# raise an ImportError that says what is missing.
+from .errors import (  # noqa: E402
     ArgumentError,
     CompileError,
+    CudaError,
     LtError,
     ParseError,
     PassError,
     PipelineError,
     VerifyError,
 )
-from .frontend import (
-    Expr,
-    FrontendError,
-    Size,
-    SizeError,
-    Symbol,
-    SymbolGenerator,
-    Tensor,
-    symbols,
-)
-from .frontend import abs, add, divide, exp, log, max, min, multiply, negate, reciprocal, sqrt, subtract  # noqa: A004
-from . import nn
+
+try:
+    import torch_mlir.ir as _torch_mlir_ir  # noqa: F401
+except ModuleNotFoundError as _e:  # pragma: no cover - exercised in a subprocess test
+    _MISSING = str(_e)
+else:
+    _MISSING = None
+    from .compiler import c_header, compile, compile_aot, lower, parse_module  # noqa: A004
+    from .dialect.loop_tree import loop_tree
+    from .schedule import Schedule
+    from .frontend import (
+        Expr,
+        FrontendError,
+        Size,
+        SizeError,
+        Symbol,
+        SymbolGenerator,
+        Tensor,
+        symbols,
+    )
+    from .frontend import abs, add, divide, exp, log, max, min, multiply, negate, reciprocal, sqrt, subtract  # noqa: A004
+    from . import nn
+
+
+def __getattr__(name):
+    if _MISSING is not None and name in __all__:
+        raise ImportError(
+            f"lt_mlir.{name} needs the MLIR bindings of the torch-mlir wheel ({_MISSING}); "
+            "only lt_mlir.runtime.cuda works without them"
+        )
+    raise AttributeError(f"module 'lt_mlir' has no attribute {name!r}")
+
 
 __all__ = [
     "ArgumentError",
@@ -49,6 +72,7 @@ __all__ = [
     "subtract",
     "symbols",
     "CompileError",
+    "CudaError",
     "LtError",
     "ParseError",
     "PassError",

@@ -49,26 +49,64 @@ class Lowered:
     openmp: bool = False  # calls the OpenMP runtime (parallel loops)
 
 
-def lower(module_or_text, entry: str | None = None, filename: str = "-", check_bounds: bool = True) -> Lowered:
-    """lt module (or its text) -> unoptimised LLVM IR of the whole module."""
+def lower(
+    module_or_text, entry: str | None = None, filename: str = "-", check_bounds: bool = True, target: str = "cpu"
+) -> Lowered:
+    """lt module (or its text) -> unoptimised LLVM IR of the whole module
+    (``target="cuda-emulated"``: GPU mappings run as sequential loops)."""
     module = _as_module(module_or_text, filename)
     f = find_function(module.operation, entry)
     name, specs = function_name(f), signature(f)
     try:
-        openmp = lower_to_llvm_dialect(module, check_bounds)
+        openmp = lower_to_llvm_dialect(module, check_bounds, target)
     except LtError as e:
         raise with_filename(e, filename) from None
     return Lowered(name, specs, translate_to_llvm_ir(module), openmp)
 
 
+def lower_cuda(
+    module_or_text, entry: str | None = None, filename: str = "-", check_bounds: bool = True, arch: str = "sm_90"
+):
+    """lt module (or its text) -> PTX and the launch plan (``lowering/nvptx.py``)."""
+    from .lowering.nvptx import compile_to_ptx
+
+    module = _as_module(module_or_text, filename)
+    f = find_function(module.operation, entry)
+    name, specs = function_name(f), signature(f)
+    try:
+        return compile_to_ptx(module, name, specs, arch, check_bounds)
+    except LtError as e:
+        raise with_filename(e, filename) from None
+
+
 def compile(  # noqa: A001
-    module_or_text, entry: str | None = None, filename: str = "-", check_bounds: bool = True
-) -> Kernel:
-    """Compile an lt module to a native callable (JIT, O3, host CPU).
+    module_or_text,
+    entry: str | None = None,
+    filename: str = "-",
+    check_bounds: bool = True,
+    target: str = "cpu",
+    arch: str = "sm_90",
+):
+    """Compile an lt module to a callable.
+
+    ``target="cpu"``: native code for this CPU (JIT, O3), a ``Kernel``.
+    ``target="cuda"``: PTX for NVIDIA GPUs of ``arch``, a
+    ``runtime.cuda.CudaKernel`` taking NumPy arrays (copied in and out) or
+    device arrays (DLPack: torch, cupy).  Compiling needs no GPU.
+    ``target="cuda-emulated"``: the GPU lowering (kernels, predicated
+    tails, atomics) with blocks and threads run one after another as CPU
+    code, a ``Kernel``: a schedule's GPU semantics checked on any machine.
 
     Accesses are proven in bounds first; ``check_bounds=False`` skips that
     (only for testing what happens when they are not)."""
-    lowered = lower(module_or_text, entry, filename, check_bounds)
+    if target == "cuda":
+        from .runtime.cuda import CudaKernel
+
+        lowered = lower_cuda(module_or_text, entry, filename, check_bounds, arch)
+        return CudaKernel(lowered.meta, lowered.ptx)
+    if target not in ("cpu", "cuda-emulated"):
+        raise CompileError(f"error: unknown target '{target}' (targets: cpu, cuda, cuda-emulated)")
+    lowered = lower(module_or_text, entry, filename, check_bounds, target)
     mod = native.optimize(lowered.llvm_ir)
     jit = native.JitModule(mod, lowered.openmp)
     return Kernel(lowered.name, lowered.specs, jit.address(lowered.name), jit, str(mod))
@@ -104,10 +142,28 @@ def c_header(name: str, specs: list[ArgSpec]) -> str:
     return "\n".join(lines)
 
 
-def compile_aot(module_or_text, out_prefix: str, entry: str | None = None, shared: bool = True) -> dict:
+def compile_aot(
+    module_or_text,
+    out_prefix: str,
+    entry: str | None = None,
+    shared: bool = True,
+    target: str = "cpu",
+    arch: str = "sm_90",
+) -> dict:
     """Write ``<prefix>.o``, ``<prefix>.h`` and (``shared``) ``<prefix>.so``.
 
-    Returns the paths written.  The object targets this host's CPU."""
+    Returns the paths written.  The object targets this host's CPU.  With
+    ``target="cuda"``: ``<prefix>.ptx`` and ``<prefix>.json`` (entry point,
+    argument layout, launch plan), which ``lt_mlir.runtime.cuda.load``
+    runs without MLIR or LLVM installed."""
+    if target == "cuda":
+        from .runtime.cuda import save
+
+        lowered = lower_cuda(module_or_text, entry, arch=arch)
+        os.makedirs(os.path.dirname(os.path.abspath(out_prefix)), exist_ok=True)
+        return save(out_prefix, lowered.meta, lowered.ptx)
+    if target != "cpu":
+        raise CompileError(f"error: unknown target '{target}' (targets: cpu, cuda)")
     lowered = lower(module_or_text, entry)
     mod = native.optimize(lowered.llvm_ir)
     os.makedirs(os.path.dirname(os.path.abspath(out_prefix)), exist_ok=True)

@@ -70,3 +70,7 @@ def with_filename(exc: LtError, filename: str) -> LtError:
     if filename not in ("-", "") and msg.startswith("-:"):
         return type(exc)(filename + msg[1:])
     return exc
+
+
+class CudaError(LtError):
+    """The CUDA driver is missing, has no device, or failed a call."""

@@ -6,7 +6,9 @@ For every schedule the fuzzer picks a reference program at an odd size
 softmax), then 1-8 random transformations: a pass from the registry (every
 ``lt-*`` pass there, so passes added later are fuzzed too), a random loop
 among the current ones (now and then one that does not exist), random
-factors 2..64 (non-divisors included) and widths from {2, 4, 8, 16}.  The
+factors 2..64 (non-divisors included), widths from {2, 4, 8, 16}, GPU
+mappings to blocks or threads (GPU-mapped schedules compile for the
+``cuda-emulated`` target: the GPU lowering run sequentially on the CPU).  The
 passes run one at a time; a pass that refuses (``PassError`` or
 ``PipelineError``) is skipped and the schedule goes on from the IR as it was
 before it.  The result is compiled and run on guard-paged arrays (inputs
@@ -375,6 +377,10 @@ def _choose_options(rng: random.Random, info, loops: list) -> dict:
                 values[name] = opt.default  # e.g. full unrolling
         elif name == "width":
             values[name] = rng.choice(WIDTHS)
+        elif name == "to":  # lt-gpu-map
+            values[name] = rng.choice(("block", "thread", "block", "thread", "warp"))
+        elif name == "threads":  # lt-gpu-auto
+            values[name] = rng.choice((1, 7, 32, 64, 256, 2000))
         elif opt.type is bool:
             values[name] = rng.random() < 0.5
         elif opt.type is int:
@@ -412,10 +418,13 @@ class _Failed(Exception):
 
 def _compile(module, check_bounds: bool, workaround: bool = False):
     """``lt_mlir.compile``; returns ``(kernel, note)`` (no note: the -inf
-    literal workaround this once needed is fixed in lowering/llvm.py)."""
+    literal workaround this once needed is fixed in lowering/llvm.py).
+    GPU-mapped schedules compile for ``cuda-emulated``: the GPU lowering
+    with blocks and threads run one after another on the CPU."""
     import lt_mlir
 
-    return lt_mlir.compile(module, check_bounds=check_bounds), None
+    target = "cuda-emulated" if "lt.gpu" in str(module) else "cpu"
+    return lt_mlir.compile(module, check_bounds=check_bounds, target=target), None
 
 
 def _compare(got: np.ndarray, ref, scale, length: int, what: str) -> str | None:

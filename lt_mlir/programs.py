@@ -79,7 +79,7 @@ def pointwise_add(n: int, blocks: Sequence[int] = (), dtype: str = "f32") -> str
     return _func("add", [f"%A: {t}", f"%B: {t}", f"%C: {t}"], Nest().loops("i", n, blocks, body))
 
 
-_IDENTITY = {"add": "0.0", "max": "0xFF800000"}  # f32 constants: 0 and -inf
+_IDENTITY = {"add": "0.0", "mul": "1.0", "max": "0xFF800000"}  # f32 constants: 0, 1 and -inf
 
 
 def _row_reduce(name: str, kind: str, m: int, n: int, m_blocks: Sequence[int], n_blocks: Sequence[int]) -> str:
@@ -104,6 +104,22 @@ def row_sum(m: int, n: int, m_blocks: Sequence[int] = (), n_blocks: Sequence[int
 def row_max(m: int, n: int, m_blocks: Sequence[int] = (), n_blocks: Sequence[int] = ()) -> str:
     """S[m] = max_n A[m, n] (the accumulator starts from -inf)."""
     return _row_reduce("row_max", "max", m, n, m_blocks, n_blocks)
+
+
+def row_prod(m: int, n: int, m_blocks: Sequence[int] = (), n_blocks: Sequence[int] = ()) -> str:
+    """S[m] = prod_n A[m, n]."""
+    return _row_reduce("row_prod", "mul", m, n, m_blocks, n_blocks)
+
+
+def col_sum(m: int, n: int) -> str:
+    """S[n] = sum_m A[m, n] (columns outside: each column's sum is one chain)."""
+    a, s = f"memref<{m}x{n}xf32>", f"memref<{n}xf32>"
+    nest = Nest()
+    inner = nest.loops(
+        "m", m, (), [_dim("m"), f"%a = memref.load %A[%m, %n] : {a}", f'"lt.reduce"(%a, %S, %n) {{kind = "add"}} : (f32, {s}, index) -> ()']
+    )
+    body = [_dim("n"), f"memref.store %init, %S[%n] : {s}"] + inner
+    return _func("col_sum", [f"%A: {a}", f"%S: {s}"], ["%init = arith.constant 0.0 : f32"] + nest.loops("n", n, (), body))
 
 
 def matmul(

@@ -94,6 +94,14 @@ class Schedule:
     def parallel(self, loop: int) -> "Schedule":
         return self.apply(f"lt-parallel{{loop={loop}}}")
 
+    def gpu_map(self, loop: int, to: str) -> "Schedule":
+        """Run loop ``loop``'s iterations as CUDA ``"block"``s or ``"thread"``s."""
+        return self.apply(f"lt-gpu-map{{loop={loop} to={to}}}")
+
+    def gpu_auto(self, threads: int = 256) -> "Schedule":
+        """Map every unmapped loop nest to blocks and threads automatically."""
+        return self.apply(f"lt-gpu-auto{{threads={threads}}}")
+
     def shrink_buffers(self) -> "Schedule":
         return self.apply("lt-shrink-buffers")
 
@@ -134,8 +142,9 @@ class Schedule:
             total += lt.nbytes(t.shape, t.element_type)
         return total
 
-    def compile(self):
-        return compile_module(self.text, self.entry)
+    def compile(self, target: str = "cpu", **options):
+        """Compile the current IR (``target="cuda"``: PTX for an NVIDIA GPU)."""
+        return compile_module(self.text, self.entry, target=target, **options)
 
 
 def _is_float_type(t) -> bool:

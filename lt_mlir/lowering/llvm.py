@@ -92,12 +92,12 @@ def uses_openmp(module) -> bool:
     return bool(found)
 
 
-def lower_to_llvm_dialect(module: ir.Module | ir.Operation, check_bounds: bool = True) -> bool:
+def lower_to_llvm_dialect(module: ir.Module | ir.Operation, check_bounds: bool = True, target: str = "cpu") -> bool:
     """lt -> scf -> llvm dialect, in place.  Returns whether the code calls
-    the OpenMP runtime (parallel loops)."""
+    the OpenMP runtime (parallel loops).  ``target``: cpu or cuda-emulated."""
     from .lt_to_scf import lower_lt_to_scf
 
-    lower_lt_to_scf(module, check_bounds)
+    lower_lt_to_scf(module, check_bounds, target)
     mark_noalias(module)
     openmp = uses_openmp(module)
     run_pipeline(module, OPENMP_PIPELINE if openmp else CPU_PIPELINE)

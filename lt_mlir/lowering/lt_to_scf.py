@@ -36,24 +36,46 @@ STACK_ALLOC_LIMIT = 64 * 1024
 _ALLOWED_ANNOTATIONS = {"parallel", "unroll", "vectorize"}
 
 
-def lower_lt_to_scf(module: ir.Module | ir.Operation, check_bounds: bool = True) -> None:
+TARGETS = ("cpu", "cuda", "cuda-emulated")
+
+
+def lower_lt_to_scf(module: ir.Module | ir.Operation, check_bounds: bool = True, target: str = "cpu") -> None:
     """Rewrite every lt op in ``module`` into scf/arith/memref, in place.
 
     First proves every access in bounds (``dialect/bounds.py``) unless
-    ``check_bounds`` is False (tests of the guard pages need that)."""
+    ``check_bounds`` is False (tests of the guard pages need that).  With
+    ``target="cuda"`` the function bodies become ``gpu.launch`` ops
+    (``lowering/lt_to_gpu.py``); ``"cuda-emulated"`` runs those launches'
+    blocks and threads as sequential loops (CPU code)."""
+    if target not in TARGETS:
+        raise CompileError(f"error: unknown target '{target}' (targets: {', '.join(TARGETS)})")
     op = module.operation
     if check_bounds:
         bounds.check_bounds(op)
     with op.context, ir.Location.unknown():
+        if target != "cpu":
+            from . import lt_to_gpu
+
+            lt_to_gpu.check(op)
         for f in lt.functions(op):
-            _lower_function(f)
+            _lower_function(f, target)
 
 
-def _lower_function(f) -> None:
+def _lower_function(f, target: str = "cpu") -> None:
     if not f.regions[0].blocks:
         return
     entry = f.regions[0].blocks[0]
-    _check_annotations(f)
+    if target != "cpu":
+        from . import lt_to_gpu
+
+        emulate = target == "cuda-emulated"
+        for launch, ids, body in lt_to_gpu.form_launches(f, emulate):
+            lt_to_gpu.privatise_launch(launch)
+            if not emulate:  # emulated threads run one by one: function-level buffers do
+                _hoist_allocs(launch, body, device=True)
+            _lower_ops(list(body.operations), {lt_to_gpu.IDS: ids, lt_to_gpu.LAUNCH: launch})
+    else:
+        _check_annotations(f)
     _hoist_allocs(f, entry)
     _lower_ops(list(entry.operations), {})
     _allow_contraction(f)
@@ -88,13 +110,17 @@ def _check_annotations(f) -> None:
     if bad:
         o, name = bad[0]
         where = format_location(o.location)
+        hint = " (GPU-mapped loops compile for target cuda: lower-lt-to-gpu, lt-opt --emit=ptx)" if name == "gpu" else ""
         raise CompileError(
             f"{where + ': ' if where else ''}error: lower-lt-to-scf does not lower the "
-            f"'lt.{name}' annotation"
+            f"'lt.{name}' annotation{hint}"
         )
 
 
-def _hoist_allocs(f, entry: ir.Block) -> None:
+def _hoist_allocs(f, entry: ir.Block, device: bool = False) -> None:
+    """Move every lt.alloc in ``f`` to the start of ``entry`` as a memref
+    alloca (small) or alloc (freed before every return).  ``device``: ``f``
+    is a gpu.launch and every buffer is a per-thread alloca."""
     allocs = []
     f.walk(lambda o: (allocs.append(o) if o.name == "lt.alloc" else None, ir.WalkResult.ADVANCE)[1])
     if not allocs:
@@ -107,7 +133,7 @@ def _hoist_allocs(f, entry: ir.Block) -> None:
         t = ir.MemRefType(a.results[0].type)
         nbytes = lt.nbytes(t.shape, t.element_type)
         with ir.InsertionPoint(first):
-            if nbytes <= STACK_ALLOC_LIMIT:
+            if nbytes <= STACK_ALLOC_LIMIT or device:
                 buf = memref.AllocaOp(t, [], []).result
             else:
                 buf = memref.AllocOp(t, [], []).result
@@ -151,6 +177,11 @@ def _lower_dim(op, ctx: dict) -> None:
 
 
 def _lower_loop(loop, ctx: dict) -> None:
+    if "lt.gpu_axis" in loop.attributes:
+        from .lt_to_gpu import lower_mapped_loop
+
+        lower_mapped_loop(loop, ctx)
+        return
     dim, size, tail = lt.loop_dim(loop), lt.loop_size(loop), lt.loop_tail(loop)
     step = lt.inner_extent(loop)
     parent_offset, avail = ctx.get(dim, (None, None))
@@ -251,11 +282,25 @@ class _Emitter:
         _lower_ops(ops, {**self.ctx, self.dim: (offset, avail)})
 
 
-def _mark_atomic_reduces(loop) -> None:
+def _mark_atomic_reduces(loop, private_to=None) -> None:
     """Reductions in a parallel loop into locations other iterations share
-    combine atomically (see common.reorder_conflicts for "private")."""
+    combine atomically (see common.reorder_conflicts for "private").
+    Buffers allocated inside ``private_to`` (a gpu.launch: per-thread
+    memory) are never shared."""
     for op in shared_reductions(loop):
+        if private_to is not None and _defined_inside(op.operands[1], private_to):
+            continue
         op.attributes["lt.atomic"] = ir.UnitAttr.get()
+
+
+def _defined_inside(value, ancestor) -> bool:
+    owner = value.owner
+    op = owner.owner.operation if isinstance(owner, ir.Block) else owner.operation
+    while op is not None:
+        if op == ancestor:
+            return True
+        op = op.parent
+    return False
 
 
 def _located(op, message: str) -> CompileError:
@@ -282,8 +327,8 @@ def _inline_body(loop, before, iv) -> list:
 
 _FLOAT_COMBINE = {"add": arith.AddFOp, "mul": arith.MulFOp, "max": arith.MaximumFOp, "min": arith.MinimumFOp}
 _INT_COMBINE = {"add": arith.AddIOp, "mul": arith.MulIOp, "max": arith.MaxSIOp, "min": arith.MinSIOp}
-_FLOAT_ATOMIC = {"add": "addf", "mul": "mulf", "max": "maximumf", "min": "minimumf"}
-_INT_ATOMIC = {"add": "addi", "mul": "muli", "max": "maxs", "min": "mins"}
+_FLOAT_ATOMIC = {"add": "addf", "max": "maximumf", "min": "minimumf"}
+_INT_ATOMIC = {"add": "addi", "max": "maxs", "min": "mins"}
 
 
 def _is_float(t) -> bool:
@@ -301,7 +346,13 @@ def _lower_reduce(op) -> None:
     kind = ir.StringAttr(op.attributes["kind"]).value
     value, acc, *indices = list(op.operands)
     with ir.InsertionPoint(op), op.location:
-        if "lt.atomic" in op.attributes:
+        if "lt.atomic" in op.attributes and kind == "mul":
+            # No atomic multiply in LLVM: a compare-and-swap loop.
+            rmw = memref.GenericAtomicRMWOp(value.type, acc, indices)
+            block = rmw.regions[0].blocks.append(value.type)
+            with ir.InsertionPoint(block):
+                memref.AtomicYieldOp(combine(kind, block.arguments[0], value))
+        elif "lt.atomic" in op.attributes:
             name = (_FLOAT_ATOMIC if _is_float(value.type) else _INT_ATOMIC)[kind]
             attr = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), AtomicRMWKind[name].value)
             memref.AtomicRMWOp(attr, value, acc, indices)

@@ -18,3 +18,21 @@ def lower_lt_to_scf_pass(module_op, check_bounds: bool = True) -> None:
 def lower_lt_to_llvm_pass(module_op, check_bounds: bool = True) -> None:
     """lower-lt-to-scf, then the upstream CPU pipeline down to the llvm dialect."""
     lower_to_llvm_dialect(module_op, check_bounds)
+
+
+@register("lower-lt-to-gpu", _CHECK_BOUNDS)
+def lower_lt_to_gpu_pass(module_op, check_bounds: bool = True) -> None:
+    """Lower lt to gpu.launch ops: a kernel per mapped loop nest, predicated tails, atomic shared reductions."""
+    from .nvptx import lower_to_gpu
+
+    lower_to_gpu(module_op, check_bounds)
+
+
+@register("lower-lt-to-nvvm", _CHECK_BOUNDS)
+def lower_lt_to_nvvm_pass(module_op, check_bounds: bool = True) -> None:
+    """lower-lt-to-gpu, kernel outlining, then the kernels to the llvm/nvvm dialects."""
+    from .nvptx import lower_kernels_to_nvvm, lower_to_gpu, outline
+
+    lower_to_gpu(module_op, check_bounds)
+    outline(module_op)
+    lower_kernels_to_nvvm(module_op)

@@ -199,12 +199,13 @@ def _upstream_message(message: str, elements: list[str]) -> str:
 
 
 def _broken_annotation(module_op) -> str | None:
-    """A vectorize annotation some pass invalidated (moved the loop outward,
+    """A vectorize or GPU annotation some pass invalidated (moved the loop outward,
     rewrote its indices, put it under a parallel loop...), described."""
     from ..dialect.loop_tree import preorder_loops
     from ..dialect import lt
     from ..lowering.vectorize import plan
     from .common import reorder_conflicts
+    from .gpu_map import check_mapping
 
     for i, loop in enumerate(preorder_loops(module_op)):
         if "vectorize" not in lt.annotations(loop):
@@ -213,6 +214,11 @@ def _broken_annotation(module_op) -> str | None:
         why = str(problem) if problem is not None else reorder_conflicts(loop)
         if why:
             return f"L{i} vectorized although {why}"
+    problem = check_mapping(module_op)
+    if problem is not None:
+        loop, why = problem
+        index = next(i for i, l in enumerate(preorder_loops(module_op)) if l == loop)
+        return f"L{index} GPU-mapped although {why}"
     return None
 
 

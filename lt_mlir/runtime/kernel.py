@@ -9,55 +9,13 @@ writability of outputs, no overlap with an output) and raises
 from __future__ import annotations
 
 import ctypes
-from dataclasses import dataclass
 
 import numpy as np
 
 from ..dialect import lt
 from ..errors import ArgumentError, CompileError
 from ..mlir import ir
-
-_DTYPES = {
-    "f16": np.float16,
-    "f32": np.float32,
-    "f64": np.float64,
-    "i8": np.int8,
-    "i16": np.int16,
-    "i32": np.int32,
-    "i64": np.int64,
-}
-_C_TYPES = {
-    "f16": "_Float16",
-    "f32": "float",
-    "f64": "double",
-    "i8": "int8_t",
-    "i16": "int16_t",
-    "i32": "int32_t",
-    "i64": "int64_t",
-}
-
-
-@dataclass(frozen=True)
-class ArgSpec:
-    """One memref argument of an entry function."""
-
-    index: int
-    shape: tuple
-    element: str  # MLIR spelling: f32, i64, ...
-    written: bool
-
-    @property
-    def dtype(self) -> np.dtype:
-        return np.dtype(_DTYPES[self.element])
-
-    @property
-    def c_type(self) -> str:
-        return _C_TYPES[self.element]
-
-    @property
-    def nbytes(self) -> int:
-        return int(np.prod(self.shape, dtype=np.int64)) * self.dtype.itemsize
-
+from .specs import _DTYPES, ArgSpec, check_host_arrays  # noqa: F401  (ArgSpec is re-exported)
 
 def find_function(module_op, name: str | None):
     """The ``func.func`` called ``name``, or the module's only/first public one."""
@@ -172,26 +130,9 @@ class Kernel:
 
     def _check(self, arrays) -> None:
         for spec, a in zip(self.specs, arrays):
-            where = f"@{self.name} argument {spec.index}"
             if not isinstance(a, np.ndarray):
-                raise ArgumentError(f"{where}: expected a numpy.ndarray, got {type(a).__name__}")
-            if a.dtype != spec.dtype:
-                raise ArgumentError(f"{where}: expected dtype {spec.dtype}, got {a.dtype}")
-            if a.shape != spec.shape:
-                raise ArgumentError(f"{where}: expected shape {spec.shape}, got {a.shape}")
-            if not a.flags.c_contiguous:
-                raise ArgumentError(f"{where}: the array must be C-contiguous (use numpy.ascontiguousarray)")
-            if spec.written and not a.flags.writeable:
-                raise ArgumentError(f"{where}: the kernel writes this argument but the array is read-only")
-        for spec, a in zip(self.specs, arrays):
-            if not spec.written:
-                continue
-            for other, b in zip(self.specs, arrays):
-                if other.index != spec.index and np.shares_memory(a, b):
-                    raise ArgumentError(
-                        f"@{self.name} arguments {spec.index} and {other.index} overlap; "
-                        "the kernel writes one of them"
-                    )
+                raise ArgumentError(f"@{self.name} argument {spec.index}: expected a numpy.ndarray, got {type(a).__name__}")
+        check_host_arrays(self.name, self.specs, arrays)
 
     def __repr__(self) -> str:
         args = ", ".join(f"{'out ' if s.written else ''}{s.element}{list(s.shape)}" for s in self.specs)

@@ -32,15 +32,19 @@ def host_target_machine(opt: int = 3):
     )
 
 
-def optimize(llvm_ir: str, opt: int = 3):
-    """Parse and optimise LLVM IR text; returns the llvmlite module."""
+def parse_ir(llvm_ir: str):
+    """Parse and verify LLVM IR text into an llvmlite module."""
     _init()
     try:
         mod = llvm.parse_assembly(llvm_ir)
         mod.verify()
     except RuntimeError as e:
         raise CompileError(f"error: invalid LLVM IR: {' '.join(str(e).split())}") from None
-    tm = host_target_machine(opt)
+    return mod
+
+
+def run_o3(mod, tm, opt: int = 3):
+    """Retarget ``mod`` to ``tm`` and run the new pass manager's O``opt``."""
     mod.triple = tm.triple
     mod.data_layout = str(tm.target_data)
     pto = llvm.create_pipeline_tuning_options(speed_level=opt)
@@ -50,6 +54,11 @@ def optimize(llvm_ir: str, opt: int = 3):
     pb = llvm.create_pass_builder(tm, pto)
     pb.getModulePassManager().run(mod, pb)
     return mod
+
+
+def optimize(llvm_ir: str, opt: int = 3):
+    """Parse and optimise LLVM IR text for this CPU; returns the llvmlite module."""
+    return run_o3(parse_ir(llvm_ir), host_target_machine(opt), opt)
 
 
 @functools.cache

@@ -4,6 +4,7 @@
     lt-opt input.mlir --emit=loop-tree
     lt-opt input.mlir --emit=asm -o kernel.s
     lt-opt input.mlir --run
+    lt-opt input.mlir -p 'builtin.module(lt-gpu-auto)' --emit=ptx --gpu-arch=sm_90
 
 Errors are one line (``file:line:col: error: ...``) on stderr with exit code 1.
 """
@@ -14,7 +15,7 @@ import argparse
 import os
 import sys
 
-EMITS = ("mlir", "loop-tree", "llvm", "asm")
+EMITS = ("mlir", "loop-tree", "llvm", "asm", "ptx", "launch-plan")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -30,6 +31,7 @@ def _arg_parser() -> argparse.ArgumentParser:
     p.add_argument("--pass-pipeline", "-p", action="append", default=[], metavar="PIPELINE",
                    help="pipeline of lt and upstream passes, e.g. 'builtin.module(lower-lt-to-scf,canonicalize)'")
     p.add_argument("--emit", choices=EMITS, default="mlir", help="what to print (default: mlir)")
+    p.add_argument("--gpu-arch", default="sm_90", help="GPU architecture for --emit=ptx|launch-plan (default sm_90)")
     p.add_argument("--entry", default=None, help="function to compile/run (default: the first)")
     p.add_argument("--run", action="store_true", help="compile, run on random inputs, report the time")
     p.add_argument("--repeat", type=int, default=20, help="timed runs for --run (default 20)")
@@ -131,6 +133,11 @@ def run(argv: list[str] | None = None) -> int:
             return str(module)
         if args.emit == "loop-tree":
             return loop_tree(module, args.entry)
+        if args.emit in ("ptx", "launch-plan"):
+            import json
+
+            cuda = compiler.lower_cuda(module, args.entry, filename, arch=args.gpu_arch)
+            return cuda.ptx if args.emit == "ptx" else json.dumps(cuda.meta, indent=1)
         lowered = compiler.lower(module, args.entry, filename)
         mod = native.optimize(lowered.llvm_ir)
         return str(mod) if args.emit == "llvm" else native.emit_assembly(mod)

@@ -1,0 +1,333 @@
+"""The GPU half of ``lower-lt-to-scf``: lt functions become ``gpu.launch`` ops.
+
+``lower_lt_to_scf(module, target="cuda")`` (the ``lower-lt-to-gpu`` pass)
+first checks the mapping (``passes/gpu_map.py``: one copy of the rules),
+then splits each function body into launches, in program order:
+
+* each kernel (a mapped loop at the top of the function, with the mapped
+  loops nested in it) becomes one ``gpu.launch`` whose grid and block sizes
+  are the mapped loops' launch counts (innermost mapped loop = ``x``);
+* each run of other top-level statements becomes a ``gpu.launch`` of one
+  thread (correct, and as slow as that sounds; ``lt-gpu-auto`` maps what it
+  can);
+* constants, index arithmetic and ``lt.alloc`` stay at the top: a top-level
+  ``lt.alloc`` is device memory the launches share (a *scratch* buffer of
+  the compiled program), an ``lt.alloc`` inside a launch is per-thread
+  (``memref.alloca``, local memory).
+
+A mapped loop with ``F`` full iterations and a clipped one (``R`` elements)
+becomes, with ``id`` its block or thread id::
+
+    scf.if id < F  { body(id) }            (no test when F = launch count)
+    scf.if id == F { body(F) clipped to R } (only when R > 0)
+
+so the tail, and every iteration a clipped enclosing level does not reach,
+is predicated off; no thread ever touches an index outside its dim.
+Reductions into elements that several mapped iterations share are marked
+atomic (``memref.atomic_rmw`` / ``memref.generic_atomic_rmw``).  Before
+that, such a reduction inside sequential loops of the thread is
+*privatised*: it accumulates into a per-thread scalar initialised to the
+identity, which is combined into the shared element once, after the
+outermost sequential loop whose iterations all hit the same element
+(loop_tool's per-thread partial sums; exact up to the order of the
+combination, like every reordering of a reduction).
+"""
+
+from __future__ import annotations
+
+from ..dialect import lt
+from ..errors import CompileError, format_location
+from ..mlir import arith, ir, memref, scf
+from ..passes import gpu_map
+from ..passes.common import is_pure_index_op, reads_dim, shared_reductions
+from torch_mlir.dialects import gpu
+
+IDS = "@gpu"  # ctx key of the launch's hardware ids (not a dim name)
+LAUNCH = "@launch"  # ctx key of the gpu.launch being lowered
+_HOST_OPS = ("lt.alloc", "func.return")
+
+
+def check(module_op) -> None:
+    """Raise a located CompileError if the module's GPU mapping is illegal."""
+    problem = gpu_map.check_mapping(module_op)
+    if problem is not None:
+        loop, why = problem
+        where = format_location(loop.location)
+        raise CompileError(f"{where + ': ' if where else ''}error: lower-lt-to-gpu: illegal GPU mapping: {why}")
+
+
+def _stays_on_host(op) -> bool:
+    return op.name in _HOST_OPS or is_pure_index_op(op)
+
+
+def form_launches(f, emulate: bool = False) -> list:
+    """Wrap the statements of ``f`` in gpu.launch ops; returns
+    [(launch op, {("block"|"thread", axis): id value}, body block)] in
+    program order.
+
+    ``emulate``: instead of a gpu.launch, six nested ``scf.for`` loops run
+    the blocks and threads one after another on the CPU (the
+    ``cuda-emulated`` target: the GPU lowering, predication, privatisation
+    and atomics checked on any machine; races are ruled out statically by
+    the mapping rules, not by this)."""
+    entry = f.regions[0].blocks[0]
+    launches, group = [], []
+
+    def flush():
+        if group:
+            launches.append(_launch(list(group), None, emulate))
+            group.clear()
+
+    for op in lt.body_ops(entry):
+        if _stays_on_host(op):
+            continue
+        if lt.is_loop(op) and gpu_map.mapping(op):
+            flush()
+            launches.append(_launch([op], gpu_map.kernel_chain(op), emulate))
+        else:
+            group.append(op)
+    flush()
+    for launch, _, body in launches:
+        _check_contained(launch, body)
+    return launches
+
+
+def _launch(ops: list, chain, emulate: bool = False):
+    """A gpu.launch before ops[0] holding ``ops``; sized by ``chain``."""
+    grid, block = gpu_map.launch_size(chain) if chain else ([1, 1, 1], [1, 1, 1])
+    if chain:
+        for loop, (_, axis) in gpu_map.hardware_axes(chain).items():
+            loop.attributes["lt.gpu_axis"] = ir.StringAttr.get(axis)
+    if emulate:
+        return _emulated_launch(ops, grid, block)
+    with ir.InsertionPoint(ops[0]), ops[0].location:
+        launch = gpu.LaunchOp(tuple(grid), tuple(block))
+        body = launch.regions[0].blocks[0]
+        with ir.InsertionPoint(body):
+            terminator = gpu.TerminatorOp()
+    for op in ops:
+        op.move_before(terminator)
+    args = list(body.arguments)
+    ids = {("block", a): args[i] for i, a in enumerate(gpu_map.AXES)}
+    ids.update({("thread", a): args[3 + i] for i, a in enumerate(gpu_map.AXES)})
+    return launch.operation, ids, body
+
+
+def _emulated_launch(ops: list, grid: list, block: list):
+    """Loops over z, y, x of the grid, then of the block, around ``ops``."""
+    index = ir.IndexType.get()
+    ids = {}
+    anchor = ops[0]
+    outer = None
+    for kind, sizes in (("block", grid), ("thread", block)):
+        for axis in ("z", "y", "x"):
+            with ir.InsertionPoint(anchor), ops[0].location:
+                zero = arith.ConstantOp(index, 0).result
+                one = arith.ConstantOp(index, 1).result
+                bound = arith.ConstantOp(index, sizes[gpu_map.AXES.index(axis)]).result
+                loop = scf.ForOp(zero, bound, one)
+                with ir.InsertionPoint(loop.body):
+                    anchor = scf.YieldOp([])
+            outer = outer or loop.operation
+            ids[(kind, axis)] = loop.induction_variable
+    for op in ops:
+        op.move_before(anchor)
+    return outer, ids, anchor.operation.block
+
+
+def _inside(op, ancestor) -> bool:
+    while op is not None:
+        if op == ancestor:
+            return True
+        op = op.parent
+    return False
+
+
+def _check_contained(launch, body) -> None:
+    """Values computed in one launch cannot reach code outside it."""
+    for op in lt.body_ops(body):
+        for r in op.results:
+            for use in r.uses:
+                if not _inside(use.owner, launch):
+                    where = format_location(op.location)
+                    raise CompileError(
+                        f"{where + ': ' if where else ''}error: lower-lt-to-gpu: a value computed at the top "
+                        "of the function is used by another kernel; compute it inside the loop that uses it"
+                    )
+
+
+def lower_mapped_loop(loop, ctx: dict) -> None:
+    """Lower one mapped lt.loop under ``ctx`` (see the module docs)."""
+    from .lt_to_scf import _Emitter, _mark_atomic_reduces
+
+    dim, size, tail = lt.loop_dim(loop), lt.loop_size(loop), lt.loop_tail(loop)
+    step = lt.inner_extent(loop)
+    parent_offset, avail = ctx.get(dim, (None, None))
+    if avail is None:
+        full, rest = size, tail
+    else:
+        full = min(size, avail // step)
+        rest = avail - full * step
+    kind = ir.StringAttr(loop.attributes["lt.gpu"]).value
+    axis = ir.StringAttr(loop.attributes["lt.gpu_axis"]).value
+    iv = ctx[IDS][(kind, axis)]
+    _mark_atomic_reduces(loop, private_to=ctx[LAUNCH])
+    emit = _Emitter(loop, ctx, parent_offset, step, {})
+    count = gpu_map.launch_count(loop)
+    if full > 0:
+        if full == count:
+            emit.body(iv, {}, loop)
+        else:
+            emit.body(iv, {}, _guard(loop, "ult", iv, emit.constant(full)))
+    if rest > 0:
+        emit.body(emit.constant(full), {dim: rest}, _guard(loop, "eq", iv, emit.constant(full)))
+    loop.erase()
+
+
+def _guard(loop, predicate: str, iv, bound):
+    """An ``scf.if iv <predicate> bound`` before ``loop``; returns the op to
+    insert the guarded code before."""
+    with ir.InsertionPoint(loop), loop.location:
+        pred = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), _CMPI[predicate])
+        cond = arith.CmpIOp(pred, iv, bound).result
+        branch = scf.IfOp(cond)
+        with ir.InsertionPoint(branch.then_block):
+            return scf.YieldOp([])
+
+
+_CMPI = {"eq": 0, "ult": 6}
+
+
+# ------------------------------------------------------------ privatisation
+
+
+def privatise_launch(launch) -> None:
+    """``privatise`` every mapped loop of a launch, outermost first."""
+    loops = []
+    launch.walk(lambda o: (loops.append(o) if o.name == "lt.loop" and "lt.gpu_axis" in o.attributes else None, ir.WalkResult.ADVANCE)[1])
+    for loop in loops:
+        privatise(loop)
+
+
+def privatise(mapped) -> None:
+    """Give each shared reduction in ``mapped`` that sits in sequential loops
+    a per-thread accumulator (see the module docs)."""
+    for reduce in shared_reductions(mapped):
+        outer = _privatisable_loop(reduce, mapped)
+        if outer is not None:
+            _privatise(reduce, outer)
+
+
+def _defining(value):
+    owner = value.owner
+    return None if isinstance(owner, ir.Block) else owner.operation
+
+
+def _index_slice(value, stop) -> list | None:
+    """The pure index ops computing ``value`` that lie inside ``stop``, in
+    dependence order (None: something else computes it)."""
+    out = []
+
+    def visit(v):
+        op = _defining(v)
+        if op is None:
+            return not _inside_block_arg(v, stop)
+        if not _inside(op, stop):
+            return True
+        if not is_pure_index_op(op):
+            return False
+        if any(o == op for o in out):
+            return True
+        if not all(visit(x) for x in op.operands):
+            return False
+        out.append(op)
+        return True
+
+    return out if visit(value) else None
+
+
+def _inside_block_arg(v, stop) -> bool:
+    """Whether block argument ``v`` belongs to ``stop`` or an op inside it."""
+    return _inside(v.owner.owner.operation, stop)
+
+
+def _privatisable_loop(reduce, mapped):
+    """The outermost sequential lt.loop inside ``mapped`` around ``reduce``
+    whose iterations all update the same accumulator element, or None."""
+    acc = reduce.operands[1]
+    indices = list(reduce.operands)[2:]
+    best = None
+    for loop in lt.enclosing_loops(reduce):  # innermost first
+        if loop == mapped:
+            break
+        if lt.annotations(loop):
+            break
+        # Every dim of the loops from here to the reduce must stay out of the index.
+        dims = {lt.loop_dim(l) for l in lt.enclosing_loops(reduce)[: lt.enclosing_loops(reduce).index(loop) + 1]}
+        ok = True
+        for i in indices:
+            op = _defining(i)
+            if op is None:
+                if _inside_block_arg(i, loop):
+                    ok = False
+                continue
+            if any(reads_dim(op, d) for d in dims) or _index_slice(i, loop) is None:
+                ok = False
+        others = [o for o in _accesses_of(loop, acc) if o != reduce]
+        if not ok or others:
+            break
+        best = loop
+    return best
+
+
+def _accesses_of(root, buffer) -> list:
+    found = []
+
+    def visit(o):
+        if o.name in ("memref.load", "memref.store", "lt.reduce"):
+            operand = o.operands[1] if o.name != "memref.load" else o.operands[0]
+            if operand == buffer:
+                found.append(o)
+        return ir.WalkResult.ADVANCE
+
+    root.walk(visit)
+    return found
+
+
+def _privatise(reduce, outer) -> None:
+    kind = ir.StringAttr(reduce.attributes["kind"]).value
+    value, acc, *indices = list(reduce.operands)
+    element = ir.MemRefType(acc.type).element_type
+    scalar = ir.MemRefType.get([], element)
+    with ir.InsertionPoint(outer), reduce.location:
+        private = ir.Operation.create(
+            "lt.alloc", results=[scalar], attributes={"dims": ir.ArrayAttr.get([])}
+        ).results[0]
+        identity = lt.reduce_identity(kind, element)
+        if isinstance(element, ir.IntegerType):
+            init = arith.ConstantOp(element, int(identity)).result
+        else:
+            init = arith.ConstantOp(element, float(identity)).result
+        memref.StoreOp(init, private, [])
+    # the final combine, after the loop, with the index recomputed there
+    mapping = {}
+    with ir.InsertionPoint.after(outer), reduce.location:
+        new_indices = []
+        for i in indices:
+            for op in _index_slice(i, outer) or []:
+                clone = op.clone()
+                for k, operand in enumerate(list(clone.operands)):
+                    if operand in mapping:
+                        clone.operands[k] = mapping[operand]
+                for old, new in zip(op.results, clone.results):
+                    mapping[old] = new
+            new_indices.append(mapping.get(i, i))
+        partial = memref.LoadOp(private, []).result
+        ir.Operation.create(
+            "lt.reduce",
+            operands=[partial, acc, *new_indices],
+            attributes={"kind": ir.StringAttr.get(kind)},
+        )
+    with ir.InsertionPoint(reduce), reduce.location:
+        ir.Operation.create("lt.reduce", operands=[value, private], attributes={"kind": ir.StringAttr.get(kind)})
+    reduce.erase()

@@ -1,0 +1,273 @@
+"""From ``gpu.launch`` to PTX, and the launch plan the runtime follows.
+
+    lt (mapped loops) --lower-lt-to-gpu--> func with gpu.launch ops
+      --gpu-launch-sink-index-computations, gpu-kernel-outlining-->
+    host func of gpu.launch_func ops + gpu.module kernels
+      --convert-gpu-to-nvvm (bare pointers)--> llvm/nvvm dialect
+      --MLIR C API--> LLVM IR --llvmlite NVPTX (O3, libdevice)--> PTX
+
+The host function is not compiled: it is read into the artifact's launch
+plan (``runtime/cuda.py`` documents the format): for each ``launch_func``
+in order, the kernel's name, its grid and block sizes (constants: lt sizes
+are static) and where each kernel parameter comes from (an argument of the
+entry function, a top-level scratch buffer, or a constant).  The runtime
+replays that plan with the CUDA driver, so running needs neither MLIR nor
+LLVM.
+
+Math functions (``math.exp`` ...) become libdevice calls (``__nv_expf``);
+libdevice comes from the ``nvidia-cuda-nvcc`` wheel (``pip install
+'lt_mlir[cuda]'``) and is linked in before optimisation, then everything
+but the kernels is internalised so unused libdevice code disappears.
+"""
+
+from __future__ import annotations
+
+import functools
+import glob
+import os
+import sys
+from dataclasses import dataclass
+
+import llvmlite.binding as llvm
+
+from ..dialect import lt
+from ..errors import CompileError
+from ..mlir import ir
+from ..runtime import native
+from .llvm import run_pipeline, translate_to_llvm_ir
+from .lt_to_scf import lower_lt_to_scf
+
+DEFAULT_ARCH = "sm_90"
+# arch -> the PTX ISA version llvmlite's NVPTX backend should emit for it
+ARCHS = {
+    "sm_75": "+ptx64",
+    "sm_80": "+ptx70",
+    "sm_86": "+ptx71",
+    "sm_89": "+ptx78",
+    "sm_90": "+ptx80",
+    "sm_90a": "+ptx80",
+    "sm_100": "+ptx86",
+    "sm_120": "+ptx87",
+}
+
+HOST_PIPELINE = (
+    "builtin.module("
+    "func.func(canonicalize, cse), "
+    "gpu-launch-sink-index-computations, "
+    "gpu-kernel-outlining)"
+)
+DEVICE_PIPELINE = (
+    "builtin.module(gpu.module("
+    "canonicalize, cse, loop-invariant-code-motion, "
+    "expand-strided-metadata, "
+    "convert-scf-to-cf, "
+    "convert-gpu-to-nvvm{use-bare-ptr-memref-call-conv=1}, "
+    "reconcile-unrealized-casts, canonicalize))"
+)
+
+
+def check_arch(arch: str) -> str:
+    if arch not in ARCHS:
+        raise CompileError(f"error: unknown GPU architecture '{arch}' (known: {', '.join(ARCHS)})")
+    return arch
+
+
+def lower_to_gpu(module, check_bounds: bool = True) -> None:
+    """lt -> ``gpu.launch`` (the ``lower-lt-to-gpu`` step), in place."""
+    lower_lt_to_scf(module, check_bounds, target="cuda")
+
+
+def outline(module) -> None:
+    """``gpu.launch`` -> host ``gpu.launch_func`` + ``gpu.module`` kernels."""
+    run_pipeline(module, HOST_PIPELINE)
+
+
+def lower_kernels_to_nvvm(module) -> None:
+    """Kernels in gpu.module ops -> llvm + nvvm dialects."""
+    _mark_kernel_noalias(module)
+    run_pipeline(module, DEVICE_PIPELINE)
+
+
+def _mark_kernel_noalias(module) -> None:
+    """Kernel pointer parameters never overlap: entry arguments are checked
+    by the runtime, scratch buffers are separate allocations, and outlining
+    passes each value once.  Lets LLVM use the read-only data cache."""
+    kernels = []
+    module.operation.walk(lambda o: (kernels.append(o) if o.name == "gpu.func" else None, ir.WalkResult.ADVANCE)[1])
+    with module.operation.context:
+        for k in kernels:
+            ftype = ir.FunctionType(ir.TypeAttr(k.attributes["function_type"]).value)
+            attrs = [
+                ir.DictAttr.get({"llvm.noalias": ir.UnitAttr.get()} if isinstance(t, ir.MemRefType) else {})
+                for t in ftype.inputs
+            ]
+            k.attributes["arg_attrs"] = ir.ArrayAttr.get(attrs)
+
+
+def launch_plan(module, entry: str) -> tuple[list[dict], list[dict]]:
+    """(launches, scratch) of function ``entry`` after outlining."""
+    f = next(f for f in lt.functions(module.operation) if ir.StringAttr(f.attributes["sym_name"]).value == entry)
+    block = f.regions[0].blocks[0]
+    args = list(block.arguments)
+    scratch: list[dict] = []
+    scratch_values: list = []
+    launches = []
+    for op in lt.body_ops(block):
+        name = op.name
+        if name in ("arith.constant", "memref.alloc", "memref.alloca", "memref.dealloc", "func.return"):
+            continue
+        if name != "gpu.launch_func":
+            raise CompileError(f"error: lower-lt-to-gpu left '{name}' on the host; every statement must run in a kernel")
+        launch = op.opview
+        sizes = [
+            _constant(v, "launch size")
+            for v in (launch.gridSizeX, launch.gridSizeY, launch.gridSizeZ, launch.blockSizeX, launch.blockSizeY, launch.blockSizeZ)
+        ]
+        params = []
+        for v in launch.kernelOperands:
+            params.append(_param(v, args, scratch, scratch_values))
+        # gpu.module names are unique; the functions in them need not be
+        # (device_module renames each kernel after its module).
+        kernel = ir.SymbolRefAttr(op.attributes["kernel"]).value[0]
+        launches.append({"kernel": kernel, "grid": sizes[:3], "block": sizes[3:], "shared_bytes": 0, "params": params})
+    return launches, scratch
+
+
+def _param(v, args, scratch, scratch_values) -> dict:
+    for i, a in enumerate(args):
+        if v == a:
+            return {"kind": "arg", "index": i}
+    for i, s in enumerate(scratch_values):
+        if v == s:
+            return {"kind": "scratch", "index": i}
+    op = v.owner.operation if not isinstance(v.owner, ir.Block) else None
+    if op is not None and op.name in ("memref.alloc", "memref.alloca"):
+        t = ir.MemRefType(v.type)
+        scratch_values.append(v)
+        scratch.append({"shape": list(t.shape), "element": str(t.element_type)})
+        return {"kind": "scratch", "index": len(scratch) - 1}
+    if op is not None and op.name == "arith.constant":
+        t = v.type
+        if isinstance(t, ir.IndexType):
+            return {"kind": "i64", "value": _constant(v, "kernel parameter")}
+        if isinstance(t, ir.IntegerType) and ir.IntegerType(t).width in (32, 64):
+            return {"kind": f"i{ir.IntegerType(t).width}", "value": ir.IntegerAttr(op.attributes["value"]).value}
+        if isinstance(t, (ir.F32Type, ir.F64Type)):
+            return {"kind": str(t), "value": ir.FloatAttr(op.attributes["value"]).value}
+    raise CompileError(f"error: a kernel parameter of type {v.type} is not an argument, scratch buffer or constant")
+
+
+def _constant(v, what: str) -> int:
+    owner = v.owner
+    if isinstance(owner, ir.Block) or owner.operation.name != "arith.constant":
+        raise CompileError(f"error: {what} is not a constant")
+    return ir.IntegerAttr(owner.operation.attributes["value"]).value
+
+
+def device_module(module) -> ir.Module:
+    """One builtin module with every kernel (and declaration) of the
+    module's gpu.module ops, for translation to LLVM IR; each kernel takes
+    the name of its gpu.module (unique, unlike the functions in them)."""
+    out = ir.Module.create(loc=ir.Location.unknown(module.operation.context))
+    seen = set()
+    for op in lt.body_ops(module.body):
+        if op.name != "gpu.module":
+            continue
+        module_name = ir.StringAttr(op.attributes["sym_name"]).value
+        for inner in lt.body_ops(op.regions[0].blocks[0]):
+            kernel = "nvvm.kernel" in inner.attributes
+            sym = module_name if kernel else ir.StringAttr(inner.attributes["sym_name"]).value
+            if sym in seen:
+                continue  # libdevice declarations repeat in every gpu.module
+            seen.add(sym)
+            clone = inner.clone(ip=ir.InsertionPoint(out.body))
+            if kernel:
+                clone.attributes["sym_name"] = ir.StringAttr.get(sym)
+    return out
+
+
+@functools.cache
+def _init() -> None:
+    llvm.initialize_all_targets()
+    llvm.initialize_all_asmprinters()
+
+
+def nvptx_target_machine(arch: str):
+    _init()
+    target = llvm.Target.from_triple("nvptx64-nvidia-cuda")
+    return target.create_target_machine(cpu=arch, features=ARCHS[check_arch(arch)], opt=3)
+
+
+def libdevice_path() -> str | None:
+    """libdevice.10.bc from the nvidia-cuda-nvcc wheel (or $LT_LIBDEVICE)."""
+    env = os.environ.get("LT_LIBDEVICE")
+    if env:
+        return env if os.path.exists(env) else None
+    for root in dict.fromkeys(sys.path):
+        for pattern in ("nvidia/cu*/nvvm/libdevice/libdevice*.bc", "nvidia/cuda_nvcc/nvvm/libdevice/libdevice*.bc"):
+            found = sorted(glob.glob(os.path.join(root, pattern)))
+            if found:
+                return found[-1]
+    return None
+
+
+def ptx_from_llvm_ir(llvm_ir: str, arch: str) -> str:
+    """Optimise device LLVM IR (O3, libdevice linked when needed) and emit PTX."""
+    tm = nvptx_target_machine(arch)
+    mod = native.parse_ir(llvm_ir)
+    mod.triple = tm.triple
+    mod.data_layout = str(tm.target_data)
+    needed = sorted(f.name for f in mod.functions if f.is_declaration and f.name.startswith("__nv_"))
+    if needed:
+        path = libdevice_path()
+        if path is None:
+            raise CompileError(
+                f"error: the kernels call {', '.join(needed)} from libdevice, which was not found: "
+                "pip install 'lt_mlir[cuda]' (the nvidia-cuda-nvcc wheel) or set LT_LIBDEVICE"
+            )
+        with open(path, "rb") as fh:
+            lib = llvm.parse_bitcode(fh.read())
+        lib.triple = mod.triple
+        lib.data_layout = mod.data_layout
+        mod.link_in(lib)
+    kernels = {f.name for f in mod.functions if not f.is_declaration and "ptx_kernel" in str(f)}
+    for f in mod.functions:
+        if not f.is_declaration and f.name not in kernels:
+            f.linkage = "internal"
+    native.run_o3(mod, tm)
+    return tm.emit_assembly(mod)
+
+
+@dataclass
+class CudaLowered:
+    """A module compiled for CUDA: PTX, its launch plan, and the device LLVM IR."""
+
+    meta: dict
+    ptx: str
+    llvm_ir: str
+
+
+def compile_to_ptx(module, entry: str, specs, arch: str = DEFAULT_ARCH, check_bounds: bool = True) -> CudaLowered:
+    """lt module (a private copy; rewritten in place) -> PTX and launch plan."""
+    check_arch(arch)
+    with module.operation.context:
+        for f in lt.functions(module.operation):
+            if ir.StringAttr(f.attributes["sym_name"]).value != entry:
+                f.erase()
+    lower_to_gpu(module, check_bounds)
+    outline(module)
+    launches, scratch = launch_plan(module, entry)
+    lower_kernels_to_nvvm(module)
+    with module.operation.context:
+        dev = device_module(module)
+        llvm_ir = translate_to_llvm_ir(dev) if launches else ""
+    ptx = ptx_from_llvm_ir(llvm_ir, arch) if launches else ""
+    meta = {
+        "format": "lt_mlir-cuda-v1",
+        "entry": entry,
+        "arch": arch,
+        "args": [s.to_json() for s in specs],
+        "scratch": scratch,
+        "launches": launches,
+    }
+    return CudaLowered(meta, ptx, llvm_ir)

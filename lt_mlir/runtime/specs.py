@@ -1,0 +1,85 @@
+"""What a compiled entry point takes, in a form that needs no MLIR: the CPU
+kernel wrapper, the AOT header and the CUDA runtime (which must run on
+machines without torch-mlir) all describe arguments with ``ArgSpec``."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import ArgumentError
+
+_DTYPES = {
+    "f16": np.float16,
+    "f32": np.float32,
+    "f64": np.float64,
+    "i8": np.int8,
+    "i16": np.int16,
+    "i32": np.int32,
+    "i64": np.int64,
+}
+_C_TYPES = {
+    "f16": "_Float16",
+    "f32": "float",
+    "f64": "double",
+    "i8": "int8_t",
+    "i16": "int16_t",
+    "i32": "int32_t",
+    "i64": "int64_t",
+}
+
+
+@dataclass(frozen=True)
+class ArgSpec:
+    """One memref argument of an entry function."""
+
+    index: int
+    shape: tuple
+    element: str  # MLIR spelling: f32, i64, ...
+    written: bool
+
+    @property
+    def dtype(self) -> np.dtype:
+        return np.dtype(_DTYPES[self.element])
+
+    @property
+    def c_type(self) -> str:
+        return _C_TYPES[self.element]
+
+    @property
+    def nbytes(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64)) * self.dtype.itemsize
+
+    def to_json(self) -> dict:
+        return {"index": self.index, "shape": list(self.shape), "element": self.element, "written": self.written}
+
+    @classmethod
+    def from_json(cls, d: dict) -> "ArgSpec":
+        element = d["element"]
+        if element not in _DTYPES:
+            raise ValueError(f"unsupported element type {element!r}")
+        return cls(int(d["index"]), tuple(int(x) for x in d["shape"]), element, bool(d["written"]))
+
+
+def check_host_arrays(name: str, specs: list[ArgSpec], arrays) -> None:
+    """The CPU Kernel's checks: dtype, shape, C-contiguity, writable outputs,
+    no written argument overlapping another."""
+    for spec, a in zip(specs, arrays):
+        where = f"@{name} argument {spec.index}"
+        if a.dtype != spec.dtype:
+            raise ArgumentError(f"{where}: expected dtype {spec.dtype}, got {a.dtype}")
+        if a.shape != spec.shape:
+            raise ArgumentError(f"{where}: expected shape {spec.shape}, got {a.shape}")
+        if not a.flags.c_contiguous:
+            raise ArgumentError(f"{where}: the array must be C-contiguous (use numpy.ascontiguousarray)")
+        if spec.written and not a.flags.writeable:
+            raise ArgumentError(f"{where}: the kernel writes this argument but the array is read-only")
+    for spec, a in zip(specs, arrays):
+        if not spec.written:
+            continue
+        for other, b in zip(specs, arrays):
+            if other.index != spec.index and np.shares_memory(a, b):
+                raise ArgumentError(
+                    f"@{name} arguments {spec.index} and {other.index} overlap; the kernel writes one of them"
+                )

@@ -1,0 +1,161 @@
+"""The GPU test cases: an lt program, a schedule with GPU mappings, inputs
+and a NumPy reference.
+
+``tests/test_cuda.py`` uses them three ways:
+
+* on every machine: each case's PTX must assemble with ``ptxas``, and the
+  small cases run with the ``cuda-emulated`` target (the same GPU lowering,
+  blocks and threads as sequential CPU loops) on guard-paged arrays;
+* on a machine with a GPU and torch-mlir: compiled and run on the GPU;
+* on a GPU machine without torch-mlir (the lent H100): built elsewhere with
+  ``python tests/cuda_cases.py build DIR`` (PTX + JSON per case), then run
+  there with ``LT_CUDA_ARTIFACTS=DIR pytest -m gpu tests/test_cuda.py``.
+
+Building needs torch-mlir; inputs and references need only NumPy.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+
+
+@dataclass
+class Case:
+    name: str
+    program: str  # a function of lt_mlir.programs
+    args: tuple
+    steps: tuple  # pipeline elements applied in order
+    inputs: Callable  # rng -> list of arrays
+    reference: Callable  # *inputs -> expected output (float64)
+    rtol: float = 1e-5
+    emulate: bool = True  # small enough for the emulated run in CI
+    kwargs: dict = field(default_factory=dict)
+
+    def text(self) -> str:
+        """The lt module after the schedule (needs torch-mlir)."""
+        from lt_mlir import Schedule, programs
+
+        s = Schedule(getattr(programs, self.program)(*self.args, **self.kwargs))
+        for step in self.steps:
+            s.apply(step)
+        return s.text
+
+    def arrays(self) -> list:
+        return self.inputs(np.random.default_rng(sum(map(ord, self.name))))
+
+
+def _normal(*shapes):
+    return lambda rng: [rng.standard_normal(s).astype(np.float32) for s in shapes]
+
+
+def _uniform(lo, hi, *shapes):
+    return lambda rng: [rng.uniform(lo, hi, s).astype(np.float32) for s in shapes]
+
+
+def _add(a, b):
+    return a.astype(np.float64) + b
+
+
+def _matmul(a, b):
+    return a.astype(np.float64) @ b
+
+
+def _clipped(a, b):
+    return np.maximum(a.astype(np.float64)[:, :, None] * b[None], 0).sum(1)
+
+
+def _softmax(x):
+    e = np.exp(x.astype(np.float64) - x.max(1, keepdims=True))
+    return e / e.sum(1, keepdims=True)
+
+
+def _map(*pairs) -> tuple:
+    return tuple(f"lt-gpu-map{{loop={loop} to={to}}}" for loop, to in pairs)
+
+
+AUTO = ("lt-gpu-auto",)
+# A reduction over a whole row split over blocks x threads x a serial chunk:
+# after lt-distribute, L1 is the row, L2 the blocks, L3 the threads.
+def _reduce_schedule(chunk: int, threads: int) -> tuple:
+    return ("lt-distribute{loop=0}", f"lt-split{{loop=2 factor={chunk}}}", f"lt-split{{loop=2 factor={threads}}}") + _map(
+        (1, "block"), (2, "block"), (3, "thread")
+    )
+
+
+CASES = [
+    Case("add_1000_auto", "pointwise_add", (1000,), AUTO, _normal(1000, 1000), _add),
+    Case("add_1003_tail", "pointwise_add", (1003,), ("lt-split{loop=0 factor=100}",) + _map((0, "block"), (1, "thread")), _normal(1003, 1003), _add),
+    Case("add_2p26", "pointwise_add", (2**26,), AUTO, _normal(2**26, 2**26), _add, emulate=False),
+    Case("add_2p26_tail", "pointwise_add", (2**26 - 5,), AUTO, _normal(2**26 - 5, 2**26 - 5), _add, emulate=False),
+    Case("row_sum_auto", "row_sum", (300, 500), AUTO, _normal((300, 500)), lambda a: a.astype(np.float64).sum(1), rtol=1e-4),
+    Case(
+        "row_sum_atomic",
+        "row_sum",
+        (7, 5000),
+        ("lt-distribute{loop=0}", "lt-split{loop=2 factor=16}") + _map((1, "block"), (2, "thread")),
+        _normal((7, 5000)),
+        lambda a: a.astype(np.float64).sum(1),
+        rtol=1e-4,
+    ),
+    Case("col_sum_auto", "col_sum", (500, 700), AUTO, _normal((500, 700)), lambda a: a.astype(np.float64).sum(0), rtol=1e-4),
+    Case("sum_100003", "row_sum", (1, 100003), _reduce_schedule(64, 256), _uniform(0, 1, (1, 100003)), lambda a: a.astype(np.float64).sum(1), rtol=1e-4),
+    Case("sum_2p26", "row_sum", (1, 2**26), _reduce_schedule(64, 256), _uniform(0, 1, (1, 2**26)), lambda a: a.astype(np.float64).sum(1), rtol=1e-3, emulate=False),
+    Case("max_atomic", "row_max", (3, 10007), _reduce_schedule(32, 64), _normal((3, 10007)), lambda a: a.astype(np.float64).max(1)),
+    Case(
+        "prod_atomic",
+        "row_prod",
+        (4, 300),
+        ("lt-distribute{loop=0}", "lt-split{loop=2 factor=10}") + _map((1, "block"), (2, "thread")),
+        _uniform(0.99, 1.01, (4, 300)),
+        lambda a: a.astype(np.float64).prod(1),
+        rtol=1e-4,
+    ),
+    Case("matmul_auto", "matmul", (128, 96, 64), AUTO, _normal((128, 64), (64, 96)), _matmul, rtol=1e-4),
+    Case(
+        "matmul_tiled",
+        "matmul",
+        (100, 200, 64),
+        ("lt-split{loop=0 factor=16}", "lt-split{loop=2 factor=32}", "lt-swap{loop=1}")
+        + _map((0, "block"), (1, "block"), (2, "thread"), (3, "thread")),
+        _normal((100, 64), (64, 200)),
+        _matmul,
+        rtol=1e-4,
+    ),
+    Case("clipped_matmul_auto", "matmul", (128, 96, 200), AUTO, _normal((128, 200), (200, 96)), _clipped, rtol=1e-4, kwargs={"clipped": True}),
+    Case("softmax_auto", "softmax", (64, 1000), AUTO, _normal((64, 1000)), _softmax, rtol=1e-5),
+    Case("serial_row_sum", "row_sum", (16, 100), (), _normal((16, 100)), lambda a: a.astype(np.float64).sum(1), rtol=1e-4),
+]
+BY_NAME = {c.name: c for c in CASES}
+
+
+def check(case: Case, got) -> None:
+    """Assert ``got`` matches the reference within the case's tolerance."""
+    ref = case.reference(*case.arrays())
+    got = np.asarray(got, dtype=np.float64)
+    assert got.shape == ref.shape, f"{case.name}: shape {got.shape}, expected {ref.shape}"
+    scale = max(1.0, float(np.max(np.abs(ref))))
+    np.testing.assert_allclose(got, ref, rtol=case.rtol, atol=case.rtol * scale, err_msg=case.name)
+
+
+def build(directory: str, arch: str = "sm_90") -> list[str]:
+    """Compile every case to ``DIR/<name>.ptx`` + ``.json``."""
+    import lt_mlir
+
+    os.makedirs(directory, exist_ok=True)
+    written = []
+    for case in CASES:
+        paths = lt_mlir.compile_aot(case.text(), os.path.join(directory, case.name), target="cuda", arch=arch)
+        written.append(paths["json"])
+    return written
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 3 or sys.argv[1] != "build":
+        sys.exit("usage: python tests/cuda_cases.py build DIR")
+    for path in build(sys.argv[2]):
+        print(path)

@@ -1,0 +1,244 @@
+"""The CUDA backend: mapping, lowering, PTX, artifacts, and (with a GPU) runs.
+
+Without a GPU (CI) every case's PTX is assembled by ptxas and the small
+cases run through the ``cuda-emulated`` target on guard-paged arrays, which
+checks the GPU lowering's predication, privatised reductions, atomics and
+scratch buffers against NumPy.  The ``gpu`` tests run the cases on the
+device (see tests/cuda_cases.py for running them where torch-mlir is
+missing)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+
+import numpy as np
+import pytest
+
+import lt_mlir
+from lt_mlir import CompileError, PassError, Schedule, programs
+from lt_mlir.lowering import nvptx
+from lt_mlir.runtime import cuda
+
+from cuda_cases import BY_NAME, CASES, check
+from test_kernels import CHILD_TIMEOUT, ChildRun, start_child
+
+EMULATED = [c for c in CASES if c.emulate]
+
+
+def _ptxas() -> str:
+    import glob
+    import sys
+
+    found = sorted(glob.glob(os.path.join(sys.prefix, "lib", "python*", "site-packages", "nvidia", "cu*", "bin", "ptxas")))
+    assert found, "ptxas is missing: pip install -e '.[test]' installs the nvidia-cuda-nvcc wheel"
+    return found[-1]
+
+
+@pytest.fixture(scope="module")
+def lowered():
+    """case name -> CudaLowered (PTX + launch plan)."""
+    return {c.name: lt_mlir.compiler.lower_cuda(c.text()) for c in CASES}
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+def test_ptx_assembles_for_sm90(case, lowered, tmp_path):
+    got = lowered[case.name]
+    path = tmp_path / f"{case.name}.ptx"
+    path.write_text(got.ptx)
+    proc = subprocess.run([_ptxas(), "-arch=sm_90", str(path), "-o", str(tmp_path / "out.cubin")], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    kernels = {launch["kernel"] for launch in got.meta["launches"]}
+    assert {line.split("(")[0].split()[-1] for line in got.ptx.splitlines() if line.startswith(".visible .entry")} == kernels
+
+
+def test_launch_plan_of_a_tiled_add(lowered):
+    """1003 elements as 10 r 3 blocks of 100 threads: 11 blocks; in the PTX
+    blocks 0..9 run the full body, block 10 only with threads 0..2 (the
+    tail: threads past it do nothing)."""
+    got = lowered["add_1003_tail"]
+    (launch,) = got.meta["launches"]
+    assert launch["grid"] == [11, 1, 1] and launch["block"] == [100, 1, 1]
+    assert [p["kind"] for p in launch["params"]] == ["arg", "arg", "arg"]
+    assert "%ctaid.x" in got.ptx and "%tid.x" in got.ptx
+    setp = [ln.split()[-2:] for ln in got.ptx.splitlines() if "setp" in ln]
+    assert ["%r1,", "9;"] in setp  # block id > 9: not a full block
+    assert ["%r1,", "10;"] in setp and ["%r2,", "2;"] in setp  # tail block, thread id > 2
+
+
+def test_shared_reduction_is_privatised_then_atomic(lowered):
+    """The 2^26 sum accumulates 64 elements per thread in a register and
+    adds each thread's partial sum to S once: one atom.add per thread."""
+    got = lowered["sum_2p26"]
+    init, reduce = got.meta["launches"]
+    assert init["grid"] == [1, 1, 1] and init["block"] == [1, 1, 1]  # S[0] = 0 on one thread
+    assert reduce["grid"] == [4096, 1, 1] and reduce["block"] == [256, 1, 1]
+    body = got.ptx.split(f".entry {reduce['kernel']}(")[1]
+    assert body.count("atom.global.add.f32") == 1
+    assert "ld.local" not in body and "st.local" not in body  # the partial sum lives in a register
+
+
+def test_mul_reduction_uses_compare_and_swap(lowered):
+    assert "atom.global.cas" in lowered["prod_atomic"].ptx or "atom.acq_rel" in lowered["prod_atomic"].ptx
+
+
+def test_softmax_scratch_is_device_memory(lowered):
+    meta = lowered["softmax_auto"].meta
+    assert meta["scratch"] == [{"shape": [64], "element": "f32"}, {"shape": [64], "element": "f32"}]
+    assert {"kind": "scratch", "index": 0} in meta["launches"][0]["params"]
+
+
+def test_exp_links_libdevice_and_keeps_only_kernels(lowered):
+    ptx = lowered["softmax_auto"].ptx
+    assert "__nv_expf" not in ptx  # inlined from libdevice
+    assert ".visible .func" not in ptx and ".extern" not in ptx
+
+
+# ------------------------------------------------------------ emulated runs
+
+
+@pytest.fixture(scope="module")
+def emulated_runs(tmp_path_factory):
+    """Every small case compiled for cuda-emulated and run, guard-paged, in
+    a child process; returns the ChildRun."""
+    tmp = tmp_path_factory.mktemp("emulated")
+    named, cases = {}, []
+    for c in EMULATED:
+        xs = c.arrays()
+        for j, x in enumerate(xs):
+            named[f"{c.name}_{j}"] = x
+        cases.append({"key": c.name, "id": c.name, "text": c.text(), "target": "cuda-emulated", "inputs": [f"{c.name}_{j}" for j in range(len(xs))]})
+    np.savez(tmp / "inputs.npz", **named)
+    job = {"inputs": str(tmp / "inputs.npz"), "outputs": str(tmp / "outputs.npz"), "cases": cases}
+    (tmp / "job.json").write_text(json.dumps(job))
+    proc = start_child("-m", "lt_mlir.testing", str(tmp / "job.json"))
+    try:
+        out, err = proc.communicate(timeout=CHILD_TIMEOUT)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        out, err = proc.communicate()
+    outputs = {}
+    if proc.returncode == 0:
+        with np.load(job["outputs"]) as z:
+            outputs = {k: z[k] for k in z.files}
+    return ChildRun(proc.returncode, out, err, outputs)
+
+
+@pytest.mark.parametrize("case", EMULATED, ids=[c.name for c in EMULATED])
+def test_emulated_gpu_lowering_matches_numpy(case, emulated_runs):
+    if emulated_runs.returncode != 0:
+        pytest.fail(emulated_runs.describe(), pytrace=False)
+    for side in ("end", "start"):
+        check(case, emulated_runs.outputs[f"{case.name}_{side}_0"])
+
+
+# ------------------------------------------------------------ API and errors
+
+
+def test_compile_for_cuda_needs_no_gpu():
+    kernel = Schedule(programs.pointwise_add(1000)).gpu_auto().compile(target="cuda")
+    assert isinstance(kernel, cuda.CudaKernel)
+    assert repr(kernel) == "<lt_mlir.CudaKernel @add(f32[1000], f32[1000], out f32[1000]) sm_90>"
+    if not cuda.available():
+        with pytest.raises(lt_mlir.CudaError):
+            kernel(np.ones(1000, np.float32), np.ones(1000, np.float32))
+    with pytest.raises(lt_mlir.ArgumentError, match="expected shape"):
+        kernel(np.ones(999, np.float32), np.ones(1000, np.float32))
+
+
+def test_aot_artifact_round_trip(tmp_path):
+    text = Schedule(programs.softmax(8, 40)).gpu_auto().text
+    paths = lt_mlir.compile_aot(text, str(tmp_path / "softmax"), target="cuda", arch="sm_80")
+    loaded = cuda.load(paths["json"])
+    direct = lt_mlir.compiler.lower_cuda(text, arch="sm_80")
+    assert loaded.meta["launches"] == direct.meta["launches"] and loaded.ptx == direct.ptx
+    assert ".target sm_80" in loaded.ptx and loaded.arch == "sm_80"
+
+
+def test_unmapped_program_runs_as_one_thread():
+    got = lt_mlir.compiler.lower_cuda(programs.matmul(4, 5, 6))
+    assert [(l["grid"], l["block"]) for l in got.meta["launches"]] == [([1, 1, 1], [1, 1, 1])]
+
+
+def test_gpu_auto_remarks_what_stays_serial():
+    # n outside m: the n iterations share S[m], so lt-gpu-auto leaves the nest
+    s = Schedule(programs.row_sum(4, 100)).distribute(0).swap(1).gpu_auto()
+    assert s.remarks == ['lt-gpu-auto: runs on one GPU thread: L1 "for n in 100"']
+    assert "[gpu thread]" in s.loop_tree.splitlines()[0]
+
+
+def test_illegal_mapping_is_refused_when_lowering():
+    # A mapped loop under an unmapped one is legal for no pass, but IR written
+    # by hand can carry the annotation anyway.
+    text = programs.matmul(4, 5, 6).replace('{dim = "n", size = 5 : i64, tail = 0 : i64}', '{dim = "n", size = 5 : i64, tail = 0 : i64, lt.gpu = "thread"}')
+    with pytest.raises(CompileError, match=r"^-:\d+:\d+: error: lower-lt-to-gpu: illegal GPU mapping: it is inside an unmapped loop"):
+        lt_mlir.compile(text, target="cuda")
+
+
+def test_cpu_target_refuses_gpu_annotations():
+    text = Schedule(programs.pointwise_add(64)).gpu_auto().text
+    with pytest.raises(CompileError, match="GPU-mapped loops compile for target cuda"):
+        lt_mlir.compile(text)
+
+
+def test_bad_target_and_arch():
+    with pytest.raises(CompileError, match="unknown target 'metal'"):
+        lt_mlir.compile(programs.pointwise_add(4), target="metal")
+    with pytest.raises(CompileError, match="unknown GPU architecture 'sm_42'"):
+        lt_mlir.compile(programs.pointwise_add(4), target="cuda", arch="sm_42")
+
+
+def test_too_many_threads_refused():
+    with pytest.raises(PassError, match="2000 threads per block"):
+        Schedule(programs.pointwise_add(2000)).gpu_map(0, "thread")
+
+
+def test_missing_libdevice_is_a_clear_error(monkeypatch, tmp_path):
+    monkeypatch.setenv("LT_LIBDEVICE", str(tmp_path / "nope.bc"))
+    with pytest.raises(CompileError, match="libdevice"):
+        lt_mlir.compiler.lower_cuda(Schedule(programs.softmax(4, 8)).gpu_auto().text)
+
+
+def test_arch_table_matches_ptxas(tmp_path):
+    """Every architecture lt_mlir offers assembles with ptxas."""
+    text = Schedule(programs.pointwise_add(100)).gpu_auto().text
+    for arch in nvptx.ARCHS:
+        ptx = lt_mlir.compiler.lower_cuda(text, arch=arch).ptx
+        (tmp_path / "k.ptx").write_text(ptx)
+        proc = subprocess.run([_ptxas(), f"-arch={arch}", str(tmp_path / "k.ptx"), "-o", "/dev/null"], capture_output=True, text=True)
+        assert proc.returncode == 0, f"{arch}: {proc.stderr}"
+
+
+# ------------------------------------------------------------ on the GPU
+
+
+def _gpu_kernel(case):
+    artifacts = os.environ.get("LT_CUDA_ARTIFACTS")
+    if artifacts:
+        return cuda.load(os.path.join(artifacts, f"{case.name}.json"))
+    return lt_mlir.compile(case.text(), target="cuda")
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+def test_on_gpu_matches_numpy(case):
+    if not cuda.available():
+        pytest.skip("no CUDA device")
+    kernel = _gpu_kernel(case)
+    check(case, kernel(*case.arrays()))
+    check(case, kernel(*case.arrays()))  # a second call (buffers reused, outputs re-initialised)
+
+
+@pytest.mark.gpu
+def test_on_gpu_with_torch_tensors():
+    if not cuda.available():
+        pytest.skip("no CUDA device")
+    torch = pytest.importorskip("torch")
+    case = BY_NAME["add_1003_tail"]
+    kernel = _gpu_kernel(case)
+    a, b = (torch.from_numpy(x).cuda() for x in case.arrays())
+    check(case, kernel(a, b).cpu().numpy())
+    out = torch.full((1003,), float("nan"), device="cuda")
+    kernel(a, b, out)
+    check(case, out.cpu().numpy())
