@@ -33,6 +33,8 @@ else:
         Symbol,
         SymbolGenerator,
         Tensor,
+        default_hardware,
+        set_default_hardware,
         symbols,
     )
     from .frontend import abs, add, divide, exp, log, max, min, multiply, negate, reciprocal, sqrt, subtract  # noqa: A004
@@ -82,6 +84,8 @@ __all__ = [
     "c_header",
     "compile",
     "compile_aot",
+    "default_hardware",
+    "set_default_hardware",
     "loop_tree",
     "lower",
     "parse_module",

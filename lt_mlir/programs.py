@@ -122,6 +122,19 @@ def col_sum(m: int, n: int) -> str:
     return _func("col_sum", [f"%A: {a}", f"%S: {s}"], ["%init = arith.constant 0.0 : f32"] + nest.loops("n", n, (), body))
 
 
+def total_sum(m: int, n: int) -> str:
+    """S[] = sum_{m,n} A[m, n], columns outside rows (a GPU maps the columns
+    to threads, each walking its column: coalesced, with one partial sum a
+    thread)."""
+    a = f"memref<{m}x{n}xf32>"
+    nest = Nest()
+    inner = nest.loops(
+        "m", m, (), [_dim("m"), f"%a = memref.load %A[%m, %n] : {a}", '"lt.reduce"(%a, %S) {kind = "add"} : (f32, memref<f32>) -> ()']
+    )
+    body = nest.loops("n", n, (), [_dim("n")] + inner)
+    return _func("total_sum", [f"%A: {a}", "%S: memref<f32>"], ["%init = arith.constant 0.0 : f32", "memref.store %init, %S[] : memref<f32>"] + body)
+
+
 def matmul(
     m: int,
     n: int,

@@ -105,6 +105,8 @@ CASES = [
     Case("col_sum_auto", "col_sum", (500, 700), AUTO, _normal((500, 700)), lambda a: a.astype(np.float64).sum(0), rtol=1e-4),
     Case("sum_100003", "row_sum", (1, 100003), _reduce_schedule(64, 256), _uniform(0, 1, (1, 100003)), lambda a: a.astype(np.float64).sum(1), rtol=1e-4),
     Case("sum_2p26", "row_sum", (1, 2**26), _reduce_schedule(64, 256), _uniform(0, 1, (1, 2**26)), lambda a: a.astype(np.float64).sum(1), rtol=1e-3, emulate=False),
+    Case("total_sum_2p26", "total_sum", (256, 2**18), ("lt-split{loop=0 factor=256}",) + _map((0, "block"), (1, "thread")), _uniform(0, 1, (256, 2**18)), lambda a: a.astype(np.float64).sum(), rtol=1e-3, emulate=False),
+    Case("total_sum_tail", "total_sum", (64, 4000), ("lt-split{loop=0 factor=256}",) + _map((0, "block"), (1, "thread")), _uniform(0, 1, (64, 4000)), lambda a: a.astype(np.float64).sum(), rtol=1e-4),
     Case("max_atomic", "row_max", (3, 10007), _reduce_schedule(32, 64), _normal((3, 10007)), lambda a: a.astype(np.float64).max(1)),
     Case(
         "prod_atomic",

@@ -68,15 +68,27 @@ def test_launch_plan_of_a_tiled_add(lowered):
 
 
 def test_shared_reduction_is_privatised_then_atomic(lowered):
-    """The 2^26 sum accumulates 64 elements per thread in a register and
-    adds each thread's partial sum to S once: one atom.add per thread."""
+    """The 2^26 sum accumulates 64 elements per thread in a register, the
+    warp combines its 32 partial sums with shuffles, and lane 0 adds the
+    result to S: one atom.add per warp."""
     got = lowered["sum_2p26"]
     init, reduce = got.meta["launches"]
     assert init["grid"] == [1, 1, 1] and init["block"] == [1, 1, 1]  # S[0] = 0 on one thread
     assert reduce["grid"] == [4096, 1, 1] and reduce["block"] == [256, 1, 1]
     body = got.ptx.split(f".entry {reduce['kernel']}(")[1]
     assert body.count("atom.global.add.f32") == 1
+    assert body.count("shfl.sync.bfly.b32") == 5 and "%laneid" in body
     assert "ld.local" not in body and "st.local" not in body  # the partial sum lives in a register
+
+
+def test_no_warp_shuffle_under_a_thread_guard(lowered):
+    """4000 columns = 15 r 160 blocks of 256 threads: full blocks combine
+    across the warp; in the tail block threads 160.. are off, so each thread
+    adds its own partial sum (a shuffle there would read inactive lanes)."""
+    got = lowered["total_sum_tail"]
+    body = got.ptx.split(f".entry {got.meta['launches'][1]['kernel']}(")[1]
+    assert body.count("shfl.sync.bfly.b32") == 5
+    assert body.count("atom.global.add.f32") == 2
 
 
 def test_mul_reduction_uses_compare_and_swap(lowered):
@@ -242,3 +254,32 @@ def test_on_gpu_with_torch_tensors():
     out = torch.full((1003,), float("nan"), device="cuda")
     kernel(a, b, out)
     check(case, out.cpu().numpy())
+
+
+# ------------------------------------------------------------ the frontend
+
+
+@pytest.fixture
+def hardware():
+    yield lt_mlir.set_default_hardware
+    lt_mlir.set_default_hardware("cpu")
+
+
+def test_frontend_selects_the_gpu(hardware):
+    s = lt_mlir.SymbolGenerator()
+    rng = np.random.default_rng(3)
+    A, B = rng.standard_normal((33, 20)).astype(np.float32), rng.standard_normal((20, 17)).astype(np.float32)
+    c = (lt_mlir.Tensor(s.m, s.k).set(A) * lt_mlir.Tensor(s.k, s.n).set(B)).sum(s.k)
+    # loop_tool's default schedule (m { n {C = 0}; k { n {C += ..} } }) has no
+    # mapping: lt-gpu-auto maps m, whose body is not one loop, to threads.
+    kernel = c.compile(target="cuda")
+    assert isinstance(kernel, cuda.CudaKernel)
+    assert [(l["grid"], l["block"]) for l in kernel.meta["launches"]] == [([1, 1, 1], [33, 1, 1])]
+    np.testing.assert_allclose(c.numpy(target="cuda-emulated"), A.astype(np.float64) @ B, rtol=1e-5, atol=1e-5)
+    hardware("cuda-emulated")
+    assert lt_mlir.default_hardware() == "cuda-emulated"
+    np.testing.assert_allclose(c.numpy(), A.astype(np.float64) @ B, rtol=1e-5, atol=1e-5)
+    with pytest.raises(lt_mlir.FrontendError, match="unknown hardware 'tpu'"):
+        hardware("tpu")
+    with pytest.raises(lt_mlir.FrontendError, match="unknown target 'gpu'"):
+        c.numpy(target="gpu")

@@ -14,7 +14,7 @@ See ``tensor.py`` (the Tensor API), ``sizes.py`` (size inference) and
 
 from .errors import FrontendError, SizeError
 from .symbols import Expr, Size, Symbol, SymbolGenerator, symbols
-from .tensor import Tensor, clear_cache, stats
+from .tensor import Tensor, clear_cache, default_hardware, set_default_hardware, stats
 
 
 def _unary(fn: str):
@@ -63,6 +63,7 @@ __all__ = [
     "abs",
     "add",
     "clear_cache",
+    "default_hardware",
     "divide",
     "exp",
     "log",
@@ -71,6 +72,7 @@ __all__ = [
     "multiply",
     "negate",
     "reciprocal",
+    "set_default_hardware",
     "sqrt",
     "stats",
     "subtract",

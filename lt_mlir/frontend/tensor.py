@@ -51,6 +51,47 @@ stats = {"compiles": 0, "kernel_hits": 0, "runs": 0}
 _UNARY_NAMES = ("neg", "exp", "log", "sqrt", "abs", "reciprocal")
 
 
+HARDWARE = ("cpu", "cuda", "cuda-emulated")
+_DEFAULT_HARDWARE = ["cpu"]
+
+
+def set_default_hardware(name: str) -> None:
+    """Where tensors compute from now on: ``"cpu"`` (the default), ``"cuda"``
+    (an NVIDIA GPU; schedules without GPU mappings get ``lt-gpu-auto``) or
+    ``"cuda-emulated"`` (the GPU lowering run on the CPU)."""
+    if name not in HARDWARE:
+        raise FrontendError(f"unknown hardware '{name}' (one of: {', '.join(HARDWARE)})")
+    _DEFAULT_HARDWARE[0] = name
+
+
+def default_hardware() -> str:
+    return _DEFAULT_HARDWARE[0]
+
+
+def _target(target: str | None) -> str:
+    if target is None:
+        return _DEFAULT_HARDWARE[0]
+    if target not in HARDWARE:
+        raise FrontendError(f"unknown target '{target}' (one of: {', '.join(HARDWARE)})")
+    return target
+
+
+def _for_target(text: str, target: str) -> str:
+    """The module to compile for ``target``: on a GPU, a schedule with no
+    GPU mapping gets lt-gpu-auto's (loop_tool's default schedule mapped to
+    blocks and threads)."""
+    if target == "cpu" or "lt.gpu" in text:
+        return text
+    key = (text, "lt-gpu-auto")
+    mapped = _SCHEDULED.get(key)
+    if mapped is None:
+        from ..schedule import Schedule
+
+        mapped = Schedule(text).gpu_auto().text
+        _SCHEDULED[key] = mapped
+    return mapped
+
+
 def clear_cache() -> None:
     """Forget every compiled kernel (tests use it to count compiles)."""
     _KERNELS.clear()
@@ -58,17 +99,19 @@ def clear_cache() -> None:
     _CHECKED.clear()
 
 
-def _kernel(text: str):
-    k = _KERNELS.get(text)
+def _kernel(text: str, target: str = "cpu"):
+    text = _for_target(text, target)
+    key = (text, target)
+    k = _KERNELS.get(key)
     if k is not None:
-        _KERNELS.move_to_end(text)
+        _KERNELS.move_to_end(key)
         stats["kernel_hits"] += 1
         return k
     from ..compiler import compile as compile_module
 
-    k = compile_module(text)
+    k = compile_module(text, target=target)
     stats["compiles"] += 1
-    _KERNELS[text] = k
+    _KERNELS[key] = k
     if len(_KERNELS) > _KERNEL_CACHE_SIZE:
         _KERNELS.popitem(last=False)
     return k
@@ -663,9 +706,10 @@ class Tensor:
 
         return Schedule(self.code)
 
-    def compile(self):
-        """Compile (or fetch from the cache) the kernel; returns it."""
-        return _kernel(self.code)
+    def compile(self, target: str | None = None):
+        """Compile (or fetch from the cache) the kernel for ``target``
+        (default: ``lt.set_default_hardware``'s); returns it."""
+        return _kernel(self.code, _target(target))
 
     @property
     def compiled(self):
@@ -676,30 +720,32 @@ class Tensor:
         """The optimised LLVM IR of the compiled kernel."""
         return self.compile().llvm_ir
 
-    def _run(self) -> np.ndarray:
+    def _run(self, target: str | None = None) -> np.ndarray:
+        target = _target(target)
         if self._op == "leaf":
             if self._data is None:
                 raise FrontendError(f"{self._describe()} has no data: call .set(array) on it first")
             return self._array(self._leaf_dtype() or "f32", 0)
         low = self._lowered()
         text = self._scheduled_text(low)
-        key = (text, tuple((id(leaf), leaf._version) for leaf in low.leaves))
+        key = (text, target, tuple((id(leaf), leaf._version) for leaf in low.leaves))
         if self._result is not None and self._result[0] == key:
             return self._result[1]
         arrays = [leaf._array(low.dtype, i) for i, leaf in enumerate(low.leaves)]
-        kernel = _kernel(text)
+        kernel = _kernel(text, target)
         out = kernel(*arrays)
         stats["runs"] += 1
         self._result = (key, out)
         return out
 
-    def numpy(self) -> np.ndarray:
-        """The values, computed (once per change of inputs) as a NumPy array."""
-        return np.array(self._run(), copy=True)
+    def numpy(self, target: str | None = None) -> np.ndarray:
+        """The values, computed (once per change of inputs) as a NumPy array,
+        on ``target`` (default: ``lt.set_default_hardware``'s)."""
+        return np.array(self._run(target), copy=True)
 
-    def resolve(self) -> "Tensor":
+    def resolve(self, target: str | None = None) -> "Tensor":
         """Compute now (``numpy()`` then returns the stored result)."""
-        self._run()
+        self._run(target)
         return self
 
     def force_recompute(self) -> "Tensor":

@@ -44,6 +44,9 @@ from torch_mlir.dialects import gpu
 
 IDS = "@gpu"  # ctx key of the launch's hardware ids (not a dim name)
 LAUNCH = "@launch"  # ctx key of the gpu.launch being lowered
+THREADS = "@threads"  # ctx key: threads per block (0 when emulated)
+DIVERGENT = "@divergent"  # ctx key: inside a thread-level guard
+WARP = 32
 _HOST_OPS = ("lt.alloc", "func.return")
 
 
@@ -173,14 +176,16 @@ def lower_mapped_loop(loop, ctx: dict) -> None:
     iv = ctx[IDS][(kind, axis)]
     _mark_atomic_reduces(loop, private_to=ctx[LAUNCH])
     emit = _Emitter(loop, ctx, parent_offset, step, {})
+    # Code under a guard on a thread id runs on part of a warp only.
+    guarded = _Emitter(loop, {**ctx, DIVERGENT: True} if kind == "thread" else ctx, parent_offset, step, {})
     count = gpu_map.launch_count(loop)
     if full > 0:
         if full == count:
             emit.body(iv, {}, loop)
         else:
-            emit.body(iv, {}, _guard(loop, "ult", iv, emit.constant(full)))
+            guarded.body(iv, {}, _guard(loop, "ult", iv, emit.constant(full)))
     if rest > 0:
-        emit.body(emit.constant(full), {dim: rest}, _guard(loop, "eq", iv, emit.constant(full)))
+        guarded.body(emit.constant(full), {dim: rest}, _guard(loop, "eq", iv, emit.constant(full)))
     loop.erase()
 
 
@@ -207,6 +212,60 @@ def privatise_launch(launch) -> None:
     launch.walk(lambda o: (loops.append(o) if o.name == "lt.loop" and "lt.gpu_axis" in o.attributes else None, ir.WalkResult.ADVANCE)[1])
     for loop in loops:
         privatise(loop)
+    threads = [l for l in loops if ir.StringAttr(l.attributes["lt.gpu"]).value == "thread"]
+    if threads:
+        _mark_warp_uniform(threads)
+
+
+def _mark_warp_uniform(thread_loops) -> None:
+    """Mark ``lt.warp_uniform`` the 32-bit reductions whose element does not
+    depend on the thread: every thread of a warp updates the same element,
+    so the warp can combine its values with shuffles and update it once
+    (``lower_reduce``)."""
+    dims = {lt.loop_dim(l) for l in thread_loops}
+    found = []
+    thread_loops[-1].walk(lambda o: (found.append(o) if o.name == "lt.reduce" else None, ir.WalkResult.ADVANCE)[1])
+    for op in found:
+        element = op.operands[0].type
+        if not (isinstance(element, (ir.F32Type,)) or (isinstance(element, ir.IntegerType) and ir.IntegerType(element).width == 32)):
+            continue
+        uniform = True
+        for index in list(op.operands)[2:]:
+            src = _defining(index)
+            if src is None:
+                uniform = not any(_inside_block_arg(index, l) and index == lt.loop_body(l).arguments[0] for l in thread_loops) and uniform
+                uniform = uniform and not _inside_block_arg(index, thread_loops[-1])
+            elif any(reads_dim(src, d) for d in dims) or _index_slice(index, thread_loops[0]) is None:
+                uniform = False
+        if uniform:
+            op.attributes["lt.warp_uniform"] = ir.UnitAttr.get()
+
+
+def warp_combine(op, ctx: dict) -> bool:
+    """Whether atomic reduction ``op`` may be combined across the warp here:
+    uniform element, all 32 lanes present and converged (no thread guard)."""
+    return (
+        "lt.warp_uniform" in op.attributes
+        and bool(ctx.get(THREADS))
+        and ctx[THREADS] % WARP == 0
+        and not ctx.get(DIVERGENT)
+    )
+
+
+def combine_across_warp(kind: str, value, combine):
+    """Butterfly shuffles: every lane ends with the warp's combined value;
+    returns (value, lane == 0)."""
+    i32 = ir.IntegerType.get_signless(32)
+    width = arith.ConstantOp(i32, WARP).result
+    offset = WARP // 2
+    while offset:
+        shuffled = gpu.ShuffleOp(value, arith.ConstantOp(i32, offset).result, width, gpu.ShuffleMode.XOR)
+        value = combine(kind, value, shuffled.results[0])
+        offset //= 2
+    lane = gpu.LaneIdOp().result
+    zero = arith.ConstantOp(ir.IndexType.get(), 0).result
+    first = arith.CmpIOp(ir.IntegerAttr.get(ir.IntegerType.get_signless(64), _CMPI["eq"]), lane, zero).result
+    return value, first
 
 
 def privatise(mapped) -> None:

@@ -73,7 +73,8 @@ def _lower_function(f, target: str = "cpu") -> None:
             lt_to_gpu.privatise_launch(launch)
             if not emulate:  # emulated threads run one by one: function-level buffers do
                 _hoist_allocs(launch, body, device=True)
-            _lower_ops(list(body.operations), {lt_to_gpu.IDS: ids, lt_to_gpu.LAUNCH: launch})
+            threads = 0 if emulate else _threads_per_block(body)
+            _lower_ops(list(body.operations), {lt_to_gpu.IDS: ids, lt_to_gpu.LAUNCH: launch, lt_to_gpu.THREADS: threads})
     else:
         _check_annotations(f)
     _hoist_allocs(f, entry)
@@ -159,7 +160,7 @@ def _lower_ops(ops: list, ctx: dict) -> None:
         elif name == "lt.dim":
             _lower_dim(op, ctx)
         elif name == "lt.reduce":
-            _lower_reduce(op)
+            _lower_reduce(op, ctx)
         else:
             for region in op.regions:
                 for block in region.blocks:
@@ -342,21 +343,49 @@ def combine(kind: str, old: ir.Value, value: ir.Value) -> ir.Value:
     return (_FLOAT_COMBINE if _is_float(value.type) else _INT_COMBINE)[kind](old, value).result
 
 
-def _lower_reduce(op) -> None:
+def _lower_reduce(op, ctx: dict | None = None) -> None:
     kind = ir.StringAttr(op.attributes["kind"]).value
     value, acc, *indices = list(op.operands)
     with ir.InsertionPoint(op), op.location:
-        if "lt.atomic" in op.attributes and kind == "mul":
-            # No atomic multiply in LLVM: a compare-and-swap loop.
-            rmw = memref.GenericAtomicRMWOp(value.type, acc, indices)
-            block = rmw.regions[0].blocks.append(value.type)
-            with ir.InsertionPoint(block):
-                memref.AtomicYieldOp(combine(kind, block.arguments[0], value))
+        if "lt.atomic" in op.attributes and ctx and _gpu_warp_combine(op, ctx):
+            from .lt_to_gpu import combine_across_warp
+
+            value, first = combine_across_warp(kind, value, combine)
+            branch = scf.IfOp(first)
+            with ir.InsertionPoint(branch.then_block):
+                _atomic(kind, value, acc, indices)
+                scf.YieldOp([])
         elif "lt.atomic" in op.attributes:
-            name = (_FLOAT_ATOMIC if _is_float(value.type) else _INT_ATOMIC)[kind]
-            attr = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), AtomicRMWKind[name].value)
-            memref.AtomicRMWOp(attr, value, acc, indices)
+            _atomic(kind, value, acc, indices)
         else:
             old = memref.LoadOp(acc, indices).result
             memref.StoreOp(combine(kind, old, value), acc, indices)
     op.erase()
+
+
+def _gpu_warp_combine(op, ctx: dict) -> bool:
+    from . import lt_to_gpu
+
+    return lt_to_gpu.IDS in ctx and lt_to_gpu.warp_combine(op, ctx)
+
+
+def _atomic(kind: str, value, acc, indices) -> None:
+    if kind == "mul":
+        # No atomic multiply in LLVM: a compare-and-swap loop.
+        rmw = memref.GenericAtomicRMWOp(value.type, acc, indices)
+        block = rmw.regions[0].blocks.append(value.type)
+        with ir.InsertionPoint(block):
+            memref.AtomicYieldOp(combine(kind, block.arguments[0], value))
+    else:
+        name = (_FLOAT_ATOMIC if _is_float(value.type) else _INT_ATOMIC)[kind]
+        attr = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), AtomicRMWKind[name].value)
+        memref.AtomicRMWOp(attr, value, acc, indices)
+
+
+def _threads_per_block(body) -> int:
+    """Threads per block of the gpu.launch whose body is ``body``."""
+    launch = body.owner.opview
+    total = 1
+    for v in (launch.blockSizeX, launch.blockSizeY, launch.blockSizeZ):
+        total *= ir.IntegerAttr(v.owner.attributes["value"]).value
+    return total

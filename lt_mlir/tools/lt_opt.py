@@ -137,7 +137,11 @@ def run(argv: list[str] | None = None) -> int:
             import json
 
             cuda = compiler.lower_cuda(module, args.entry, filename, arch=args.gpu_arch)
-            return cuda.ptx if args.emit == "ptx" else json.dumps(cuda.meta, indent=1)
+            if args.emit == "ptx":
+                return cuda.ptx
+            lines = [f"{json.dumps(k)}: {json.dumps(v)}" for k, v in cuda.meta.items() if k != "launches"]
+            launches = ",\n  ".join(json.dumps(launch) for launch in cuda.meta["launches"])
+            return "{" + ",\n ".join(lines) + ',\n "launches": [\n  ' + launches + "]}"
         lowered = compiler.lower(module, args.entry, filename)
         mod = native.optimize(lowered.llvm_ir)
         return str(mod) if args.emit == "llvm" else native.emit_assembly(mod)

@@ -27,3 +27,12 @@ except OSError:
 for feature in ("avx2", "avx512f"):
     if feature in flags:
         config.available_features.add(feature)
+
+# ptxas from the nvidia-cuda-nvcc wheel (a test dependency): PTX the compiler
+# emits must assemble.
+import glob
+
+_ptxas = sorted(glob.glob(os.path.join(sys.prefix, "lib", "python*", "site-packages", "nvidia", "cu*", "bin", "ptxas")))
+if _ptxas:
+    config.available_features.add("ptxas")
+    config.substitutions.append(("%ptxas", _ptxas[-1]))
