@@ -3,9 +3,8 @@
 Without a GPU (CI) every case's PTX is assembled by ptxas and the small
 cases run through the ``cuda-emulated`` target on guard-paged arrays, which
 checks the GPU lowering's predication, privatised reductions, atomics and
-scratch buffers against NumPy.  The ``gpu`` tests run the cases on the
-device (see tests/cuda_cases.py for running them where torch-mlir is
-missing)."""
+scratch buffers against NumPy.  ``tests/test_cuda_device.py`` runs the
+same cases on a GPU."""
 
 from __future__ import annotations
 
@@ -21,7 +20,7 @@ from lt_mlir import CompileError, PassError, Schedule, programs
 from lt_mlir.lowering import nvptx
 from lt_mlir.runtime import cuda
 
-from cuda_cases import BY_NAME, CASES, check
+from cuda_cases import CASES, check
 from test_kernels import CHILD_TIMEOUT, ChildRun, start_child
 
 EMULATED = [c for c in CASES if c.emulate]
@@ -220,40 +219,6 @@ def test_arch_table_matches_ptxas(tmp_path):
         (tmp_path / "k.ptx").write_text(ptx)
         proc = subprocess.run([_ptxas(), f"-arch={arch}", str(tmp_path / "k.ptx"), "-o", "/dev/null"], capture_output=True, text=True)
         assert proc.returncode == 0, f"{arch}: {proc.stderr}"
-
-
-# ------------------------------------------------------------ on the GPU
-
-
-def _gpu_kernel(case):
-    artifacts = os.environ.get("LT_CUDA_ARTIFACTS")
-    if artifacts:
-        return cuda.load(os.path.join(artifacts, f"{case.name}.json"))
-    return lt_mlir.compile(case.text(), target="cuda")
-
-
-@pytest.mark.gpu
-@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
-def test_on_gpu_matches_numpy(case):
-    if not cuda.available():
-        pytest.skip("no CUDA device")
-    kernel = _gpu_kernel(case)
-    check(case, kernel(*case.arrays()))
-    check(case, kernel(*case.arrays()))  # a second call (buffers reused, outputs re-initialised)
-
-
-@pytest.mark.gpu
-def test_on_gpu_with_torch_tensors():
-    if not cuda.available():
-        pytest.skip("no CUDA device")
-    torch = pytest.importorskip("torch")
-    case = BY_NAME["add_1003_tail"]
-    kernel = _gpu_kernel(case)
-    a, b = (torch.from_numpy(x).cuda() for x in case.arrays())
-    check(case, kernel(a, b).cpu().numpy())
-    out = torch.full((1003,), float("nan"), device="cuda")
-    kernel(a, b, out)
-    check(case, out.cpu().numpy())
 
 
 # ------------------------------------------------------------ the frontend

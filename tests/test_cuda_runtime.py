@@ -467,6 +467,20 @@ def test_device_arguments_are_checked_before_the_driver(no_driver, monkeypatch, 
         kernel(FakeCudaArray(a), FakeCudaArray(b), make_c(np.zeros(N, np.float32)))
 
 
+def test_misaligned_device_arrays_are_rejected(no_driver, monkeypatch):
+    """The compiler promises LLVM 16-byte aligned pointers (vector loads);
+    a view one float into an allocation breaks that promise."""
+    monkeypatch.delenv("LT_CUDA_DEVICE", raising=False)
+    a, b = inputs()
+    kernel = cuda_rt.CudaKernel({**vadd_meta(), "alignment": 16}, PTX)
+    raw = np.zeros(N + 8, np.float32)
+    start = (-(raw.ctypes.data // 4)) % 4  # floats to the next 16-byte boundary
+    misaligned = raw[start + 1 : start + 1 + N]
+    assert misaligned.ctypes.data % 16 == 4
+    with pytest.raises(ArgumentError, match="argument 2: the data at 0x[0-9a-f]+ is not 16-byte aligned"):
+        kernel(FakeCudaArray(a), FakeCudaArray(b), FakeCudaArray(misaligned))
+
+
 def test_device_arguments_that_overlap_an_output_are_rejected(no_driver):
     a, b = inputs()
     kernel = cuda_rt.CudaKernel(vadd_meta(), PTX)

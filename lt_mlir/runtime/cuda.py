@@ -12,6 +12,7 @@ A program is PTX text plus a JSON-serialisable metadata dict::
     {"format": "lt_mlir-cuda-v1",
      "entry": "matmul",                # the lt function's name
      "arch": "sm_90",                  # what the PTX targets
+     "alignment": 16,                  # bytes every pointer must be aligned to
      "args": [ArgSpec.to_json(), ...], # the entry's memref arguments, in order
      "scratch": [{"shape": [64, 32], "element": "f32"}, ...],
      "launches": [                     # run in this order on one stream
@@ -20,6 +21,8 @@ A program is PTX text plus a JSON-serialisable metadata dict::
          "params": [{"kind": "arg", "index": 0}, {"kind": "scratch", "index": 0},
                     {"kind": "i64", "value": 256}, {"kind": "f32", "value": 1.5}]}]}
 
+``alignment`` (optional, bytes) is what the kernels assume of every
+pointer; device arrays that are not that aligned are refused.
 ``scratch`` lists device temporaries the kernels share; they are allocated
 once per ``CudaKernel`` and reused across calls.  A kernel parameter is
 either a 64-bit device pointer (``arg``/``scratch``: the address of that
@@ -537,6 +540,9 @@ class CudaKernel:
         if not isinstance(ptx, str) or not ptx.strip():
             raise CudaError(f"{source}: the PTX text is empty")
         self.name, self.arch, self.specs, self._scratch, self._launches = _parse_meta(meta, source)
+        self.alignment = meta.get("alignment", 1)
+        if not isinstance(self.alignment, int) or self.alignment < 1 or self.alignment & (self.alignment - 1):
+            raise CudaError(f"{source}: 'alignment' must be a power of two, got {self.alignment!r}")
         self.meta = meta
         self.ptx = ptx
         k = len(self.specs)
@@ -668,6 +674,11 @@ class CudaKernel:
             raise ArgumentError(f"{where}: expected shape {spec.shape}, got {view.shape}")
         if not view.is_c_contiguous():
             raise ArgumentError(f"{where}: the array must be C-contiguous (row-major without gaps; use .contiguous())")
+        if view.pointer % self.alignment:
+            raise ArgumentError(
+                f"{where}: the data at 0x{view.pointer:x} is not {self.alignment}-byte aligned, which the kernel's "
+                "vector accesses need (a view at an offset? use .clone())"
+            )
         return view
 
     # -- the driver --

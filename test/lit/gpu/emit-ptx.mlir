@@ -1,6 +1,8 @@
 // From gpu.launch to PTX.  lower-lt-to-nvvm = lower-lt-to-gpu, kernel
 // outlining (gpu.launch_func on the host, one gpu.module per kernel), then
-// convert-gpu-to-nvvm with bare-pointer kernel parameters (marked noalias).
+// convert-gpu-to-nvvm with bare-pointer kernel parameters (noalias, and
+// 16-byte aligned: the runtime checks it, LLVM merges a thread's neighbouring
+// accesses into vector loads).
 // --emit=ptx runs the whole chain (LLVM IR through the MLIR C API, llvmlite's
 // NVPTX backend at O3); --emit=launch-plan prints what the runtime replays.
 // RUN: lt-opt %s --split-input-file -p 'builtin.module(lower-lt-to-nvvm)' | filecheck %s --check-prefix=NVVM
@@ -12,7 +14,7 @@
 //
 // NVVM-LABEL: gpu.launch_func @add_kernel::@add_kernel blocks in (%{{.*}}) threads in
 // NVVM:       gpu.module @add_kernel {
-// NVVM-NEXT:    llvm.func @add_kernel(%{{.*}}: !llvm.ptr {llvm.noalias}, %{{.*}}: !llvm.ptr {llvm.noalias}, %{{.*}}: !llvm.ptr {llvm.noalias}) attributes {{{.*}}nvvm.kernel, nvvm.maxntid = array<i32: 256, 1, 1>}
+// NVVM-NEXT:    llvm.func @add_kernel(%{{.*}}: !llvm.ptr {llvm.align = 16 : i64, llvm.noalias}, %{{.*}}: !llvm.ptr {llvm.align = 16 : i64, llvm.noalias}, %{{.*}}: !llvm.ptr {llvm.align = 16 : i64, llvm.noalias}) attributes {{{.*}}nvvm.kernel, nvvm.maxntid = array<i32: 256, 1, 1>}
 // NVVM:         nvvm.read.ptx.sreg.ctaid.x
 // NVVM:         nvvm.read.ptx.sreg.tid.x
 // NVVM:         llvm.icmp "ult"

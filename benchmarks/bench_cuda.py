@@ -1,0 +1,214 @@
+"""lt_mlir on an NVIDIA GPU against torch, in one process, on the same inputs.
+
+1. Pointwise add of 2^26 fp32 (lt-gpu-auto: a thread an element), as
+   bandwidth against ``torch.add(a, b, out=c)``.  Target: >= 90%.
+2. Sum of 2^26 fp32 (viewed as 256 x 2^18: a thread a column, coalesced,
+   partial sums combined across the warp, one atomic a warp), as bandwidth
+   against ``torch.sum``.  Target: >= 80%.
+3. Clipped matmul 1024^3, ``C = sum_k max(A[m,k] * B[k,n], 0)``, register
+   tiled (blocks of 16 x 16 threads, a 4 x 4 tile of C a thread), against
+   torch's materialised ``clamp(A[:,:,None] * B[None], min=0).sum(1)``.
+   Target: >= 10x faster.
+4. SGEMM 4096^3 fp32 (the same tiling, 4 x 4 and 8 x 8 tiles a thread) as a
+   fraction of cuBLAS (torch.matmul with TF32 off).
+
+The machine that runs the GPU need not have torch-mlir: compile where it is,
+run where the GPU is::
+
+    python benchmarks/bench_cuda.py build .gpu-artifacts   # PTX + JSON per kernel
+    python benchmarks/bench_cuda.py run .gpu-artifacts     # needs torch, cuda-python
+    python benchmarks/bench_cuda.py                        # both, on one machine
+
+Times are medians of CUDA-event timings after warm-up; every lt kernel's
+result is checked against torch's before it is timed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
+
+ADD_N = 2**26
+SUM_ROWS, SUM_COLS = 256, 2**18  # 2^26 elements
+CLIP_N = 1024
+GEMM_N = 4096
+
+
+def _map(*pairs) -> list:
+    return [f"lt-gpu-map{{loop={loop} to={to}}}" for loop, to in pairs]
+
+
+def tiled_matmul_steps(tile: int, threads: int = 16) -> list:
+    """m and n each as blocks x ``threads`` threads x ``tile`` (unrolled),
+    k between the threads and the tile: a tile x tile block of C in
+    registers a thread; C's initialisation mapped by lt-gpu-auto."""
+    return (
+        ["lt-distribute{loop=1}", "lt-distribute{loop=0}"]
+        + [f"lt-split{{loop=2 factor={tile}}}", f"lt-split{{loop=2 factor={threads}}}"]
+        + [f"lt-split{{loop=5 factor={tile}}}", f"lt-split{{loop=5 factor={threads}}}"]
+        + ["lt-swap{loop=4}", "lt-swap{loop=3}", "lt-swap{loop=5}", "lt-swap{loop=7}", "lt-swap{loop=6}"]
+        + _map((2, "block"), (3, "block"), (4, "thread"), (5, "thread"))
+        + ["lt-unroll{loop=7 factor=0}", "lt-unroll{loop=8 factor=0}", "lt-gpu-auto"]
+    )
+
+
+# name -> (program, args, kwargs, schedule)
+KERNELS = {
+    "add_2p26": ("pointwise_add", (ADD_N,), {}, ["lt-gpu-auto"]),
+    "add_2p26_x4": ("pointwise_add", (ADD_N,), {}, ["lt-split{loop=0 factor=4}", "lt-split{loop=0 factor=256}"] + _map((0, "block"), (1, "thread")) + ["lt-unroll{loop=2 factor=0}"]),
+    "sum_2p26": ("total_sum", (SUM_ROWS, SUM_COLS), {}, ["lt-split{loop=0 factor=256}"] + _map((0, "block"), (1, "thread"))),
+    "clipped_1024_t4": ("matmul", (CLIP_N, CLIP_N, CLIP_N), {"clipped": True}, tiled_matmul_steps(4)),
+    "clipped_1024_auto": ("matmul", (CLIP_N, CLIP_N, CLIP_N), {"clipped": True}, ["lt-gpu-auto"]),
+    "sgemm_4096_t4": ("matmul", (GEMM_N, GEMM_N, GEMM_N), {}, tiled_matmul_steps(4)),
+    "sgemm_4096_t8": ("matmul", (GEMM_N, GEMM_N, GEMM_N), {}, tiled_matmul_steps(8)),
+}
+
+
+def build(directory: str, arch: str) -> None:
+    import lt_mlir
+    from lt_mlir import programs
+
+    os.makedirs(directory, exist_ok=True)
+    for name, (program, args, kwargs, steps) in KERNELS.items():
+        s = lt_mlir.Schedule(getattr(programs, program)(*args, **kwargs))
+        for step in steps:
+            s.apply(step)
+        paths = lt_mlir.compile_aot(s.text, os.path.join(directory, name), target="cuda", arch=arch)
+        launches = json.load(open(paths["json"]))["launches"]
+        sizes = ", ".join(f"grid {l['grid']} block {l['block']}" for l in launches)
+        print(f"built {name}: {sizes}", flush=True)
+
+
+def _median(xs) -> float:
+    xs = sorted(xs)
+    return xs[len(xs) // 2]
+
+
+def _torch_time(torch, fn, warmup: int, repeat: int) -> float:
+    for _ in range(warmup):
+        fn()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(repeat):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        fn()
+        end.record()
+        end.synchronize()
+        times.append(start.elapsed_time(end) / 1e3)
+    return _median(times)
+
+
+def run(directory: str, repeat: int) -> dict:
+    import torch
+
+    from lt_mlir.runtime import cuda
+
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    dev = "cuda"
+    g = torch.Generator(device=dev).manual_seed(0)
+    kernels = {name: cuda.load(os.path.join(directory, f"{name}.json")) for name in KERNELS}
+    results = {"device": torch.cuda.get_device_name(), "torch": torch.__version__}
+
+    def lt_time(name, *arrays):
+        return _median(kernels[name].time(*arrays, warmup=5, repeat=repeat))
+
+    def close(got, ref, rtol, what):
+        err = (got.double() - ref.double()).abs().max().item()
+        scale = max(1.0, ref.double().abs().max().item())
+        if not err <= rtol * scale:
+            raise SystemExit(f"{what}: lt_mlir differs from torch by {err:.3g} (scale {scale:.3g})")
+
+    # 1. add
+    a = torch.randn(ADD_N, device=dev, generator=g)
+    b = torch.randn(ADD_N, device=dev, generator=g)
+    c = torch.empty_like(a)
+    t_torch = _torch_time(torch, lambda: torch.add(a, b, out=c), 5, repeat)
+    nbytes = 3 * ADD_N * 4
+    for name in ("add_2p26", "add_2p26_x4"):
+        out = torch.full_like(a, float("nan"))
+        kernels[name](a, b, out)
+        close(out, a + b, 0, name)
+        t = lt_time(name, a, b, out)
+        results[name] = {"lt_ms": t * 1e3, "torch_ms": t_torch * 1e3, "lt_GBps": nbytes / t / 1e9, "torch_GBps": nbytes / t_torch / 1e9, "ratio": t_torch / t}
+    del a, b, c
+
+    # 2. sum
+    x = torch.rand(SUM_ROWS, SUM_COLS, device=dev, generator=g)
+    s = torch.empty((), device=dev)
+    t_torch = _torch_time(torch, lambda: torch.sum(x, out=s), 5, repeat)
+    out = torch.full((), float("nan"), device=dev)
+    kernels["sum_2p26"](x, out)
+    close(out, x.double().sum(), 1e-4, "sum_2p26")
+    t = lt_time("sum_2p26", x, out)
+    nbytes = x.numel() * 4
+    results["sum_2p26"] = {"lt_ms": t * 1e3, "torch_ms": t_torch * 1e3, "lt_GBps": nbytes / t / 1e9, "torch_GBps": nbytes / t_torch / 1e9, "ratio": t_torch / t}
+    del x
+
+    # 3. clipped matmul
+    A = torch.randn(CLIP_N, CLIP_N, device=dev, generator=g)
+    B = torch.randn(CLIP_N, CLIP_N, device=dev, generator=g)
+    ref = torch.clamp(A[:, :, None] * B[None], min=0).sum(1)
+    t_torch = _torch_time(torch, lambda: torch.clamp(A[:, :, None] * B[None], min=0).sum(1), 2, max(5, repeat // 4))
+    for name in ("clipped_1024_t4", "clipped_1024_auto"):
+        out = torch.full((CLIP_N, CLIP_N), float("nan"), device=dev)
+        kernels[name](A, B, out)
+        close(out, ref, 1e-4, name)
+        t = lt_time(name, A, B, out)
+        results[name] = {"lt_ms": t * 1e3, "torch_materialised_ms": t_torch * 1e3, "speedup": t_torch / t}
+    del A, B, ref
+    torch.cuda.empty_cache()
+
+    # 4. SGEMM
+    A = torch.randn(GEMM_N, GEMM_N, device=dev, generator=g)
+    B = torch.randn(GEMM_N, GEMM_N, device=dev, generator=g)
+    C = torch.empty(GEMM_N, GEMM_N, device=dev)
+    t_torch = _torch_time(torch, lambda: torch.matmul(A, B, out=C), 3, repeat)
+    flops = 2 * GEMM_N**3
+    for name in ("sgemm_4096_t4", "sgemm_4096_t8"):
+        out = torch.full_like(C, float("nan"))
+        kernels[name](A, B, out)
+        close(out, A @ B, 1e-4, name)
+        t = lt_time(name, A, B, out)
+        results[name] = {"lt_ms": t * 1e3, "cublas_ms": t_torch * 1e3, "lt_TFLOPs": flops / t / 1e12, "cublas_TFLOPs": flops / t_torch / 1e12, "fraction_of_cublas": t_torch / t}
+    return results
+
+
+def report(results: dict) -> str:
+    lines = [f"device: {results['device']}, torch {results['torch']}"]
+    for name, r in results.items():
+        if isinstance(r, dict):
+            lines.append(f"{name:20s} " + ", ".join(f"{k} {v:.3f}" for k, v in r.items()))
+    return "\n".join(lines)
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("mode", nargs="?", choices=("build", "run", "all"), default="all")
+    p.add_argument("directory", nargs="?", default=".gpu-artifacts/bench")
+    p.add_argument("--arch", default="sm_90")
+    p.add_argument("--repeat", type=int, default=30)
+    p.add_argument("--json", default=None, help="also write the results here")
+    args = p.parse_args()
+    if args.mode in ("build", "all"):
+        build(args.directory, args.arch)
+    if args.mode in ("run", "all"):
+        from lt_mlir.runtime import cuda
+
+        if not cuda.available():
+            sys.exit("bench_cuda: no CUDA device here (build with 'build DIR', run with 'run DIR' on a GPU machine)")
+        results = run(args.directory, args.repeat)
+        print(report(results))
+        if args.json:
+            with open(args.json, "w") as fh:
+                json.dump(results, fh, indent=1)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,104 @@
+"""The GPU cases of tests/cuda_cases.py on a real device, against NumPy.
+
+Skipped without a CUDA device.  Needs only NumPy, cuda-python and
+lt_mlir.runtime.cuda when the cases were compiled elsewhere::
+
+    python tests/cuda_cases.py build .gpu-artifacts          # with torch-mlir
+    LT_CUDA_ARTIFACTS=.gpu-artifacts pytest -m gpu tests/test_cuda_device.py
+    LT_CUDA_ARTIFACTS=.gpu-artifacts python tests/test_cuda_device.py   # no pytest
+
+Without ``LT_CUDA_ARTIFACTS`` the cases are compiled here (torch-mlir).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import numpy as np
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path[:0] = [_HERE, os.path.dirname(_HERE)]  # cuda_cases; lt_mlir when run as a script
+
+from cuda_cases import BY_NAME, CASES, check  # noqa: E402
+
+from lt_mlir.runtime import cuda  # noqa: E402
+
+
+def kernel_for(case):
+    artifacts = os.environ.get("LT_CUDA_ARTIFACTS")
+    if artifacts:
+        return cuda.load(os.path.join(artifacts, f"{case.name}.json"))
+    import lt_mlir
+
+    return lt_mlir.compile(case.text(), target="cuda")
+
+
+def run_case(case) -> None:
+    kernel = kernel_for(case)
+    check(case, kernel(*case.arrays()))
+    check(case, kernel(*case.arrays()))  # again: buffers reused, outputs re-initialised by the program
+
+
+def run_torch_tensors() -> None:
+    import torch
+
+    case = BY_NAME["add_1003_tail"]
+    kernel = kernel_for(case)
+    a, b = (torch.from_numpy(x).cuda() for x in case.arrays())
+    check(case, kernel(a, b).cpu().numpy())
+    out = torch.full((1003,), float("nan"), device="cuda")
+    kernel(a, b, out)
+    check(case, out.cpu().numpy())
+    # a tensor on the CPU is refused with a clear error
+    try:
+        kernel(a.cpu(), b)
+    except Exception as e:  # noqa: BLE001
+        assert "ArgumentError" in type(e).__name__, e
+    else:
+        raise AssertionError("a CPU tensor was accepted")
+
+
+try:
+    import pytest
+except ImportError:  # run as a script on a machine without pytest
+    pytest = None
+
+if pytest is not None:
+    pytestmark = pytest.mark.gpu
+
+    @pytest.fixture(autouse=True)
+    def _need_gpu():
+        if not cuda.available():
+            pytest.skip("no CUDA device")
+
+    @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+    def test_case_on_gpu_matches_numpy(case):
+        run_case(case)
+
+    def test_torch_tensors_on_gpu():
+        pytest.importorskip("torch")
+        run_torch_tensors()
+
+
+if __name__ == "__main__":
+    if not cuda.available():
+        sys.exit("no CUDA device")
+    failed = 0
+    for case in CASES:
+        try:
+            run_case(case)
+            print(f"PASS {case.name}", flush=True)
+        except Exception as e:  # noqa: BLE001
+            failed += 1
+            print(f"FAIL {case.name}: {type(e).__name__}: {e}", flush=True)
+    try:
+        run_torch_tensors()
+        print("PASS torch_tensors")
+    except ImportError:
+        print("SKIP torch_tensors (no torch)")
+    except Exception as e:  # noqa: BLE001
+        failed += 1
+        print(f"FAIL torch_tensors: {type(e).__name__}: {e}")
+    print(f"{len(CASES) + 1 - failed} passed, {failed} failed")
+    sys.exit(1 if failed else 0)
