@@ -30,6 +30,7 @@ bench: $(STAMP)
 	$(PY) -m pip install --quiet -e '.[test,bench]'
 	$(PY) benchmarks/bench_foundation.py
 	$(PY) benchmarks/bench_passes.py
+	$(PY) benchmarks/bench_cuda.py
 
 clean:
 	rm -rf $(VENV) test/lit/Output .pytest_cache

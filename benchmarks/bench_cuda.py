@@ -202,7 +202,11 @@ def main() -> None:
         from lt_mlir.runtime import cuda
 
         if not cuda.available():
-            sys.exit("bench_cuda: no CUDA device here (build with 'build DIR', run with 'run DIR' on a GPU machine)")
+            message = f"bench_cuda: no CUDA device here; run 'python benchmarks/bench_cuda.py run {args.directory}' on a GPU machine"
+            if args.mode == "run":
+                sys.exit(message)
+            print(message)
+            return
         results = run(args.directory, args.repeat)
         print(report(results))
         if args.json:
