@@ -137,7 +137,6 @@ def run(directory: str, repeat: int) -> dict:
         close(out, a + b, 0, name)
         t = lt_time(name, a, b, out)
         results[name] = {"lt_ms": t * 1e3, "torch_ms": t_torch * 1e3, "lt_GBps": nbytes / t / 1e9, "torch_GBps": nbytes / t_torch / 1e9, "ratio": t_torch / t}
-    del a, b, c
 
     # 2. sum
     x = torch.rand(SUM_ROWS, SUM_COLS, device=dev, generator=g)
@@ -149,7 +148,6 @@ def run(directory: str, repeat: int) -> dict:
     t = lt_time("sum_2p26", x, out)
     nbytes = x.numel() * 4
     results["sum_2p26"] = {"lt_ms": t * 1e3, "torch_ms": t_torch * 1e3, "lt_GBps": nbytes / t / 1e9, "torch_GBps": nbytes / t_torch / 1e9, "ratio": t_torch / t}
-    del x
 
     # 3. clipped matmul
     A = torch.randn(CLIP_N, CLIP_N, device=dev, generator=g)
@@ -162,7 +160,6 @@ def run(directory: str, repeat: int) -> dict:
         close(out, ref, 1e-4, name)
         t = lt_time(name, A, B, out)
         results[name] = {"lt_ms": t * 1e3, "torch_materialised_ms": t_torch * 1e3, "speedup": t_torch / t}
-    del A, B, ref
     torch.cuda.empty_cache()
 
     # 4. SGEMM

@@ -15,8 +15,6 @@ from __future__ import annotations
 import os
 import sys
 
-import numpy as np
-
 _HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:0] = [_HERE, os.path.dirname(_HERE)]  # cuda_cases; lt_mlir when run as a script
 

@@ -161,16 +161,9 @@ def _check_contained(launch, body) -> None:
 
 def lower_mapped_loop(loop, ctx: dict) -> None:
     """Lower one mapped lt.loop under ``ctx`` (see the module docs)."""
-    from .lt_to_scf import _Emitter, _mark_atomic_reduces
+    from .lt_to_scf import _Emitter, _mark_atomic_reduces, iterations
 
-    dim, size, tail = lt.loop_dim(loop), lt.loop_size(loop), lt.loop_tail(loop)
-    step = lt.inner_extent(loop)
-    parent_offset, avail = ctx.get(dim, (None, None))
-    if avail is None:
-        full, rest = size, tail
-    else:
-        full = min(size, avail // step)
-        rest = avail - full * step
+    dim, step, parent_offset, full, rest = iterations(loop, ctx)
     kind = ir.StringAttr(loop.attributes["lt.gpu"]).value
     axis = ir.StringAttr(loop.attributes["lt.gpu_axis"]).value
     iv = ctx[IDS][(kind, axis)]

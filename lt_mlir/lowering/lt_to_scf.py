@@ -177,20 +177,25 @@ def _lower_dim(op, ctx: dict) -> None:
     op.erase()
 
 
+def iterations(loop, ctx: dict) -> tuple:
+    """(dim, inner extent, offset of the enclosing level or None, full
+    iterations, elements of the clipped one) of ``loop`` under ``ctx``."""
+    dim, size, tail = lt.loop_dim(loop), lt.loop_size(loop), lt.loop_tail(loop)
+    step = lt.inner_extent(loop)
+    parent_offset, avail = ctx.get(dim, (None, None))
+    if avail is None:
+        return dim, step, parent_offset, size, tail
+    full = min(size, avail // step)
+    return dim, step, parent_offset, full, avail - full * step
+
+
 def _lower_loop(loop, ctx: dict) -> None:
     if "lt.gpu_axis" in loop.attributes:
         from .lt_to_gpu import lower_mapped_loop
 
         lower_mapped_loop(loop, ctx)
         return
-    dim, size, tail = lt.loop_dim(loop), lt.loop_size(loop), lt.loop_tail(loop)
-    step = lt.inner_extent(loop)
-    parent_offset, avail = ctx.get(dim, (None, None))
-    if avail is None:
-        full, rest = size, tail
-    else:
-        full = min(size, avail // step)
-        rest = avail - full * step
+    dim, step, parent_offset, full, rest = iterations(loop, ctx)
     notes = lt.annotations(loop)
     if notes.get("parallel"):
         _mark_atomic_reduces(loop)

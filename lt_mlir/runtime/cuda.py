@@ -55,7 +55,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import ArgumentError, CudaError
-from .specs import ArgSpec, check_host_arrays
+from .specs import ArgSpec, EntryPoint, check_host_arrays
 
 FORMAT = "lt_mlir-cuda-v1"
 
@@ -525,7 +525,7 @@ def _zeros_like_producer(name: str, first, device_id: int, specs: list[ArgSpec])
 # The kernel.
 
 
-class CudaKernel:
+class CudaKernel(EntryPoint):
     """A compiled lt program on the GPU.  ``kernel(*inputs)`` allocates and
     returns the outputs; ``kernel(*all_arguments)`` writes into the arrays
     given.  Building one checks the metadata but does not touch the driver."""
@@ -545,18 +545,7 @@ class CudaKernel:
             raise CudaError(f"{source}: 'alignment' must be a power of two, got {self.alignment!r}")
         self.meta = meta
         self.ptx = ptx
-        k = len(self.specs)
-        while k > 0 and self.specs[k - 1].written:
-            k -= 1
-        self._n_inputs = k
-
-    @property
-    def inputs(self) -> list[ArgSpec]:
-        return self.specs[: self._n_inputs]
-
-    @property
-    def outputs(self) -> list[ArgSpec]:
-        return self.specs[self._n_inputs :]
+        self._set_specs(self.specs)
 
     def __call__(self, *arrays):
         call = self._bind(arrays)
@@ -770,8 +759,7 @@ class CudaKernel:
             pass
 
     def __repr__(self) -> str:
-        args = ", ".join(f"{'out ' if s.written else ''}{s.element}{list(s.shape)}" for s in self.specs)
-        return f"<lt_mlir.CudaKernel @{self.name}({args}) {self.arch}>"
+        return f"<lt_mlir.CudaKernel @{self.name}({self._signature_text()}) {self.arch}>"
 
 
 def _check_device(where: str, device_type: int, device_id: int, ordinal: int) -> None:

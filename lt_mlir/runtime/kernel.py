@@ -15,7 +15,7 @@ import numpy as np
 from ..dialect import lt
 from ..errors import ArgumentError, CompileError
 from ..mlir import ir
-from .specs import _DTYPES, ArgSpec, check_host_arrays  # noqa: F401  (ArgSpec is re-exported)
+from .specs import _DTYPES, ArgSpec, EntryPoint, check_host_arrays  # noqa: F401  (ArgSpec is re-exported)
 
 def find_function(module_op, name: str | None):
     """The ``func.func`` called ``name``, or the module's only/first public one."""
@@ -86,29 +86,17 @@ def _written_arguments(f, entry) -> set:
     return written
 
 
-class Kernel:
+class Kernel(EntryPoint):
     """A native entry point.  ``kernel(*inputs)`` allocates and returns the
     outputs (written arguments that come after every read-only one);
     ``kernel(*all_arguments)`` writes into the arrays given."""
 
     def __init__(self, name: str, specs: list[ArgSpec], address: int, owner, llvm_ir: str = ""):
         self.name = name
-        self.specs = specs
         self._owner = owner  # keeps the JIT engine (and the code) alive
         self.llvm_ir = llvm_ir
         self._fn = ctypes.CFUNCTYPE(None, *([ctypes.c_void_p] * len(specs)))(address)
-        k = len(specs)
-        while k > 0 and specs[k - 1].written:
-            k -= 1
-        self._n_inputs = k
-
-    @property
-    def inputs(self) -> list[ArgSpec]:
-        return self.specs[: self._n_inputs]
-
-    @property
-    def outputs(self) -> list[ArgSpec]:
-        return self.specs[self._n_inputs :]
+        self._set_specs(specs)
 
     def __call__(self, *arrays):
         n = len(arrays)
@@ -135,5 +123,4 @@ class Kernel:
         check_host_arrays(self.name, self.specs, arrays)
 
     def __repr__(self) -> str:
-        args = ", ".join(f"{'out ' if s.written else ''}{s.element}{list(s.shape)}" for s in self.specs)
-        return f"<lt_mlir.Kernel @{self.name}({args})>"
+        return f"<lt_mlir.Kernel @{self.name}({self._signature_text()})>"

@@ -62,6 +62,32 @@ class ArgSpec:
         return cls(int(d["index"]), tuple(int(x) for x in d["shape"]), element, bool(d["written"]))
 
 
+class EntryPoint:
+    """What the CPU ``Kernel`` and the ``CudaKernel`` share: the arguments,
+    split into inputs and outputs (the written arguments after the last
+    read-only one, which a call with only the inputs allocates)."""
+
+    specs: list
+
+    def _set_specs(self, specs: list) -> None:
+        self.specs = specs
+        k = len(specs)
+        while k > 0 and specs[k - 1].written:
+            k -= 1
+        self._n_inputs = k
+
+    @property
+    def inputs(self) -> list:
+        return self.specs[: self._n_inputs]
+
+    @property
+    def outputs(self) -> list:
+        return self.specs[self._n_inputs :]
+
+    def _signature_text(self) -> str:
+        return ", ".join(f"{'out ' if s.written else ''}{s.element}{list(s.shape)}" for s in self.specs)
+
+
 def check_host_arrays(name: str, specs: list[ArgSpec], arrays) -> None:
     """The CPU Kernel's checks: dtype, shape, C-contiguity, writable outputs,
     no written argument overlapping another."""
