@@ -29,6 +29,8 @@ Failures:
   reports that as a bare ``LtError``, not as a refusal);
 * ``compile-error`` an accepted schedule that does not compile (an
   ``LtError`` from lowering or code generation);
+* ``invalid-ptx`` / ``ptx-exception``: a GPU-mapped schedule right when
+  emulated whose PTX ptxas rejects, or whose PTX could not be made;
 * ``baseline-*``    an untransformed program fails (each program and size is
   run once untransformed before the schedules).
 
@@ -464,6 +466,22 @@ def _run_guarded(kernel, xs: list, refs: list) -> str | None:
     return None
 
 
+def _check_ptx(module) -> None:
+    """A GPU-mapped schedule that ran right emulated must also give PTX
+    that ptxas assembles (skipped where ptxas is not installed)."""
+    import lt_mlir
+    from .lowering import nvptx
+
+    if nvptx.ptxas_path() is None:
+        return
+    try:
+        complaint = nvptx.assemble(lt_mlir.compiler.lower_cuda(module).ptx)
+    except Exception as e:  # noqa: BLE001 - the emulated lowering accepted it
+        raise _Failed("ptx-exception", _describe_exception(e)) from None
+    if complaint:
+        raise _Failed("invalid-ptx", complaint)
+
+
 def run_one(task: dict, seed: int, programs: tuple, passes: list, notify=None, verbose=None, context=None) -> dict:
     """Run one task and return its state (outcome, steps, loop tree, ...).
 
@@ -550,6 +568,8 @@ def run_one(task: dict, seed: int, programs: tuple, passes: list, notify=None, v
         problem = _run_checked(kernel, xs, refs)
         if problem:
             raise _Failed("wrong-result", problem)
+        if "lt.gpu" in str(module):
+            _check_ptx(module)
         state["outcome"] = "ok"
     except _Failed as f:
         state["outcome"] = "fail"

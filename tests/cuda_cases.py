@@ -130,6 +130,17 @@ CASES = [
     ),
     Case("clipped_matmul_auto", "matmul", (128, 96, 200), AUTO, _normal((128, 200), (200, 96)), _clipped, rtol=1e-4, kwargs={"clipped": True}),
     Case("softmax_auto", "softmax", (64, 1000), AUTO, _normal((64, 1000)), _softmax, rtol=1e-5),
+    # a block a row: thread 0 initialises, then three thread loops with barriers between
+    Case("softmax_rows", "softmax", (37, 1000), _map((0, "block"), (1, "thread"), (2, "thread"), (3, "thread")), _normal((37, 1000)), _softmax, rtol=1e-5),
+    Case(
+        "softmax_rows_tail",
+        "softmax",
+        (5, 700),
+        ("lt-split{loop=1 factor=3}", "lt-split{loop=3 factor=5}") + _map((0, "block"), (1, "thread"), (3, "thread"), (5, "thread")),
+        _normal((5, 700)),
+        _softmax,
+        rtol=1e-5,
+    ),
     Case("serial_row_sum", "row_sum", (16, 100), (), _normal((16, 100)), lambda a: a.astype(np.float64).sum(1), rtol=1e-4),
 ]
 BY_NAME = {c.name: c for c in CASES}

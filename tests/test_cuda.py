@@ -27,12 +27,9 @@ EMULATED = [c for c in CASES if c.emulate]
 
 
 def _ptxas() -> str:
-    import glob
-    import sys
-
-    found = sorted(glob.glob(os.path.join(sys.prefix, "lib", "python*", "site-packages", "nvidia", "cu*", "bin", "ptxas")))
-    assert found, "ptxas is missing: pip install -e '.[test]' installs the nvidia-cuda-nvcc wheel"
-    return found[-1]
+    path = nvptx.ptxas_path()
+    assert path, "ptxas is missing: pip install -e '.[test]' installs the nvidia-cuda-nvcc wheel"
+    return path
 
 
 @pytest.fixture(scope="module")
@@ -245,10 +242,12 @@ def test_frontend_selects_the_gpu(hardware):
     A, B = rng.standard_normal((33, 20)).astype(np.float32), rng.standard_normal((20, 17)).astype(np.float32)
     c = (lt_mlir.Tensor(s.m, s.k).set(A) * lt_mlir.Tensor(s.k, s.n).set(B)).sum(s.k)
     # loop_tool's default schedule (m { n {C = 0}; k { n {C += ..} } }) has no
-    # mapping: lt-gpu-auto maps m, whose body is not one loop, to threads.
+    # mapping: lt-gpu-auto makes m blocks, interchanges k and n, and runs the
+    # two n loops on the block's threads one after the other.
     kernel = c.compile(target="cuda")
     assert isinstance(kernel, cuda.CudaKernel)
-    assert [(l["grid"], l["block"]) for l in kernel.meta["launches"]] == [([1, 1, 1], [33, 1, 1])]
+    assert [(l["grid"], l["block"]) for l in kernel.meta["launches"]] == [([33, 1, 1], [17, 1, 1])]
+    assert kernel.ptx.count("bar.sync") == 1
     np.testing.assert_allclose(c.numpy(target="cuda-emulated"), A.astype(np.float64) @ B, rtol=1e-5, atol=1e-5)
     hardware("cuda-emulated")
     assert lt_mlir.default_hardware() == "cuda-emulated"

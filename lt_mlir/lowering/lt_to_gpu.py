@@ -6,7 +6,10 @@ then splits each function body into launches, in program order:
 
 * each kernel (a mapped loop at the top of the function, with the mapped
   loops nested in it) becomes one ``gpu.launch`` whose grid and block sizes
-  are the mapped loops' launch counts (innermost mapped loop = ``x``);
+  are the mapped loops' launch counts (innermost mapped loop = ``x``;
+  thread loops side by side share the block, sized for the largest); in
+  the innermost block loop, parts side by side are separated by
+  ``gpu.barrier`` and statements between thread loops run on thread 0;
 * each run of other top-level statements becomes a ``gpu.launch`` of one
   thread (correct, and as slow as that sounds; ``lt-gpu-auto`` maps what it
   can);
@@ -18,7 +21,7 @@ then splits each function body into launches, in program order:
 A mapped loop with ``F`` full iterations and a clipped one (``R`` elements)
 becomes, with ``id`` its block or thread id::
 
-    scf.if id < F  { body(id) }            (no test when F = launch count)
+    scf.if id < F  { body(id) }            (no test when F = the launch extent)
     scf.if id == F { body(F) clipped to R } (only when R > 0)
 
 so the tail, and every iteration a clipped enclosing level does not reach,
@@ -45,6 +48,7 @@ from torch_mlir.dialects import gpu
 IDS = "@gpu"  # ctx key of the launch's hardware ids (not a dim name)
 LAUNCH = "@launch"  # ctx key of the gpu.launch being lowered
 THREADS = "@threads"  # ctx key: threads per block (0 when emulated)
+EXTENTS = "@extents"  # key in ctx[IDS]: {"block": grid extents, "thread": block extents}
 DIVERGENT = "@divergent"  # ctx key: inside a thread-level guard
 WARP = 32
 _HOST_OPS = ("lt.alloc", "func.return")
@@ -68,11 +72,13 @@ def form_launches(f, emulate: bool = False) -> list:
     [(launch op, {("block"|"thread", axis): id value}, body block)] in
     program order.
 
-    ``emulate``: instead of a gpu.launch, six nested ``scf.for`` loops run
-    the blocks and threads one after another on the CPU (the
+    ``emulate``: instead of a gpu.launch, ``scf.for`` loops run the blocks
+    one after another on the CPU, and each thread chain's threads one after
+    another where the chain starts (``lower_mapped_loop``), which is what a
+    barrier between side-by-side thread loops means.  That is the
     ``cuda-emulated`` target: the GPU lowering, predication, privatisation
     and atomics checked on any machine; races are ruled out statically by
-    the mapping rules, not by this)."""
+    the mapping rules, not by this."""
     entry = f.regions[0].blocks[0]
     launches, group = [], []
 
@@ -86,7 +92,7 @@ def form_launches(f, emulate: bool = False) -> list:
             continue
         if lt.is_loop(op) and gpu_map.mapping(op):
             flush()
-            launches.append(_launch([op], gpu_map.kernel_chain(op), emulate))
+            launches.append(_launch([op], op, emulate))
         else:
             group.append(op)
     flush()
@@ -95,11 +101,12 @@ def form_launches(f, emulate: bool = False) -> list:
     return launches
 
 
-def _launch(ops: list, chain, emulate: bool = False):
-    """A gpu.launch before ops[0] holding ``ops``; sized by ``chain``."""
-    grid, block = gpu_map.launch_size(chain) if chain else ([1, 1, 1], [1, 1, 1])
-    if chain:
-        for loop, (_, axis) in gpu_map.hardware_axes(chain).items():
+def _launch(ops: list, root, emulate: bool = False):
+    """A gpu.launch before ops[0] holding ``ops``, the kernel rooted at
+    ``root`` (None: a launch of one thread)."""
+    grid, block = gpu_map.launch_size(root) if root is not None else ([1, 1, 1], [1, 1, 1])
+    if root is not None:
+        for loop, (_, axis) in gpu_map.hardware_axes(root).items():
             loop.attributes["lt.gpu_axis"] = ir.StringAttr.get(axis)
     if emulate:
         return _emulated_launch(ops, grid, block)
@@ -113,29 +120,106 @@ def _launch(ops: list, chain, emulate: bool = False):
     args = list(body.arguments)
     ids = {("block", a): args[i] for i, a in enumerate(gpu_map.AXES)}
     ids.update({("thread", a): args[3 + i] for i, a in enumerate(gpu_map.AXES)})
+    ids[EXTENTS] = {"block": grid, "thread": block}
+    if root is not None:
+        blocks, _ = gpu_map.kernel_chains(root)
+        if blocks:
+            _separate_parts(blocks[-1], [ids[("thread", a)] for a in gpu_map.AXES])
     return launch.operation, ids, body
 
 
-def _emulated_launch(ops: list, grid: list, block: list):
-    """Loops over z, y, x of the grid, then of the block, around ``ops``."""
+def _separate_parts(block_loop, thread_ids) -> None:
+    """Side-by-side parts of the innermost block loop's body: each thread
+    loop is a part, each run of other statements a part that thread 0 runs;
+    a gpu.barrier between consecutive parts."""
+    body = lt.loop_body(block_loop)
+    statements = [o for o in lt.body_ops(body) if not is_pure_index_op(o)]
+    if not gpu_map.thread_roots(block_loop) or len(statements) <= 1:
+        return
+    parts, run = [], []
+    for op in statements:
+        if lt.is_loop(op) and gpu_map.mapping(op) == "thread":
+            if run:
+                parts.append(("single", run))
+                run = []
+            parts.append(("threads", [op]))
+        else:
+            run.append(op)
+    if run:
+        parts.append(("single", run))
+    for i, (kind, ops) in enumerate(parts):
+        if i:
+            with ir.InsertionPoint(ops[0]), ops[0].location:
+                gpu.BarrierOp()
+        if kind == "single":
+            _on_thread_zero(ops, thread_ids)
+
+
+def _on_thread_zero(ops: list, thread_ids) -> None:
+    for op in ops:
+        for r in op.results:
+            for use in r.uses:
+                if not any(_inside(use.owner, o) for o in ops):
+                    where = format_location(op.location)
+                    raise CompileError(
+                        f"{where + ': ' if where else ''}error: lower-lt-to-gpu: a value computed between thread "
+                        "loops is used by a later part of the block; compute it inside the loop that uses it"
+                    )
     index = ir.IndexType.get()
-    ids = {}
+    with ir.InsertionPoint(ops[0]), ops[0].location:
+        zero = arith.ConstantOp(index, 0).result
+        eq = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), _CMPI["eq"])
+        first = None
+        for t in thread_ids:
+            c = arith.CmpIOp(eq, t, zero).result
+            first = c if first is None else arith.AndIOp(first, c).result
+        branch = scf.IfOp(first)
+        with ir.InsertionPoint(branch.then_block):
+            end = scf.YieldOp([])
+    for op in ops:
+        op.move_before(end)
+
+
+def _emulated_launch(ops: list, grid: list, block: list):
+    """Loops over z, y, x of the grid around ``ops`` (threads: see
+    ``lower_mapped_loop``)."""
+    ids = {EXTENTS: {"block": grid, "thread": block}}
     anchor = ops[0]
     outer = None
-    for kind, sizes in (("block", grid), ("thread", block)):
-        for axis in ("z", "y", "x"):
-            with ir.InsertionPoint(anchor), ops[0].location:
-                zero = arith.ConstantOp(index, 0).result
-                one = arith.ConstantOp(index, 1).result
-                bound = arith.ConstantOp(index, sizes[gpu_map.AXES.index(axis)]).result
-                loop = scf.ForOp(zero, bound, one)
-                with ir.InsertionPoint(loop.body):
-                    anchor = scf.YieldOp([])
-            outer = outer or loop.operation
-            ids[(kind, axis)] = loop.induction_variable
+    for axis in ("z", "y", "x"):
+        loop = _for(anchor, ops[0].location, grid[gpu_map.AXES.index(axis)])
+        anchor = loop.body.operations[0]
+        outer = outer or loop.operation
+        ids[("block", axis)] = loop.induction_variable
     for op in ops:
         op.move_before(anchor)
     return outer, ids, anchor.operation.block
+
+
+def _for(before, location, trip_count: int):
+    """An empty ``scf.for`` over 0..trip_count before ``before``."""
+    index = ir.IndexType.get()
+    with ir.InsertionPoint(before), location:
+        zero = arith.ConstantOp(index, 0).result
+        one = arith.ConstantOp(index, 1).result
+        loop = scf.ForOp(zero, arith.ConstantOp(index, trip_count).result, one)
+        with ir.InsertionPoint(loop.body):
+            scf.YieldOp([])
+    return loop
+
+
+def _emulate_threads(loop, ctx: dict) -> dict:
+    """Emulation: loops over the block's threads (z, y, x) around ``loop``,
+    the first loop of a thread chain; returns ``ctx`` with their ids."""
+    dims = ctx[IDS][EXTENTS]["thread"]
+    ids = dict(ctx[IDS])
+    anchor = loop
+    for axis in ("z", "y", "x"):
+        inner = _for(anchor, loop.location, dims[gpu_map.AXES.index(axis)])
+        anchor = inner.body.operations[0]
+        ids[("thread", axis)] = inner.induction_variable
+    loop.move_before(anchor)
+    return {**ctx, IDS: ids}
 
 
 def _inside(op, ancestor) -> bool:
@@ -166,14 +250,19 @@ def lower_mapped_loop(loop, ctx: dict) -> None:
     dim, step, parent_offset, full, rest = iterations(loop, ctx)
     kind = ir.StringAttr(loop.attributes["lt.gpu"]).value
     axis = ir.StringAttr(loop.attributes["lt.gpu_axis"]).value
+    if (kind, axis) not in ctx[IDS]:  # emulated: a thread chain starts here
+        ctx = _emulate_threads(loop, ctx)
     iv = ctx[IDS][(kind, axis)]
     _mark_atomic_reduces(loop, private_to=ctx[LAUNCH])
     emit = _Emitter(loop, ctx, parent_offset, step, {})
     # Code under a guard on a thread id runs on part of a warp only.
     guarded = _Emitter(loop, {**ctx, DIVERGENT: True} if kind == "thread" else ctx, parent_offset, step, {})
-    count = gpu_map.launch_count(loop)
+    # Every id below the launch extent runs a full iteration: no test.  (The
+    # extent can exceed this loop's count: thread loops side by side share
+    # the block, sized for the largest.)
+    extent = ctx[IDS][EXTENTS][kind][gpu_map.AXES.index(axis)]
     if full > 0:
-        if full == count:
+        if full == extent:
             emit.body(iv, {}, loop)
         else:
             guarded.body(iv, {}, _guard(loop, "ult", iv, emit.constant(full)))
@@ -205,16 +294,24 @@ def privatise_launch(launch) -> None:
     launch.walk(lambda o: (loops.append(o) if o.name == "lt.loop" and "lt.gpu_axis" in o.attributes else None, ir.WalkResult.ADVANCE)[1])
     for loop in loops:
         privatise(loop)
-    threads = [l for l in loops if ir.StringAttr(l.attributes["lt.gpu"]).value == "thread"]
-    if threads:
-        _mark_warp_uniform(threads)
+    for loop in loops:
+        if ir.StringAttr(loop.attributes["lt.gpu"]).value == "thread" and mapped_parent_kind(loop) != "thread":
+            chain = [loop]
+            while (child := gpu_map.mapped_child(chain[-1])) is not None:
+                chain.append(child)
+            _mark_warp_uniform(chain)
+
+
+def mapped_parent_kind(loop) -> str | None:
+    parent = loop.parent
+    return gpu_map.mapping(parent) if parent is not None and parent.name == "lt.loop" else None
 
 
 def _mark_warp_uniform(thread_loops) -> None:
-    """Mark ``lt.warp_uniform`` the 32-bit reductions whose element does not
-    depend on the thread: every thread of a warp updates the same element,
-    so the warp can combine its values with shuffles and update it once
-    (``lower_reduce``)."""
+    """Mark ``lt.warp_uniform`` the 32-bit reductions in a thread chain whose
+    element does not depend on the thread: every thread of a warp updates
+    the same element, so the warp can combine its values with shuffles and
+    update it once (``lower_reduce``)."""
     dims = {lt.loop_dim(l) for l in thread_loops}
     found = []
     thread_loops[-1].walk(lambda o: (found.append(o) if o.name == "lt.reduce" else None, ir.WalkResult.ADVANCE)[1])

@@ -216,6 +216,35 @@ def libdevice_path() -> str | None:
     return None
 
 
+def ptxas_path() -> str | None:
+    """ptxas from the nvidia-cuda-nvcc wheel (or $LT_PTXAS), if installed."""
+    env = os.environ.get("LT_PTXAS")
+    if env:
+        return env if os.path.exists(env) else None
+    for root in dict.fromkeys(sys.path):
+        found = sorted(glob.glob(os.path.join(root, "nvidia", "cu*", "bin", "ptxas")))
+        if found:
+            return found[-1]
+    return None
+
+
+def assemble(ptx: str, arch: str = DEFAULT_ARCH) -> str | None:
+    """Assemble ``ptx`` with ptxas; None when it assembles, else ptxas's
+    complaint.  Raises CompileError when ptxas is not installed."""
+    import subprocess
+    import tempfile
+
+    path = ptxas_path()
+    if path is None:
+        raise CompileError("error: ptxas not found: pip install 'lt_mlir[cuda]' (the nvidia-cuda-nvcc wheel) or set LT_PTXAS")
+    with tempfile.TemporaryDirectory() as tmp:
+        src = os.path.join(tmp, "kernel.ptx")
+        with open(src, "w") as fh:
+            fh.write(ptx)
+        proc = subprocess.run([path, f"-arch={arch}", src, "-o", os.path.join(tmp, "kernel.cubin")], capture_output=True, text=True)
+    return None if proc.returncode == 0 else " ".join(proc.stderr.split())[:2000]
+
+
 def ptx_from_llvm_ir(llvm_ir: str, arch: str) -> str:
     """Optimise device LLVM IR (O3, libdevice linked when needed) and emit PTX."""
     tm = nvptx_target_machine(arch)

@@ -6,9 +6,13 @@ or per thread (``to=thread``).  Mapped loops form *kernels*: a kernel's
 root is a mapped loop at the top of its function, and each further mapped
 loop sits directly in the body of a mapped loop as the only statement there
 (index arithmetic and ``lt.dim`` aside, which every thread may recompute),
-blocks outside threads, at most three of each.  Everything below the
-innermost mapped loop runs sequentially in each thread; top-level code
-outside any kernel runs as a kernel of one thread (see
+blocks outside threads, at most three nested of each.  One exception: the
+innermost block loop may hold several thread loops side by side, and other
+statements between them; the block's threads run the thread loops one after
+another with a barrier between consecutive parts, and the other statements
+on thread 0 (so a block can reduce a row, then normalise it).  Everything
+below the innermost mapped loop runs sequentially in each thread; top-level
+code outside any kernel runs as a kernel of one thread (see
 ``lowering/lt_to_gpu.py``).
 
 Hardware dimensions: the innermost block (thread) loop is ``x``, the next
@@ -27,11 +31,17 @@ loops, and unrolled or vectorized mapped loops.
 
 ``lt-gpu-auto`` maps every unmapped top-level loop nest: it takes the
 outermost (at most three) loops of the nest's perfectly nested prefix whose
-iterations are independent and write disjoint elements (no atomics), splits
-the innermost of them by T when it has more than T iterations, and maps
-that inner part to threads and the loops above it to blocks.  A nest with
-no such loop stays unmapped (it runs on one thread) and is named in the
-pass's remark.
+iterations are independent and write disjoint elements (no atomics).  If
+that is one loop holding several statements, it becomes blocks and the
+loops in its body threads, side by side: loops whose iterations are
+independent and whose shared updates (reductions) each thread can
+accumulate privately, after interchanging a loop with the one loop inside
+it where that makes it so (loop_tool's matmul ``k { n }`` becomes
+``n { k }``); a loop of more than T iterations gets chunks of them a
+thread.  Otherwise the innermost loop is split by T when it has more than T
+iterations, that inner part becomes threads and the loops above it blocks.
+A nest with no such loop stays unmapped (it runs on one thread) and is
+named in the pass's remark.
 """
 
 from __future__ import annotations
@@ -39,7 +49,7 @@ from __future__ import annotations
 from ..dialect import lt
 from ..errors import PassError
 from ..mlir import ir
-from .common import find_loop, is_pure_index_op, loop_label, refuse, reorder_conflicts, shared_reductions
+from .common import find_loop, is_pure_index_op, loop_label, reads_dim, refuse, reorder_conflicts, shared_reductions
 from .registry import Option, register
 
 NAME = "lt-gpu-map"
@@ -73,29 +83,55 @@ def mapped_child(loop):
     return None
 
 
-def kernel_chain(root) -> list:
-    """The mapped loops of the kernel rooted at ``root``, outermost first."""
-    chain = [root]
-    while (child := mapped_child(chain[-1])) is not None:
-        chain.append(child)
-    return chain
+def thread_roots(block_loop) -> list:
+    """The thread-mapped loops directly in the body of ``block_loop``."""
+    return [o for o in _statements(lt.loop_body(block_loop)) if lt.is_loop(o) and mapping(o) == "thread"]
 
 
-def hardware_axes(chain) -> dict:
-    """Mapped loop -> ("block"|"thread", "x"|"y"|"z"): innermost is x."""
-    out = {}
-    for kind in ("block", "thread"):
-        loops = [l for l in chain if mapping(l) == kind]
-        for axis, l in zip(AXES, reversed(loops)):
-            out[l] = (kind, axis)
+def kernel_chains(root) -> tuple[list, list]:
+    """(block loops outermost first, [thread loops of each thread chain,
+    outermost first]) of the kernel rooted at ``root``.  The innermost
+    block loop may hold several thread chains side by side (separated by
+    barriers, see the module docs); a thread chain is a thread loop with the
+    thread loops directly nested in it."""
+    blocks, loop = [], root
+    while loop is not None and mapping(loop) == "block":
+        blocks.append(loop)
+        child = mapped_child(loop)
+        loop = child if child is not None and mapping(child) == "block" else None
+    roots = thread_roots(blocks[-1]) if blocks else [root]
+    chains = []
+    for t in roots:
+        chain = [t]
+        while (child := mapped_child(chain[-1])) is not None:
+            chain.append(child)
+        chains.append(chain)
+    return blocks, chains
+
+
+def kernel_loops(root) -> list:
+    blocks, chains = kernel_chains(root)
+    return blocks + [l for chain in chains for l in chain]
+
+
+def hardware_axes(root) -> dict:
+    """Mapped loop -> ("block"|"thread", "x"|"y"|"z") for the kernel rooted
+    at ``root``: the innermost loop of each chain is x."""
+    blocks, chains = kernel_chains(root)
+    out = {l: ("block", axis) for axis, l in zip(AXES, reversed(blocks))}
+    for chain in chains:
+        out.update({l: ("thread", axis) for axis, l in zip(AXES, reversed(chain))})
     return out
 
 
-def launch_size(chain) -> tuple[list[int], list[int]]:
-    """(grid, block) extents ([x, y, z] each) of a kernel."""
+def launch_size(root) -> tuple[list[int], list[int]]:
+    """(grid, block) extents ([x, y, z] each) of a kernel: side-by-side
+    thread chains share the block, sized for the largest."""
     grid, block = [1, 1, 1], [1, 1, 1]
-    for loop, (kind, axis) in hardware_axes(chain).items():
-        (grid if kind == "block" else block)[AXES.index(axis)] = launch_count(loop)
+    for loop, (kind, axis) in hardware_axes(root).items():
+        sizes = grid if kind == "block" else block
+        i = AXES.index(axis)
+        sizes[i] = max(sizes[i], launch_count(loop))
     return grid, block
 
 
@@ -123,11 +159,16 @@ def loop_problem(loop) -> str | None:
             if any(mapping(l) for l in outer):
                 return "its enclosing loop is not mapped: mapped loops must be directly nested in each other"
             return "it is inside an unmapped loop: a kernel's outermost mapped loop must be at the top of the function (map the enclosing loops first, outside in)"
-        child = mapped_child(parent)
-        if child is None or child != loop:
-            return "its enclosing mapped loop has other statements (they would run once per thread)"
         if kind == "block" and mapping(parent) == "thread":
             return "block loops must enclose thread loops"
+        side_by_side = kind == "thread" and mapping(parent) == "block"
+        if side_by_side:
+            if any(mapping(o) == "block" for o in _statements(lt.loop_body(parent)) if lt.is_loop(o)):
+                return "thread loops must be in the innermost block loop"
+        else:
+            child = mapped_child(parent)
+            if child is None or child != loop:
+                return f"its enclosing {mapping(parent)} loop has other statements (only thread loops may sit side by side, in a block loop)"
     elif parent.name != "func.func":
         return "a kernel's outermost mapped loop must be at the top of the function"
     why = reorder_conflicts(loop)
@@ -136,12 +177,12 @@ def loop_problem(loop) -> str | None:
     return None
 
 
-def kernel_problem(chain) -> str | None:
-    kinds = [mapping(l) for l in chain]
-    for kind in ("block", "thread"):
-        if kinds.count(kind) > 3:
-            return f"a kernel maps at most 3 loops to {kind}s, this one maps {kinds.count(kind)}"
-    grid, block = launch_size(chain)
+def kernel_problem(root) -> str | None:
+    blocks, chains = kernel_chains(root)
+    for kind, n in [("block", len(blocks))] + [("thread", len(c)) for c in chains]:
+        if n > 3:
+            return f"a kernel maps at most 3 nested loops to {kind}s, this one maps {n}"
+    grid, block = launch_size(root)
     threads = block[0] * block[1] * block[2]
     if threads > MAX_THREADS:
         return f"{threads} threads per block (at most {MAX_THREADS})"
@@ -171,7 +212,7 @@ def check_mapping(module_op):
         if not f.regions[0].blocks:
             continue
         for root in kernel_roots(f):
-            why = kernel_problem(kernel_chain(root))
+            why = kernel_problem(root)
             if why:
                 return root, why
     return None
@@ -225,6 +266,67 @@ def _auto_chain(root) -> list:
     return chain
 
 
+def _thread_friendly(loop) -> bool:
+    """An unmapped loop whose iterations may run on a block's threads side
+    by side: independent, and any element its iterations share is updated
+    from a value each thread can keep to itself (one partial result a
+    thread: the reduction's index reads no dim of a loop inside it)."""
+    if lt.annotations(loop) or reorder_conflicts(loop):
+        return False
+    inner_dims = {lt.loop_dim(l) for l in [loop, *_descendant_loops(loop)]}
+    for op in shared_reductions(loop):
+        for index in list(op.operands)[2:]:
+            src = index.owner
+            if isinstance(src, ir.Block):
+                return False
+            if any(reads_dim(src.operation, d) for d in inner_dims):
+                return False
+    return True
+
+
+def _side_by_side_candidates(module_op, block_loop) -> list:
+    """The loops of ``block_loop``'s body to map to threads side by side;
+    a loop that does not qualify but holds exactly one loop that would is
+    interchanged with it first (``k { n {..} }`` becomes ``n { k {..} }``)."""
+    from .swap import swap
+
+    found = []
+    for op in _statements(lt.loop_body(block_loop)):
+        if not lt.is_loop(op):
+            continue
+        if _thread_friendly(op):
+            found.append(op)
+            continue
+        inner = _statements(lt.loop_body(op))
+        if len(inner) == 1 and lt.is_loop(inner[0]) and _thread_friendly(inner[0]) and lt.loop_dim(inner[0]) != lt.loop_dim(op):
+            from ..dialect.loop_tree import preorder_loops
+
+            index = _loop_index(module_op, op)
+            try:
+                swap(module_op, index)
+            except PassError:
+                continue
+            found.append(preorder_loops(module_op)[index])  # the interchanged pair's new outer loop
+    return found
+
+
+def _map_side_by_side(module_op, chain, threads: int, split) -> bool:
+    """Map ``chain`` to blocks and the loops in its last loop's body to
+    threads side by side (each split to at most ``threads`` threads)."""
+    loops = _side_by_side_candidates(module_op, chain[-1])
+    if not loops:
+        return False
+    for loop in chain:
+        _apply(module_op, loop, "block", AUTO)
+    for loop in loops:
+        count = launch_count(loop)
+        if count > threads:  # chunks of ceil(count / threads) iterations a thread
+            split(module_op, _loop_index(module_op, loop), -(-lt.loop_size(loop) // threads))
+            loop = loop.parent  # the outer part: at most `threads` iterations
+        _apply(module_op, loop, "thread", AUTO)
+    return True
+
+
 @register(AUTO, Option("threads", int, 256, "threads per block for the innermost mapped loop"))
 def gpu_auto(module_op, threads: int = 256) -> str | None:
     """Map every unmapped top-level loop nest to blocks and threads (see the module docs)."""
@@ -243,15 +345,20 @@ def gpu_auto(module_op, threads: int = 256) -> str | None:
             if not chain:
                 serial.append(f"L{_loop_index(module_op, root)} {loop_label(root)}")
                 continue
-            inner = chain[-1]
-            if launch_count(inner) > threads:
-                split(module_op, _loop_index(module_op, inner), threads)
-                chain = chain[:-1] + [inner.parent, inner]  # split wraps `inner` in its outer part
             try:
+                body = _statements(lt.loop_body(chain[-1]))
+                # One independent loop holding several statements: a block
+                # each iteration, its loops on the block's threads.
+                if len(chain) == 1 and len(body) > 1 and _map_side_by_side(module_op, chain, threads, split):
+                    continue
+                inner = chain[-1]
+                if launch_count(inner) > threads:
+                    split(module_op, _loop_index(module_op, inner), threads)
+                    chain = chain[:-1] + [inner.parent, inner]  # split wraps `inner` in its outer part
                 for loop in chain:
                     _apply(module_op, loop, "block" if loop != chain[-1] else "thread", AUTO)
             except PassError as e:  # e.g. too many blocks along y: leave the nest serial
-                for loop in chain:
+                for loop in [root, *_descendant_loops(root)]:
                     if "lt.gpu" in loop.attributes:
                         del loop.attributes["lt.gpu"]
                 serial.append(f"L{_loop_index(module_op, root)} {loop_label(root)} ({str(e).split(': ')[-1]})")

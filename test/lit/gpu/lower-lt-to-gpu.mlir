@@ -57,6 +57,19 @@
 // CHECK-NEXT:        memref.atomic_rmw addf %{{.*}}, %[[S2:.*]][] : (f32, memref<f32>) -> f32
 // CHECK-NEXT:      }
 //
+// Side by side: a block a row; thread 0 stores S[m] = 0, a barrier, then the
+// 1000 threads add their elements (1000 is no multiple of 32: no shuffles).
+// CHECK-LABEL: func.func @row_sum(
+// CHECK:         gpu.launch blocks(%[[B:.*]], %{{.*}}, %{{.*}}) in (%{{.*}} = %[[C4:.*]], %{{.*}}) threads(%[[T:.*]], %{{.*}}, %{{.*}}) in (%{{.*}} = %[[C1000:.*]], %{{.*}}, %{{.*}}) {
+// CHECK-NEXT:      %[[FIRST:.*]] = arith.cmpi eq, %[[T]], %{{.*}} : index
+// CHECK-NEXT:      scf.if %[[FIRST]] {
+// CHECK-NEXT:        memref.store %{{.*}}, %[[S:.*]][%[[B]]] : memref<4xf32>
+// CHECK-NEXT:      }
+// CHECK-NEXT:      gpu.barrier
+// CHECK-NEXT:      %[[A:.*]] = memref.load %{{.*}}[%[[B]], %[[T]]] : memref<4x1000xf32>
+// CHECK-NEXT:      memref.atomic_rmw addf %[[A]], %[[S]][%[[B]]] : (f32, memref<4xf32>) -> f32
+// CHECK-NEXT:      gpu.terminator
+//
 // Refused: a mapped loop inside an unmapped one (only hand-written IR gets here;
 // lt-gpu-map refuses to make it).
 // ERR: lower-lt-to-gpu.mlir:[[# @LINE + 44]]:5: error: lower-lt-to-gpu: illegal GPU mapping: it is inside an unmapped loop
@@ -110,5 +123,23 @@ func.func @nested(%A: memref<4x8xf32> {lt.name = "A"}, %C: memref<4x8xf32> {lt.n
       memref.store %a, %C[%m, %n] : memref<4x8xf32>
     }) {dim = "n", size = 8 : i64, tail = 0 : i64, lt.gpu = "thread"} : () -> ()
   }) {dim = "m", size = 4 : i64, tail = 0 : i64} : () -> ()
+  return
+}
+
+// -----
+
+func.func @row_sum(%A: memref<4x1000xf32> {lt.name = "A"}, %S: memref<4xf32> {lt.name = "S"}) {
+  %init = arith.constant 0.0 : f32
+  "lt.loop"() ({
+  ^bb0(%i1: index):
+    %m = "lt.dim"() {dim = "m"} : () -> index
+    memref.store %init, %S[%m] : memref<4xf32>
+    "lt.loop"() ({
+    ^bb0(%i0: index):
+      %n = "lt.dim"() {dim = "n"} : () -> index
+      %a = memref.load %A[%m, %n] : memref<4x1000xf32>
+      "lt.reduce"(%a, %S, %m) {kind = "add"} : (f32, memref<4xf32>, index) -> ()
+    }) {dim = "n", size = 1000 : i64, tail = 0 : i64, lt.gpu = "thread"} : () -> ()
+  }) {dim = "m", size = 4 : i64, tail = 0 : i64, lt.gpu = "block"} : () -> ()
   return
 }

@@ -1,12 +1,15 @@
 // lt-gpu-map{loop=L to=block|thread}: run L's iterations as CUDA blocks or
 // threads.  Mapped loops form kernels: a mapped loop at the top of the
 // function, mapped loops directly nested in it (nothing else in between),
-// blocks outside threads.  lt-gpu-auto maps each nest's independent outer
+// blocks outside threads; only the innermost block loop may hold thread
+// loops side by side with other statements (barriers between them, the
+// statements on thread 0).  lt-gpu-auto maps each nest's independent outer
 // loops, splitting the innermost by 256 threads.
 //
-// Normal case (@matmul: m to blocks, n to threads) and tail case (@add:
-// 1000 = 3 r 232 blocks of 256 threads) print their loop trees (TREE); the
-// reduction nest and the racy loop refuse (ERR).
+// Normal case (@matmul: m to blocks, n to threads), tail case (@add: 1000 =
+// 3 r 232 blocks of 256 threads) and side by side (@row_sum: S[m] = 0 on
+// thread 0, the n loop on the threads) print their loop trees (TREE); the
+// racy loop refuses (ERR).
 // RUN: not lt-opt %s --split-input-file -p 'builtin.module(lt-gpu-map{loop=0 to=block}, lt-gpu-map{loop=1 to=thread})' --emit=loop-tree -o %t.tree 2>&1 | filecheck %s --check-prefix=ERR
 // RUN: filecheck %s --input-file=%t.tree --check-prefix=TREE --match-full-lines --strict-whitespace
 // RUN: lt-opt %s --split-input-file -p 'builtin.module(lt-gpu-auto)' --emit=loop-tree 2>%t.remarks | filecheck %s --check-prefix=AUTO --match-full-lines --strict-whitespace
@@ -38,19 +41,26 @@
 // TREE-NEXT:  %1 <- read B[i]
 // TREE-NEXT:  %2 <- add(%0, %1)
 // TREE-NEXT:  C[i] <- %2
+// TREE-NEXT:// -----
+// TREE-NEXT:for m in 4 : L0 [gpu block]
+// TREE-NEXT: S[m] <- 0.0
+// TREE-NEXT: for n in 1000 : L1 [gpu thread]
+// TREE-NEXT:  %0 <- read A[m, n]
+// TREE-NEXT:  S[m] += %0
 //
-// ERR: lt-gpu-map.mlir:[[# @LINE + 76]]:5: error: lt-gpu-map: cannot map L1 "for n in 1000" to threads: its enclosing mapped loop has other statements (they would run once per thread)
-// ERR: lt-gpu-map.mlir:[[# @LINE + 89]]:3: error: lt-gpu-map: cannot map L0 "for i in 2000" to blocks: its iterations are not independent: argument 1 is written and accessed at elements that other iterations of dim 'i' also access
+// ERR: lt-gpu-map.mlir:[[# @LINE + 91]]:3: error: lt-gpu-map: cannot map L0 "for i in 2000" to blocks: its iterations are not independent: argument 1 is written and accessed at elements that other iterations of dim 'i' also access
 //
-// lt-gpu-auto: the row sum maps its rows to threads (the n loop shares S[m]
-// between iterations); the racy loop stays on one thread, with a remark.
+// lt-gpu-auto: the row sum gets a block a row and its n loop, in chunks of
+// 4, on 250 threads (they share S[m]: private partial sums, then atomics);
+// the racy loop stays on one thread, with a remark.
 //      AUTO:for m in 8 : L0 [gpu block]
 // AUTO-NEXT: for n in 16 : L1 [gpu thread]
 //      AUTO:for i in 3 r 232 : L0 [gpu block]
 // AUTO-NEXT: for i' in 256 : L1 [gpu thread]
-//      AUTO:for m in 4 : L0 [gpu thread]
+//      AUTO:for m in 4 : L0 [gpu block]
 // AUTO-NEXT: S[m] <- 0.0
-// AUTO-NEXT: for n in 1000 : L1
+// AUTO-NEXT: for n in 250 : L1 [gpu thread]
+// AUTO-NEXT:  for n' in 4 : L2
 //      AUTO:@last:
 // AUTO-NEXT:for i in 2000 : L0
 // AUTO-NEXT: %0 <- read A[i]
@@ -61,7 +71,7 @@
 // REMARK: remark: lt-gpu-auto: runs on one GPU thread: L0 "for i in 2000"
 //
 // INNER: error: lt-gpu-map: cannot map L1 "for n in 16" to blocks: it is inside an unmapped loop: a kernel's outermost mapped loop must be at the top of the function (map the enclosing loops first, outside in)
-// BESIDE: error: lt-gpu-map: cannot map L2 "for k in 32" to threads: its enclosing mapped loop has other statements (they would run once per thread)
+// BESIDE: error: lt-gpu-map: cannot map L2 "for k in 32" to threads: its enclosing thread loop has other statements (only thread loops may sit side by side, in a block loop)
 // THREADS: error: lt-gpu-map: cannot map L0 "for i in 2000" to threads: 2000 threads per block (at most 1024)
 // ORDER: error: lt-gpu-map: cannot map L1 "for n in 16" to blocks: block loops must enclose thread loops
 // WARP: error: lt-gpu-map: option 'to' must be block or thread, got 'warp'
