@@ -34,6 +34,8 @@ def _arg_parser() -> argparse.ArgumentParser:
     p.add_argument("--gpu-arch", default="sm_90", help="GPU architecture for --emit=ptx|launch-plan (default sm_90)")
     p.add_argument("--entry", default=None, help="function to compile/run (default: the first)")
     p.add_argument("--run", action="store_true", help="compile, run on random inputs, report the time")
+    p.add_argument("--target", choices=("cpu", "cuda", "cuda-emulated"), default="cpu",
+                   help="what --run compiles for (cuda-emulated: the GPU lowering on the CPU)")
     p.add_argument("--repeat", type=int, default=20, help="timed runs for --run (default 20)")
     p.add_argument("--seed", type=int, default=0, help="random seed for --run inputs")
     p.add_argument("--split-input-file", action="store_true",
@@ -88,7 +90,7 @@ def _run(module, args) -> str:
     from ..compiler import compile as compile_module
     from ..runtime.timing import median_seconds
 
-    kernel = compile_module(module, args.entry)
+    kernel = compile_module(module, args.entry, target=args.target)
     rng = np.random.default_rng(args.seed)
     arrays = []
     for spec in kernel.specs:

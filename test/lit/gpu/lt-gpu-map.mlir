@@ -15,6 +15,13 @@
 // RUN: lt-opt %s --split-input-file -p 'builtin.module(lt-gpu-auto)' --emit=loop-tree 2>%t.remarks | filecheck %s --check-prefix=AUTO --match-full-lines --strict-whitespace
 // RUN: filecheck %s --input-file=%t.remarks --check-prefix=REMARK
 //
+// Mapped, the same numbers: each chunk run unmapped on the CPU and mapped,
+// with the GPU lowering emulated on the CPU (RUNSUM, the checksums).
+// RUN: sed -n '/^func.func @row_sum(/,/^}/p' %s | lt-opt - --run --repeat 1 | filecheck %s --check-prefix=RUNSUM
+// RUN: sed -n '/^func.func @row_sum(/,/^}/p' %s | lt-opt - --run --repeat 1 --target=cuda-emulated -p 'builtin.module(lt-gpu-auto)' | filecheck %s --check-prefix=RUNSUM
+// RUN: sed -n '/^func.func @row_sum(/,/^}/p' %s | lt-opt - --run --repeat 1 --target=cuda-emulated -p 'builtin.module(lt-gpu-map{loop=0 to=thread})' | filecheck %s --check-prefix=RUNSUM
+// RUNSUM: arg1 f32[4] checksum -60.4084
+//
 // Refused: inner loop first, a loop beside statements, too many threads,
 // block inside thread, an unknown mapping, a mapped loop on a parallel one,
 // and a later pass that would break a mapping.
