@@ -1,12 +1,13 @@
 # make demo   set up .venv and run the main example
 # make test   set up .venv and run the lit suite and pytest
 # make bench  set up .venv and run the benchmarks
+# make gpu-artifacts  compile the GPU tests and benchmarks for a GPU machine
 PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test lit pytest bench clean
+.PHONY: demo test lit pytest bench gpu-artifacts clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -31,6 +32,12 @@ bench: $(STAMP)
 	$(PY) benchmarks/bench_foundation.py
 	$(PY) benchmarks/bench_passes.py
 	$(PY) benchmarks/bench_cuda.py
+
+# PTX + launch plans of the GPU tests and benchmarks, for a GPU machine
+# without torch-mlir (see README, "On an NVIDIA GPU").
+gpu-artifacts: $(STAMP)
+	$(PY) tests/cuda_cases.py build .gpu-artifacts/tests
+	$(PY) benchmarks/bench_cuda.py build .gpu-artifacts/bench
 
 clean:
 	rm -rf $(VENV) test/lit/Output .pytest_cache

@@ -266,6 +266,23 @@ def _auto_chain(root) -> list:
     return chain
 
 
+VECTOR = 4  # elements a thread in lt-gpu-auto's elementwise chunks (16 bytes of f32)
+
+
+def _wants_vector_chunks(loop, threads: int) -> bool:
+    """A large innermost loop of straight-line code whose every access is
+    contiguous along its dim (what lt-vectorize accepts): give each thread 4
+    neighbouring iterations, which LLVM turns into 128-bit accesses (the
+    kernel's pointers are 16-byte aligned)."""
+    from ..lowering.vectorize import plan
+
+    if launch_count(loop) < VECTOR * threads * 64 or lt.loop_size(loop) < VECTOR:
+        return False
+    if any(lt.is_loop(o) or o.regions for o in _statements(lt.loop_body(loop))):
+        return False
+    return plan(loop) is None
+
+
 def _thread_friendly(loop) -> bool:
     """An unmapped loop whose iterations may run on a block's threads side
     by side: independent, and any element its iterations share is updated
@@ -352,6 +369,13 @@ def gpu_auto(module_op, threads: int = 256) -> str | None:
                 if len(chain) == 1 and len(body) > 1 and _map_side_by_side(module_op, chain, threads, split):
                     continue
                 inner = chain[-1]
+                if _wants_vector_chunks(inner, threads):
+                    # 4 neighbouring elements a thread: one 128-bit access each
+                    inner_index = _loop_index(module_op, inner)
+                    split(module_op, inner_index, VECTOR)
+                    inner.attributes["lt.unroll"] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), 0)
+                    inner = inner.parent
+                    chain = chain[:-1] + [inner]
                 if launch_count(inner) > threads:
                     split(module_op, _loop_index(module_op, inner), threads)
                     chain = chain[:-1] + [inner.parent, inner]  # split wraps `inner` in its outer part
