@@ -199,6 +199,33 @@ def test_cpu_target_refuses_gpu_annotations():
         lt_mlir.compile(text)
 
 
+def test_a_function_runs_on_the_cpu_or_the_gpu():
+    """lt.parallel (CPU threads) and GPU mappings do not mix in one function,
+    whichever comes first."""
+    s = Schedule(programs.matmul(16, 16, 16)).distribute(1).distribute(0)  # two nests
+    with pytest.raises(PassError, match="it would leave L0 GPU-mapped although the function has lt.parallel loops"):
+        Schedule(s.text).gpu_map(0, "block").parallel(2)
+    with pytest.raises(PassError, match="cannot map L0 .* the function has lt.parallel loops"):
+        Schedule(s.text).parallel(2).gpu_map(0, "block")
+
+
+def test_parallel_loops_are_refused_for_the_gpu():
+    s = Schedule(programs.matmul(16, 16, 16)).parallel(0)
+    for target in ("cuda", "cuda-emulated"):
+        with pytest.raises(CompileError, match=r"^-:\d+:\d+: error: lower-lt-to-gpu: lt.parallel runs a loop on CPU threads"):
+            s.compile(target=target)
+
+
+def test_vector_code_inside_a_kernel(tmp_path):
+    """lt-vectorize inside a thread: vector ops in the kernel, valid PTX, and
+    the same numbers (emulated)."""
+    s = Schedule(programs.pointwise_add(1000)).split(0, 8).gpu_map(0, "thread").vectorize(1, 8)
+    assert nvptx.assemble(lt_mlir.compiler.lower_cuda(s.text).ptx) is None
+    rng = np.random.default_rng(5)
+    a, b = rng.standard_normal(1000).astype(np.float32), rng.standard_normal(1000).astype(np.float32)
+    np.testing.assert_array_equal(s.compile(target="cuda-emulated")(a, b), a + b)
+
+
 def test_bad_target_and_arch():
     with pytest.raises(CompileError, match="unknown target 'metal'"):
         lt_mlir.compile(programs.pointwise_add(4), target="metal")

@@ -55,7 +55,17 @@ _HOST_OPS = ("lt.alloc", "func.return")
 
 
 def check(module_op) -> None:
-    """Raise a located CompileError if the module's GPU mapping is illegal."""
+    """Raise a located CompileError if the module's GPU mapping is illegal
+    or it asks for CPU threads (``lt.parallel``)."""
+    from ..dialect.loop_tree import preorder_loops
+
+    for loop in preorder_loops(module_op):
+        if "parallel" in lt.annotations(loop):
+            where = format_location(loop.location)
+            raise CompileError(
+                f"{where + ': ' if where else ''}error: lower-lt-to-gpu: lt.parallel runs a loop on CPU threads; "
+                "for a GPU map it with lt-gpu-map (or compile for the cpu target)"
+            )
     problem = gpu_map.check_mapping(module_op)
     if problem is not None:
         loop, why = problem

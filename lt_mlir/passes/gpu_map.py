@@ -26,8 +26,9 @@ Refuses: no loop L; a mapping that breaks the kernel shape above; more
 than 1024 threads per block, more than 65535 blocks along y or z; a loop
 whose iterations are not independent (a buffer written in it is accessed at
 elements other iterations also access; reductions of one kind are fine, and
-combine atomically); mapped loops inside, around or on ``lt.parallel``
-loops, and unrolled or vectorized mapped loops.
+combine atomically); mapping in a function that has ``lt.parallel`` loops
+(a function runs on the CPU or on the GPU), and unrolled or vectorized
+mapped loops.
 
 ``lt-gpu-auto`` maps every unmapped top-level loop nest: it takes the
 outermost (at most three) loops of the nest's perfectly nested prefix whose
@@ -147,12 +148,11 @@ def loop_problem(loop) -> str | None:
         if other in notes:
             return f"a GPU-mapped loop cannot also be lt.{other}"
     outer = _enclosing(loop)
-    if any("parallel" in lt.annotations(l) for l in outer):
-        return "it is inside an lt.parallel loop (CPU threads and GPU kernels do not nest)"
-    inner_parallel = []
-    loop.walk(lambda o: (inner_parallel.append(o) if o != loop and o.name == "lt.loop" and "lt.parallel" in o.attributes else None, ir.WalkResult.ADVANCE)[1])
-    if inner_parallel:
-        return "it holds an lt.parallel loop (CPU threads and GPU kernels do not nest)"
+    func = outer[-1].parent if outer else loop.parent
+    parallel = []
+    func.walk(lambda o: (parallel.append(o) if o.name == "lt.loop" and "lt.parallel" in o.attributes else None, ir.WalkResult.ADVANCE)[1])
+    if parallel:
+        return "the function has lt.parallel loops (CPU threads): a function runs on the CPU or on the GPU, not both"
     parent = loop.parent
     if parent.name == "lt.loop":
         if not mapping(parent):
