@@ -141,6 +141,9 @@ CASES = [
         _softmax,
         rtol=1e-5,
     ),
+    # side by side, chains of different shapes: the block is 7 x 7 threads;
+    # the one-axis chains run on the threads with y = 0 only (found by the fuzzer)
+    Case("softmax_mixed_chains", "softmax", (7, 33), ("lt-gpu-auto{threads=7}", "lt-gpu-map{loop=6 to=thread}"), _normal((7, 33)), _softmax, rtol=1e-5),
     Case("serial_row_sum", "row_sum", (16, 100), (), _normal((16, 100)), lambda a: a.astype(np.float64).sum(1), rtol=1e-4),
 ]
 BY_NAME = {c.name: c for c in CASES}

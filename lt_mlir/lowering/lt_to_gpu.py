@@ -118,6 +118,11 @@ def _launch(ops: list, root, emulate: bool = False):
     if root is not None:
         for loop, (_, axis) in gpu_map.hardware_axes(root).items():
             loop.attributes["lt.gpu_axis"] = ir.StringAttr.get(axis)
+        # Each thread chain's first loop records the axes the chain uses
+        # (read while lowering, when the chain's loops are already rewritten).
+        for chain in gpu_map.kernel_chains(root)[1]:
+            axes = "".join(sorted(ir.StringAttr(l.attributes["lt.gpu_axis"]).value for l in chain))
+            chain[0].attributes["lt.gpu_chain"] = ir.StringAttr.get(axes)
     if emulate:
         return _emulated_launch(ops, grid, block)
     with ir.InsertionPoint(ops[0]), ops[0].location:
@@ -262,6 +267,8 @@ def lower_mapped_loop(loop, ctx: dict) -> None:
     axis = ir.StringAttr(loop.attributes["lt.gpu_axis"]).value
     if (kind, axis) not in ctx[IDS]:  # emulated: a thread chain starts here
         ctx = _emulate_threads(loop, ctx)
+    if "lt.gpu_chain" in loop.attributes:
+        ctx = _only_chain_threads(loop, ctx)
     iv = ctx[IDS][(kind, axis)]
     _mark_atomic_reduces(loop, private_to=ctx[LAUNCH])
     emit = _Emitter(loop, ctx, parent_offset, step, {})
@@ -279,6 +286,30 @@ def lower_mapped_loop(loop, ctx: dict) -> None:
     if rest > 0:
         guarded.body(emit.constant(full), {dim: rest}, _guard(loop, "eq", iv, emit.constant(full)))
     loop.erase()
+
+
+def _only_chain_threads(root, ctx: dict) -> dict:
+    """A thread chain that uses fewer axes than the block has (thread loops
+    side by side, sized for the largest) runs on the threads whose ids on
+    the other axes are 0: ``scf.if`` around ``root``; returns the ctx to
+    lower it in (divergent: part of a warp may be off)."""
+    used = set(ir.StringAttr(root.attributes["lt.gpu_chain"]).value)
+    extents = ctx[IDS][EXTENTS]["thread"]
+    idle = [a for i, a in enumerate(gpu_map.AXES) if a not in used and extents[i] > 1]
+    if not idle:
+        return ctx
+    with ir.InsertionPoint(root), root.location:
+        zero = arith.ConstantOp(ir.IndexType.get(), 0).result
+        eq = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), _CMPI["eq"])
+        cond = None
+        for a in idle:
+            c = arith.CmpIOp(eq, ctx[IDS][("thread", a)], zero).result
+            cond = c if cond is None else arith.AndIOp(cond, c).result
+        branch = scf.IfOp(cond)
+        with ir.InsertionPoint(branch.then_block):
+            end = scf.YieldOp([])
+    root.move_before(end)
+    return {**ctx, DIVERGENT: True}
 
 
 def _guard(loop, predicate: str, iv, bound):
