@@ -466,20 +466,22 @@ def _run_guarded(kernel, xs: list, refs: list) -> str | None:
     return None
 
 
-def _check_ptx(module) -> None:
+def _check_ptx(module) -> bool:
     """A GPU-mapped schedule that ran right emulated must also give PTX
-    that ptxas assembles (skipped where ptxas is not installed)."""
+    that ptxas assembles (skipped, returning False, where ptxas is not
+    installed)."""
     import lt_mlir
     from .lowering import nvptx
 
     if nvptx.ptxas_path() is None:
-        return
+        return False
     try:
         complaint = nvptx.assemble(lt_mlir.compiler.lower_cuda(module).ptx)
     except Exception as e:  # noqa: BLE001 - the emulated lowering accepted it
         raise _Failed("ptx-exception", _describe_exception(e)) from None
     if complaint:
         raise _Failed("invalid-ptx", complaint)
+    return True
 
 
 def run_one(task: dict, seed: int, programs: tuple, passes: list, notify=None, verbose=None, context=None) -> dict:
@@ -569,7 +571,9 @@ def run_one(task: dict, seed: int, programs: tuple, passes: list, notify=None, v
         if problem:
             raise _Failed("wrong-result", problem)
         if "lt.gpu" in str(module):
-            _check_ptx(module)
+            state["gpu"] = ["emulated"]
+            if _check_ptx(module):
+                state["gpu"].append("ptxas")
         state["outcome"] = "ok"
     except _Failed as f:
         state["outcome"] = "fail"
@@ -730,6 +734,7 @@ class Summary:
     dirty: Counter = field(default_factory=Counter)
     outcomes: Counter = field(default_factory=Counter)
     programs: Counter = field(default_factory=Counter)
+    gpu: Counter = field(default_factory=Counter)  # GPU-mapped schedules: "emulated", "ptxas"
     notes: list = field(default_factory=list)  # (task index, note), first few of each kind
     failures: list = field(default_factory=list)
     restarts: int = 0
@@ -758,6 +763,11 @@ class Summary:
             )
         lines.append("programs: " + ", ".join(f"{k} {v}" for k, v in sorted(self.programs.items())))
         lines.append("outcomes: " + ", ".join(f"{k} {v}" for k, v in sorted(self.outcomes.items())))
+        if self.gpu:
+            lines.append(
+                f"GPU-mapped: {self.gpu['emulated']} ran emulated (cuda-emulated), "
+                f"{self.gpu['ptxas']} of them had their PTX assembled by ptxas"
+            )
         if self.restarts:
             lines.append(f"workers restarted after a crash or timeout: {self.restarts}")
         if self.notes:
@@ -1036,6 +1046,8 @@ def run(
         else:
             summary.run += 1
             summary.programs[state.get("program", "?")] += 1
+            for key in state.get("gpu", ()):
+                summary.gpu[key] += 1
             summary.log.append(
                 (task["index"], state.get("program"), tuple(state.get("size", ())),
                  tuple(tuple(st) for st in state.get("steps", [])), failure.kind if failure else outcome)
