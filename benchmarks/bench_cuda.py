@@ -12,6 +12,8 @@
    Target: >= 10x faster.
 4. SGEMM 4096^3 fp32 (the same tiling, 4 x 4 and 8 x 8 tiles a thread) as a
    fraction of cuBLAS (torch.matmul with TF32 off).
+5. Softmax of 4096 x 4096 fp32 rows (lt-gpu-auto: a block a row, its three
+   loops side by side on the block's threads) against ``torch.softmax``.
 
 The machine that runs the GPU need not have torch-mlir: compile where it is,
 run where the GPU is::
@@ -38,6 +40,7 @@ ADD_N = 2**26
 SUM_ROWS, SUM_COLS = 256, 2**18  # 2^26 elements
 CLIP_N = 1024
 GEMM_N = 4096
+SOFTMAX_N = 4096
 
 
 def _map(*pairs) -> list:
@@ -67,6 +70,7 @@ KERNELS = {
     "clipped_1024_auto": ("matmul", (CLIP_N, CLIP_N, CLIP_N), {"clipped": True}, ["lt-gpu-auto"]),
     "sgemm_4096_t4": ("matmul", (GEMM_N, GEMM_N, GEMM_N), {}, tiled_matmul_steps(4)),
     "sgemm_4096_t8": ("matmul", (GEMM_N, GEMM_N, GEMM_N), {}, tiled_matmul_steps(8)),
+    "softmax_4096": ("softmax", (SOFTMAX_N, SOFTMAX_N), {}, ["lt-gpu-auto"]),
 }
 
 
@@ -175,6 +179,16 @@ def run(directory: str, repeat: int) -> dict:
         close(out, A @ B, 1e-4, name)
         t = lt_time(name, A, B, out)
         results[name] = {"lt_ms": t * 1e3, "cublas_ms": t_torch * 1e3, "lt_TFLOPs": flops / t / 1e12, "cublas_TFLOPs": flops / t_torch / 1e12, "fraction_of_cublas": t_torch / t}
+
+    # 5. softmax
+    X = torch.randn(SOFTMAX_N, SOFTMAX_N, device=dev, generator=g)
+    t_torch = _torch_time(torch, lambda: torch.softmax(X, dim=1), 5, repeat)
+    out = torch.full_like(X, float("nan"))
+    kernels["softmax_4096"](X, out)
+    close(out, torch.softmax(X.double(), dim=1), 1e-5, "softmax_4096")
+    t = lt_time("softmax_4096", X, out)
+    nbytes = 2 * X.numel() * 4
+    results["softmax_4096"] = {"lt_ms": t * 1e3, "torch_ms": t_torch * 1e3, "lt_GBps": nbytes / t / 1e9, "torch_GBps": nbytes / t_torch / 1e9, "ratio": t_torch / t}
     return results
 
 
