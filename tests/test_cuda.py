@@ -236,6 +236,10 @@ def test_bad_target_and_arch():
 def test_too_many_threads_refused():
     with pytest.raises(PassError, match="2000 threads per block"):
         Schedule(programs.pointwise_add(2000)).gpu_map(0, "thread")
+    # CUDA allows 64 threads along z (the outermost of three thread loops)
+    s = Schedule(programs.pointwise_add(65 * 2 * 2)).split(0, 2).split(0, 2)  # 65 x 2 x 2
+    with pytest.raises(PassError, match="65 threads along z"):
+        s.gpu_map(0, "thread").gpu_map(1, "thread").gpu_map(2, "thread")
 
 
 def test_missing_libdevice_is_a_clear_error(monkeypatch, tmp_path):

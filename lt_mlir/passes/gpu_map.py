@@ -23,7 +23,8 @@ blocks or threads; the tail iteration and any iteration past a clipped
 extent are predicated off (``scf.if``), never run out of bounds.
 
 Refuses: no loop L; a mapping that breaks the kernel shape above; more
-than 1024 threads per block, more than 65535 blocks along y or z; a loop
+than 1024 threads per block or 64 along z, more than 65535 blocks along y
+or z; a loop
 whose iterations are not independent (a buffer written in it is accessed at
 elements other iterations also access; reductions of one kind are fine, and
 combine atomically); mapping in a function that has ``lt.parallel`` loops
@@ -56,6 +57,7 @@ from .registry import Option, register
 NAME = "lt-gpu-map"
 AUTO = "lt-gpu-auto"
 MAX_THREADS = 1024
+MAX_BLOCK_Z = 64
 MAX_GRID_YZ = 65535
 MAX_GRID_X = 2**31 - 1
 AXES = ("x", "y", "z")
@@ -186,6 +188,8 @@ def kernel_problem(root) -> str | None:
     threads = block[0] * block[1] * block[2]
     if threads > MAX_THREADS:
         return f"{threads} threads per block (at most {MAX_THREADS})"
+    if block[2] > MAX_BLOCK_Z:
+        return f"{block[2]} threads along z (at most {MAX_BLOCK_Z})"
     if grid[0] > MAX_GRID_X:
         return f"{grid[0]} blocks along x (at most {MAX_GRID_X})"
     for axis in (1, 2):
