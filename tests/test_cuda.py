@@ -287,3 +287,133 @@ def test_frontend_selects_the_gpu(hardware):
         hardware("tpu")
     with pytest.raises(lt_mlir.FrontendError, match="unknown target 'gpu'"):
         c.numpy(target="gpu")
+
+
+# ------------------------------------------------------------ review findings
+
+
+def _row_text(body: str, m: int = 4, n: int = 64, extra_args: str = "") -> str:
+    """A block-per-row program: ``body`` inside ``for m { ... }`` with %X, %S."""
+    return f'''
+func.func @f(%X: memref<{m}x{n}xf32> {{lt.name = "X"}}, %S: memref<{m}xf32> {{lt.name = "S"}}{extra_args}) {{
+  %zero = arith.constant 0.0 : f32
+  %one = arith.constant 1.0 : f32
+  "lt.loop"() ({{
+  ^bb0(%i0: index):
+    %m = "lt.dim"() {{dim = "m"}} : () -> index
+{body}
+  }}) {{dim = "m", size = {m} : i64, tail = 0 : i64}} : () -> ()
+  return
+}}
+'''
+
+
+COUNT_POSITIVE = _row_text('''
+    memref.store %zero, %S[%m] : memref<4x256xf32>
+    "lt.loop"() ({
+    ^bb0(%i1: index):
+      %n = "lt.dim"() {dim = "n"} : () -> index
+      %x = memref.load %X[%m, %n] : memref<4x256xf32>
+      %p = arith.cmpf ogt, %x, %zero : f32
+      scf.if %p {
+        "lt.reduce"(%one, %S, %m) {kind = "add"} : (f32, memref<4xf32>, index) -> ()
+      }
+    }) {dim = "n", size = 256 : i64, tail = 0 : i64} : () -> ()'''.replace("memref.store %zero, %S[%m] : memref<4x256xf32>", "memref.store %zero, %S[%m] : memref<4xf32>"), n=256)
+
+
+def test_no_warp_shuffle_under_a_branch_of_the_program():
+    """A reduction inside the program's own scf.if runs on part of a warp:
+    a warp-wide shuffle there is undefined (and loses lane 0's skipped
+    count), so each thread updates with its own atomic."""
+    s = Schedule(COUNT_POSITIVE).gpu_auto()
+    assert "[gpu block]" in s.loop_tree and "[gpu thread]" in s.loop_tree
+    ptx = lt_mlir.compiler.lower_cuda(s.text).ptx
+    assert "shfl" not in ptx and "atom.global.add.f32" in ptx
+    X = np.random.default_rng(0).standard_normal((4, 256)).astype(np.float32)
+    np.testing.assert_array_equal(s.compile(target="cuda-emulated")(X), (X > 0).sum(1))
+
+
+def test_values_and_buffers_beside_thread_loops_are_refused():
+    """Statements beside thread loops run on thread 0: what they compute
+    cannot reach the other parts, and a buffer allocated there would be each
+    thread's own; lt-gpu-auto then maps the rows to threads instead."""
+    use_across = _row_text('''
+    %w = memref.load %S[%m] : memref<4xf32>
+    "lt.loop"() ({
+    ^bb0(%i1: index):
+      %n = "lt.dim"() {dim = "n"} : () -> index
+      %x = memref.load %X[%m, %n] : memref<4x64xf32>
+      %y = arith.mulf %x, %w : f32
+      memref.store %y, %Y[%m, %n] : memref<4x64xf32>
+    }) {dim = "n", size = 64 : i64, tail = 0 : i64} : () -> ()''', extra_args=', %Y: memref<4x64xf32> {lt.name = "Y"}')
+    with pytest.raises(PassError, match="a value computed beside thread loops .on thread 0. is used by another part"):
+        Schedule(use_across).gpu_map(0, "block").gpu_map(1, "thread")
+    auto = Schedule(use_across).gpu_auto()
+    assert auto.loop_tree.splitlines()[0].endswith("[gpu thread]")
+    rng = np.random.default_rng(1)
+    X, S = rng.standard_normal((4, 64)).astype(np.float32), rng.standard_normal(4).astype(np.float32)
+    Y = np.zeros((4, 64), np.float32)
+    auto.compile(target="cuda-emulated")(X, S, Y)
+    np.testing.assert_allclose(Y, X * S[:, None], rtol=1e-6)
+    buffer = _row_text('''
+    %t = "lt.alloc"() {dims = ["m", "n"]} : () -> memref<4x64xf32>
+    "lt.loop"() ({
+    ^bb0(%i1: index):
+      %n = "lt.dim"() {dim = "n"} : () -> index
+      %x = memref.load %X[%m, %n] : memref<4x64xf32>
+      memref.store %x, %t[%m, %n] : memref<4x64xf32>
+    }) {dim = "n", size = 64 : i64, tail = 0 : i64} : () -> ()''')
+    with pytest.raises(PassError, match="a scratch buffer allocated beside thread loops"):
+        Schedule(buffer).gpu_map(0, "block").gpu_map(1, "thread")
+
+
+def test_gpu_auto_maps_fewer_loops_when_the_grid_is_too_big():
+    """70000 x 4 x 300: three block loops would put 70000 on z (at most
+    65535); lt-gpu-auto maps a (blocks) and b (threads) instead of nothing."""
+    t = "memref<70000x4x300xf32>"
+    text = f'''
+func.func @f(%X: {t} {{lt.name = "X"}}, %Y: {t} {{lt.name = "Y"}}) {{
+  "lt.loop"() ({{
+  ^bb0(%i0: index):
+    "lt.loop"() ({{
+    ^bb0(%i1: index):
+      "lt.loop"() ({{
+      ^bb0(%i2: index):
+        %a = "lt.dim"() {{dim = "a"}} : () -> index
+        %b = "lt.dim"() {{dim = "b"}} : () -> index
+        %c = "lt.dim"() {{dim = "c"}} : () -> index
+        %x = memref.load %X[%a, %b, %c] : {t}
+        memref.store %x, %Y[%a, %b, %c] : {t}
+      }}) {{dim = "c", size = 300 : i64, tail = 0 : i64}} : () -> ()
+    }}) {{dim = "b", size = 4 : i64, tail = 0 : i64}} : () -> ()
+  }}) {{dim = "a", size = 70000 : i64, tail = 0 : i64}} : () -> ()
+  return
+}}
+'''
+    s = Schedule(text).gpu_auto()
+    assert s.remarks == []
+    got = lt_mlir.compiler.lower_cuda(s.text)
+    assert [(l["grid"], l["block"]) for l in got.meta["launches"]] == [([70000, 1, 1], [4, 1, 1])]
+
+
+def test_lower_lt_to_gpu_alone_gives_valid_ir():
+    """Constants between top-level statements stay on the host, before every launch."""
+    text = '''
+func.func @f(%A: memref<4xf32> {lt.name = "A"}, %B: memref<4xf32> {lt.name = "B"}) {
+  %zero = arith.constant 0.0 : f32
+  %c0 = arith.constant 0 : index
+  memref.store %zero, %B[%c0] : memref<4xf32>
+  %c1 = arith.constant 1 : index
+  memref.store %zero, %B[%c1] : memref<4xf32>
+  return
+}
+'''
+    proc = subprocess.run([os.path.join(os.path.dirname(__file__), "..", "tools", "lt-opt"), "-", "-p", "builtin.module(lower-lt-to-gpu)"],
+                          input=text, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.count("gpu.launch") == 1
+
+
+def test_empty_function_is_a_clear_error():
+    with pytest.raises(CompileError, match="@f has no statements: nothing to run on the GPU"):
+        lt_mlir.compile('func.func @f(%A: memref<4xf32>) {\n  return\n}\n', target="cuda")

@@ -45,11 +45,11 @@ from ..passes import gpu_map
 from ..passes.common import is_pure_index_op, reads_dim, shared_reductions
 from torch_mlir.dialects import gpu
 
-IDS = "@gpu"  # ctx key of the launch's hardware ids (not a dim name)
+IDS = "@gpu"  # ctx key of the launch's hardware ids (not a dim name; lt_to_scf._GPU_IDS)
 LAUNCH = "@launch"  # ctx key of the gpu.launch being lowered
 THREADS = "@threads"  # ctx key: threads per block (0 when emulated)
 EXTENTS = "@extents"  # key in ctx[IDS]: {"block": grid extents, "thread": block extents}
-DIVERGENT = "@divergent"  # ctx key: inside a thread-level guard
+DIVERGENT = "@divergent"  # ctx key: inside a thread-level guard or a branch (lt_to_scf._DIVERGENT)
 WARP = 32
 _HOST_OPS = ("lt.alloc", "func.return")
 
@@ -90,6 +90,14 @@ def form_launches(f, emulate: bool = False) -> list:
     and atomics checked on any machine; races are ruled out statically by
     the mapping rules, not by this."""
     entry = f.regions[0].blocks[0]
+    # Constants and index arithmetic stay on the host, all before the first
+    # launch (in their order: each depends only on earlier ones), so every
+    # launch sees them.
+    pure = [o for o in lt.body_ops(entry) if is_pure_index_op(o)]
+    first = lt.body_ops(entry)[0]
+    for op in pure:
+        if op != first:
+            op.move_before(first)
     launches, group = [], []
 
     def flush():

@@ -162,9 +162,17 @@ def _lower_ops(ops: list, ctx: dict) -> None:
         elif name == "lt.reduce":
             _lower_reduce(op, ctx)
         else:
+            inner = ctx
+            if op.regions and _GPU_IDS in ctx:
+                # Code under a branch of the program's own (scf.if, ...) may
+                # run on part of a warp: no warp-wide shuffles in there.
+                inner = {**ctx, _DIVERGENT: True}
             for region in op.regions:
                 for block in region.blocks:
-                    _lower_ops(list(block.operations), ctx)
+                    _lower_ops(list(block.operations), inner)
+
+
+_GPU_IDS, _DIVERGENT = "@gpu", "@divergent"  # lt_to_gpu.IDS, lt_to_gpu.DIVERGENT
 
 
 def _lower_dim(op, ctx: dict) -> None:

@@ -291,11 +291,13 @@ def compile_to_ptx(module, entry: str, specs, arch: str = DEFAULT_ARCH, check_bo
     lower_to_gpu(module, check_bounds)
     outline(module)
     launches, scratch = launch_plan(module, entry)
+    if not launches:
+        raise CompileError(f"error: @{entry} has no statements: nothing to run on the GPU")
     lower_kernels_to_nvvm(module)
     with module.operation.context:
         dev = device_module(module)
-        llvm_ir = translate_to_llvm_ir(dev) if launches else ""
-    ptx = ptx_from_llvm_ir(llvm_ir, arch) if launches else ""
+        llvm_ir = translate_to_llvm_ir(dev)
+    ptx = ptx_from_llvm_ir(llvm_ir, arch)
     meta = {
         "format": "lt_mlir-cuda-v1",
         "entry": entry,

@@ -167,6 +167,9 @@ def loop_problem(loop) -> str | None:
         if side_by_side:
             if any(mapping(o) == "block" for o in _statements(lt.loop_body(parent)) if lt.is_loop(o)):
                 return "thread loops must be in the innermost block loop"
+            why = side_by_side_problem(parent)
+            if why:
+                return why
         else:
             child = mapped_child(parent)
             if child is None or child != loop:
@@ -176,6 +179,33 @@ def loop_problem(loop) -> str | None:
     why = reorder_conflicts(loop)
     if why:
         return f"its iterations are not independent: {why}"
+    return None
+
+
+def _statement_of(op, block_loop):
+    """The statement of ``block_loop``'s body that holds ``op``."""
+    while op is not None and op.parent != block_loop:
+        op = op.parent
+    return op
+
+
+def side_by_side_problem(block_loop) -> str | None:
+    """Why the parts of a block loop holding thread loops (each thread loop,
+    each run of other statements, run by thread 0) cannot be separated."""
+    statements = _statements(lt.loop_body(block_loop))
+    part, parts = 0, {}
+    for i, op in enumerate(statements):
+        if lt.is_loop(op) and mapping(op) == "thread" or (i and lt.is_loop(statements[i - 1]) and mapping(statements[i - 1]) == "thread"):
+            part += 1
+        parts[op] = part
+    for op in statements:
+        if op.name == "lt.alloc":
+            return "a scratch buffer allocated beside thread loops would be each thread's own, not the block's"
+        for r in op.results:
+            for use in r.uses:
+                user = _statement_of(use.owner, block_loop)
+                if user is None or user not in parts or parts[user] != parts[op]:
+                    return "a value computed beside thread loops (on thread 0) is used by another part of the block"
     return None
 
 
@@ -348,6 +378,38 @@ def _map_side_by_side(module_op, chain, threads: int, split) -> bool:
     return True
 
 
+def _attempt(root, mapping_fn, error: bool = False):
+    """Run ``mapping_fn``; on refusal, remove the nest's GPU annotations (the
+    splits and interchanges it made stay: they change no result).  Returns
+    whether it mapped (or, with ``error``, None or the refusal's reason)."""
+    try:
+        done = mapping_fn()
+    except PassError as e:
+        for loop in [root, *_descendant_loops(root)]:
+            if "lt.gpu" in loop.attributes:
+                del loop.attributes["lt.gpu"]
+        return str(e).split(": ")[-1] if error else False
+    return None if error else done
+
+
+def _map_chain(module_op, chain, threads: int, split) -> None:
+    """Blocks for all of ``chain`` but its last loop, which (split by
+    ``threads`` when longer, after 4-element chunks for large elementwise
+    loops) becomes the threads."""
+    inner = chain[-1]
+    if _wants_vector_chunks(inner, threads):
+        # 4 neighbouring elements a thread: one 128-bit access each
+        split(module_op, _loop_index(module_op, inner), VECTOR)
+        inner.attributes["lt.unroll"] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), 0)
+        inner = inner.parent
+        chain = chain[:-1] + [inner]
+    if launch_count(inner) > threads:
+        split(module_op, _loop_index(module_op, inner), threads)
+        chain = chain[:-1] + [inner.parent, inner]  # split wraps `inner` in its outer part
+    for loop in chain:
+        _apply(module_op, loop, "block" if loop != chain[-1] else "thread", AUTO)
+
+
 @register(AUTO, Option("threads", int, 256, "threads per block for the innermost mapped loop"))
 def gpu_auto(module_op, threads: int = 256) -> str | None:
     """Map every unmapped top-level loop nest to blocks and threads (see the module docs)."""
@@ -366,30 +428,19 @@ def gpu_auto(module_op, threads: int = 256) -> str | None:
             if not chain:
                 serial.append(f"L{_loop_index(module_op, root)} {loop_label(root)}")
                 continue
-            try:
-                body = _statements(lt.loop_body(chain[-1]))
-                # One independent loop holding several statements: a block
-                # each iteration, its loops on the block's threads.
-                if len(chain) == 1 and len(body) > 1 and _map_side_by_side(module_op, chain, threads, split):
-                    continue
-                inner = chain[-1]
-                if _wants_vector_chunks(inner, threads):
-                    # 4 neighbouring elements a thread: one 128-bit access each
-                    inner_index = _loop_index(module_op, inner)
-                    split(module_op, inner_index, VECTOR)
-                    inner.attributes["lt.unroll"] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), 0)
-                    inner = inner.parent
-                    chain = chain[:-1] + [inner]
-                if launch_count(inner) > threads:
-                    split(module_op, _loop_index(module_op, inner), threads)
-                    chain = chain[:-1] + [inner.parent, inner]  # split wraps `inner` in its outer part
-                for loop in chain:
-                    _apply(module_op, loop, "block" if loop != chain[-1] else "thread", AUTO)
-            except PassError as e:  # e.g. too many blocks along y: leave the nest serial
-                for loop in [root, *_descendant_loops(root)]:
-                    if "lt.gpu" in loop.attributes:
-                        del loop.attributes["lt.gpu"]
-                serial.append(f"L{_loop_index(module_op, root)} {loop_label(root)} ({str(e).split(': ')[-1]})")
+            body = _statements(lt.loop_body(chain[-1]))
+            # One independent loop holding several statements: a block each
+            # iteration, its loops on the block's threads.
+            if len(chain) == 1 and len(body) > 1 and _attempt(root, lambda: _map_side_by_side(module_op, chain, threads, split)):
+                continue
+            # Otherwise the chain, as long as the hardware limits allow.
+            why = None
+            for k in range(len(chain), 0, -1):
+                why = _attempt(root, lambda k=k: _map_chain(module_op, chain[:k], threads, split), error=True)
+                if why is None:
+                    break
+            if why is not None:
+                serial.append(f"L{_loop_index(module_op, root)} {loop_label(root)} ({why})")
     if serial:
         return "runs on one GPU thread: " + ", ".join(serial)
     return None
