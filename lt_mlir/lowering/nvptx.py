@@ -34,6 +34,7 @@ from ..dialect import lt
 from ..errors import CompileError
 from ..mlir import ir
 from ..runtime import native
+from ..runtime.specs import _DTYPES
 from .llvm import run_pipeline, translate_to_llvm_ir
 from .lt_to_scf import lower_lt_to_scf
 
@@ -148,6 +149,11 @@ def _param(v, args, scratch, scratch_values) -> dict:
     op = v.owner.operation if not isinstance(v.owner, ir.Block) else None
     if op is not None and op.name in ("memref.alloc", "memref.alloca"):
         t = ir.MemRefType(v.type)
+        if str(t.element_type) not in _DTYPES:
+            raise CompileError(
+                f"error: a scratch buffer of {t.element_type} cannot be passed to a CUDA kernel "
+                f"(supported: {', '.join(_DTYPES)})"
+            )
         scratch_values.append(v)
         scratch.append({"shape": list(t.shape), "element": str(t.element_type)})
         return {"kind": "scratch", "index": len(scratch) - 1}
