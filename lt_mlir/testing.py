@@ -33,10 +33,22 @@ from __future__ import annotations
 import ctypes
 import mmap as _mmap
 import os
+from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["PAGE_SIZE", "GuardedBuffer", "guarded_array", "guarded_copy"]
+__all__ = [
+    "CHILD_TIMEOUT",
+    "ChildRun",
+    "PAGE_SIZE",
+    "GuardedBuffer",
+    "communicate",
+    "finish_job",
+    "guarded_array",
+    "guarded_copy",
+    "start_child",
+    "start_job",
+]
 
 PAGE_SIZE = _mmap.PAGESIZE
 
@@ -163,6 +175,87 @@ def guarded_copy(array, side: str = "end", *, readonly: bool = False) -> np.ndar
     """A guard-paged, C-contiguous copy of ``array`` (same shape and dtype)."""
     src = np.asarray(array)
     return guarded_array(src.shape, src.dtype, fill=src, side=side, readonly=readonly)
+
+
+# ------------------------------------------------------------ child processes
+#
+# Tests run guarded kernels in a child process (``python -m lt_mlir.testing
+# job.json``), so a guard hit names its kernel instead of killing pytest.
+
+CHILD_TIMEOUT = 180  # seconds a child may take
+
+
+def _repo() -> str:
+    return os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def start_child(*argv: str):
+    """A Python child (this interpreter, faulthandler on) running ``argv``
+    (``-c source ...`` or ``-m module ...``) with lt_mlir importable."""
+    import subprocess
+    import sys
+
+    env = dict(os.environ)
+    env["PYTHONPATH"] = _repo() + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    return subprocess.Popen(
+        [sys.executable, "-X", "faulthandler", *argv],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        cwd=_repo(),
+    )
+
+
+def communicate(proc, timeout: float = CHILD_TIMEOUT) -> tuple[str, str]:
+    """(stdout, stderr) of a child, killed after ``timeout`` seconds."""
+    import subprocess
+
+    try:
+        return proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        return proc.communicate()
+
+
+@dataclass
+class ChildRun:
+    """How a ``run_job`` child ended, and the outputs it saved."""
+
+    returncode: int
+    stdout: str
+    stderr: str
+    outputs: dict
+
+    def describe(self) -> str:
+        import signal
+
+        runs = [ln.split(" ", 3) for ln in self.stdout.splitlines() if ln.startswith("RUN ")]
+        last = f"{runs[-1][3]} with the guard at the {runs[-1][2]}" if runs else "(none)"
+        how = f"signal {signal.Signals(-self.returncode).name}" if self.returncode < 0 else "status"
+        return (
+            f"child exited with {self.returncode} ({how}); "
+            f"last kernel started: {last}\nstderr tail:\n{self.stderr[-3000:]}"
+        )
+
+
+def start_job(job: dict, path: str):
+    """Write ``job`` (see ``run_job``) to ``path`` and start its child."""
+    import json
+
+    with open(path, "w") as fh:
+        json.dump(job, fh)
+    return start_child("-m", "lt_mlir.testing", path)
+
+
+def finish_job(proc, job: dict) -> ChildRun:
+    """Wait for a ``start_job`` child; its outputs if it succeeded."""
+    out, err = communicate(proc)
+    outputs = {}
+    if proc.returncode == 0 and os.path.exists(job["outputs"]):
+        with np.load(job["outputs"]) as z:
+            outputs = {k: z[k] for k in z.files}
+    return ChildRun(proc.returncode, out, err, outputs)
 
 
 def run_job(job_path: str) -> None:

@@ -8,7 +8,6 @@ same cases on a GPU."""
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 
@@ -21,7 +20,7 @@ from lt_mlir.lowering import nvptx
 from lt_mlir.runtime import cuda
 
 from cuda_cases import CASES, check
-from test_kernels import CHILD_TIMEOUT, ChildRun, start_child
+from lt_mlir.testing import finish_job, start_job
 
 EMULATED = [c for c in CASES if c.emulate]
 
@@ -128,18 +127,7 @@ def emulated_runs(tmp_path_factory):
         cases.append({"key": c.name, "id": c.name, "text": c.text(), "target": "cuda-emulated", "inputs": [f"{c.name}_{j}" for j in range(len(xs))]})
     np.savez(tmp / "inputs.npz", **named)
     job = {"inputs": str(tmp / "inputs.npz"), "outputs": str(tmp / "outputs.npz"), "cases": cases}
-    (tmp / "job.json").write_text(json.dumps(job))
-    proc = start_child("-m", "lt_mlir.testing", str(tmp / "job.json"))
-    try:
-        out, err = proc.communicate(timeout=CHILD_TIMEOUT)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        out, err = proc.communicate()
-    outputs = {}
-    if proc.returncode == 0:
-        with np.load(job["outputs"]) as z:
-            outputs = {k: z[k] for k in z.files}
-    return ChildRun(proc.returncode, out, err, outputs)
+    return finish_job(start_job(job, str(tmp / "job.json")), job)
 
 
 @pytest.mark.parametrize("case", EMULATED, ids=[c.name for c in EMULATED])

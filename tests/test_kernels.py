@@ -22,11 +22,8 @@ numbers of the unsplit one.
 
 from __future__ import annotations
 
-import json
 import os
 import signal
-import subprocess
-import sys
 import textwrap
 from dataclasses import dataclass, field
 from typing import Callable
@@ -36,10 +33,8 @@ import pytest
 
 import lt_mlir
 from lt_mlir import programs
-from lt_mlir.testing import PAGE_SIZE, guarded_array, guarded_copy
+from lt_mlir.testing import PAGE_SIZE, communicate, finish_job, guarded_array, guarded_copy, start_child, start_job
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(lt_mlir.__file__)))
-CHILD_TIMEOUT = 180
 
 # ----------------------------------------------------------------- programs
 
@@ -270,41 +265,6 @@ SIDES = ("end", "start")
 # instead of killing pytest.
 
 
-def child_env() -> dict:
-    env = dict(os.environ)
-    env["PYTHONPATH"] = REPO + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-    return env
-
-
-def start_child(*argv: str) -> subprocess.Popen:
-    """A Python child running ``argv`` (``-c source ...`` or ``-m module ...``)."""
-    return subprocess.Popen(
-        [sys.executable, "-X", "faulthandler", *argv],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=child_env(),
-        cwd=REPO,
-    )
-
-
-@dataclass
-class ChildRun:
-    returncode: int
-    stdout: str
-    stderr: str
-    outputs: dict
-
-    def describe(self) -> str:
-        runs = [ln.split(" ", 3) for ln in self.stdout.splitlines() if ln.startswith("RUN ")]
-        last = f"{runs[-1][3]} with the guard at the {runs[-1][2]}" if runs else "(none)"
-        return (
-            f"child exited with {self.returncode} "
-            f"({'signal ' + signal.Signals(-self.returncode).name if self.returncode < 0 else 'status'}); "
-            f"last kernel started: {last}\nstderr tail:\n{self.stderr[-3000:]}"
-        )
-
-
 @pytest.fixture(scope="module")
 def guarded_runs(tmp_path_factory):
     """Runs every variant, guarded, in two child processes; returns
@@ -341,20 +301,10 @@ def guarded_runs(tmp_path_factory):
                 for v in batch
             ],
         }
-        (tmp / f"job{b}.json").write_text(json.dumps(job))
-        procs.append((batch, job, start_child("-m", "lt_mlir.testing", str(tmp / f"job{b}.json"))))
+        procs.append((batch, job, start_job(job, str(tmp / f"job{b}.json"))))
     runs = {}
     for batch, job, proc in procs:
-        try:
-            out, err = proc.communicate(timeout=CHILD_TIMEOUT)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            out, err = proc.communicate()
-        outputs = {}
-        if proc.returncode == 0 and os.path.exists(job["outputs"]):
-            with np.load(job["outputs"]) as z:
-                outputs = {k: z[k] for k in z.files}
-        run = ChildRun(proc.returncode, out, err, outputs)
+        run = finish_job(proc, job)
         for v in batch:
             runs[v.key] = run
     return all_inputs, runs
@@ -475,11 +425,7 @@ def test_guard_pages_catch_out_of_bounds_accesses():
     compile-time bounds proof off where the compiler has one."""
     procs = {name: start_child("-c", CRASH_CHILD, text, side) for name, (text, side) in OUT_OF_BOUNDS.items()}
     for name, proc in procs.items():
-        try:
-            out, err = proc.communicate(timeout=CHILD_TIMEOUT)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            out, err = proc.communicate()
+        out, err = communicate(proc)
         assert "CALLING" in out, f"{name}: the child failed before calling the kernel:\n{err[-3000:]}"
         assert "RETURNED" not in out, f"{name}: the out-of-bounds access went unnoticed"
         assert proc.returncode == -signal.SIGSEGV, f"{name}: exit {proc.returncode}\n{err[-3000:]}"
