@@ -22,7 +22,6 @@ numbers of the unsplit one.
 
 from __future__ import annotations
 
-import os
 import signal
 import textwrap
 from dataclasses import dataclass, field
