@@ -31,6 +31,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import statistics
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -89,11 +90,6 @@ def build(directory: str, arch: str) -> None:
         print(f"built {name}: {sizes}", flush=True)
 
 
-def _median(xs) -> float:
-    xs = sorted(xs)
-    return xs[len(xs) // 2]
-
-
 def _torch_time(torch, fn, warmup: int, repeat: int) -> float:
     for _ in range(warmup):
         fn()
@@ -106,7 +102,7 @@ def _torch_time(torch, fn, warmup: int, repeat: int) -> float:
         end.record()
         end.synchronize()
         times.append(start.elapsed_time(end) / 1e3)
-    return _median(times)
+    return statistics.median(times)
 
 
 def run(directory: str, repeat: int) -> dict:
@@ -122,7 +118,7 @@ def run(directory: str, repeat: int) -> dict:
     results = {"device": torch.cuda.get_device_name(), "torch": torch.__version__}
 
     def lt_time(name, *arrays):
-        return _median(kernels[name].time(*arrays, warmup=5, repeat=repeat))
+        return statistics.median(kernels[name].time(*arrays, warmup=5, repeat=repeat))
 
     def close(got, ref, rtol, what):
         err = (got.double() - ref.double()).abs().max().item()

@@ -45,11 +45,11 @@ from ..passes import gpu_map
 from ..passes.common import is_pure_index_op, reads_dim, shared_reductions
 from torch_mlir.dialects import gpu
 
-IDS = "@gpu"  # ctx key of the launch's hardware ids (not a dim name; lt_to_scf._GPU_IDS)
+IDS = "@gpu"  # ctx key of the launch's hardware ids (not a dim name)
 LAUNCH = "@launch"  # ctx key of the gpu.launch being lowered
 THREADS = "@threads"  # ctx key: threads per block (0 when emulated)
 EXTENTS = "@extents"  # key in ctx[IDS]: {"block": grid extents, "thread": block extents}
-DIVERGENT = "@divergent"  # ctx key: inside a thread-level guard or a branch (lt_to_scf._DIVERGENT)
+DIVERGENT = "@divergent"  # ctx key: inside a thread-level guard or a branch
 WARP = 32
 _HOST_OPS = ("lt.alloc", "func.return")
 
@@ -179,28 +179,27 @@ def _separate_parts(block_loop, thread_ids) -> None:
 
 
 def _on_thread_zero(ops: list, thread_ids) -> None:
-    for op in ops:
-        for r in op.results:
-            for use in r.uses:
-                if not any(_inside(use.owner, o) for o in ops):
-                    where = format_location(op.location)
-                    raise CompileError(
-                        f"{where + ': ' if where else ''}error: lower-lt-to-gpu: a value computed between thread "
-                        "loops is used by a later part of the block; compute it inside the loop that uses it"
-                    )
-    index = ir.IndexType.get()
-    with ir.InsertionPoint(ops[0]), ops[0].location:
-        zero = arith.ConstantOp(index, 0).result
-        eq = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), _CMPI["eq"])
-        first = None
-        for t in thread_ids:
-            c = arith.CmpIOp(eq, t, zero).result
-            first = c if first is None else arith.AndIOp(first, c).result
-        branch = scf.IfOp(first)
-        with ir.InsertionPoint(branch.then_block):
-            end = scf.YieldOp([])
+    """Move ``ops`` under ``scf.if`` (thread ids all 0).  What they compute
+    does not leave them: the mapping rules (gpu_map.side_by_side_problem)
+    refuse a block loop where it would."""
+    end = _when_all_zero(ops[0], thread_ids)
     for op in ops:
         op.move_before(end)
+
+
+def _when_all_zero(before, values):
+    """An ``scf.if`` before ``before`` taken when every one of ``values`` is
+    0; returns the op to insert the guarded code before."""
+    with ir.InsertionPoint(before), before.location:
+        zero = arith.ConstantOp(ir.IndexType.get(), 0).result
+        eq = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), _CMPI["eq"])
+        cond = None
+        for v in values:
+            c = arith.CmpIOp(eq, v, zero).result
+            cond = c if cond is None else arith.AndIOp(cond, c).result
+        branch = scf.IfOp(cond)
+        with ir.InsertionPoint(branch.then_block):
+            return scf.YieldOp([])
 
 
 def _emulated_launch(ops: list, grid: list, block: list):
@@ -253,6 +252,12 @@ def _inside(op, ancestor) -> bool:
     return False
 
 
+def defined_inside(value, ancestor) -> bool:
+    """Whether ``value`` (an op result or block argument) is defined in ``ancestor``."""
+    owner = value.owner
+    return _inside(owner.owner.operation if isinstance(owner, ir.Block) else owner.operation, ancestor)
+
+
 def _check_contained(launch, body) -> None:
     """Values computed in one launch cannot reach code outside it."""
     for op in lt.body_ops(body):
@@ -268,7 +273,7 @@ def _check_contained(launch, body) -> None:
 
 def lower_mapped_loop(loop, ctx: dict) -> None:
     """Lower one mapped lt.loop under ``ctx`` (see the module docs)."""
-    from .lt_to_scf import _Emitter, _mark_atomic_reduces, iterations
+    from .lt_to_scf import _Emitter, _mark_atomic_reduces, iterations  # lt_to_scf imports this module
 
     dim, step, parent_offset, full, rest = iterations(loop, ctx)
     kind = ir.StringAttr(loop.attributes["lt.gpu"]).value
@@ -306,17 +311,7 @@ def _only_chain_threads(root, ctx: dict) -> dict:
     idle = [a for i, a in enumerate(gpu_map.AXES) if a not in used and extents[i] > 1]
     if not idle:
         return ctx
-    with ir.InsertionPoint(root), root.location:
-        zero = arith.ConstantOp(ir.IndexType.get(), 0).result
-        eq = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), _CMPI["eq"])
-        cond = None
-        for a in idle:
-            c = arith.CmpIOp(eq, ctx[IDS][("thread", a)], zero).result
-            cond = c if cond is None else arith.AndIOp(cond, c).result
-        branch = scf.IfOp(cond)
-        with ir.InsertionPoint(branch.then_block):
-            end = scf.YieldOp([])
-    root.move_before(end)
+    root.move_before(_when_all_zero(root, [ctx[IDS][("thread", a)] for a in idle]))
     return {**ctx, DIVERGENT: True}
 
 
@@ -446,7 +441,7 @@ def _index_slice(value, stop) -> list | None:
 
 def _inside_block_arg(v, stop) -> bool:
     """Whether block argument ``v`` belongs to ``stop`` or an op inside it."""
-    return _inside(v.owner.owner.operation, stop)
+    return defined_inside(v, stop)
 
 
 def _privatisable_loop(reduce, mapped):

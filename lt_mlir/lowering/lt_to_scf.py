@@ -29,7 +29,7 @@ from ..dialect import bounds, lt
 from ..errors import CompileError, format_location
 from ..mlir import arith, ir, memref, scf
 from ..passes.common import shared_reductions
-from . import vectorize
+from . import lt_to_gpu, vectorize
 from torch_mlir.dialects._arith_enum_gen import AtomicRMWKind
 
 STACK_ALLOC_LIMIT = 64 * 1024
@@ -54,8 +54,6 @@ def lower_lt_to_scf(module: ir.Module | ir.Operation, check_bounds: bool = True,
         bounds.check_bounds(op)
     with op.context, ir.Location.unknown():
         if target != "cpu":
-            from . import lt_to_gpu
-
             lt_to_gpu.check(op)
         for f in lt.functions(op):
             _lower_function(f, target)
@@ -66,14 +64,13 @@ def _lower_function(f, target: str = "cpu") -> None:
         return
     entry = f.regions[0].blocks[0]
     if target != "cpu":
-        from . import lt_to_gpu
-
         emulate = target == "cuda-emulated"
         for launch, ids, body in lt_to_gpu.form_launches(f, emulate):
             lt_to_gpu.privatise_launch(launch)
             if not emulate:  # emulated threads run one by one: function-level buffers do
                 _hoist_allocs(launch, body, device=True)
-            threads = 0 if emulate else _threads_per_block(body)
+            extents = ids[lt_to_gpu.EXTENTS]["thread"]
+            threads = 0 if emulate else extents[0] * extents[1] * extents[2]
             _lower_ops(list(body.operations), {lt_to_gpu.IDS: ids, lt_to_gpu.LAUNCH: launch, lt_to_gpu.THREADS: threads})
     else:
         _check_annotations(f)
@@ -163,16 +160,13 @@ def _lower_ops(ops: list, ctx: dict) -> None:
             _lower_reduce(op, ctx)
         else:
             inner = ctx
-            if op.regions and _GPU_IDS in ctx:
+            if op.regions and lt_to_gpu.IDS in ctx:
                 # Code under a branch of the program's own (scf.if, ...) may
                 # run on part of a warp: no warp-wide shuffles in there.
-                inner = {**ctx, _DIVERGENT: True}
+                inner = {**ctx, lt_to_gpu.DIVERGENT: True}
             for region in op.regions:
                 for block in region.blocks:
                     _lower_ops(list(block.operations), inner)
-
-
-_GPU_IDS, _DIVERGENT = "@gpu", "@divergent"  # lt_to_gpu.IDS, lt_to_gpu.DIVERGENT
 
 
 def _lower_dim(op, ctx: dict) -> None:
@@ -199,9 +193,7 @@ def iterations(loop, ctx: dict) -> tuple:
 
 def _lower_loop(loop, ctx: dict) -> None:
     if "lt.gpu_axis" in loop.attributes:
-        from .lt_to_gpu import lower_mapped_loop
-
-        lower_mapped_loop(loop, ctx)
+        lt_to_gpu.lower_mapped_loop(loop, ctx)
         return
     dim, step, parent_offset, full, rest = iterations(loop, ctx)
     notes = lt.annotations(loop)
@@ -302,19 +294,9 @@ def _mark_atomic_reduces(loop, private_to=None) -> None:
     Buffers allocated inside ``private_to`` (a gpu.launch: per-thread
     memory) are never shared."""
     for op in shared_reductions(loop):
-        if private_to is not None and _defined_inside(op.operands[1], private_to):
+        if private_to is not None and lt_to_gpu.defined_inside(op.operands[1], private_to):
             continue
         op.attributes["lt.atomic"] = ir.UnitAttr.get()
-
-
-def _defined_inside(value, ancestor) -> bool:
-    owner = value.owner
-    op = owner.owner.operation if isinstance(owner, ir.Block) else owner.operation
-    while op is not None:
-        if op == ancestor:
-            return True
-        op = op.parent
-    return False
 
 
 def _located(op, message: str) -> CompileError:
@@ -360,10 +342,8 @@ def _lower_reduce(op, ctx: dict | None = None) -> None:
     kind = ir.StringAttr(op.attributes["kind"]).value
     value, acc, *indices = list(op.operands)
     with ir.InsertionPoint(op), op.location:
-        if "lt.atomic" in op.attributes and ctx and _gpu_warp_combine(op, ctx):
-            from .lt_to_gpu import combine_across_warp
-
-            value, first = combine_across_warp(kind, value, combine)
+        if "lt.atomic" in op.attributes and ctx and lt_to_gpu.IDS in ctx and lt_to_gpu.warp_combine(op, ctx):
+            value, first = lt_to_gpu.combine_across_warp(kind, value, combine)
             branch = scf.IfOp(first)
             with ir.InsertionPoint(branch.then_block):
                 _atomic(kind, value, acc, indices)
@@ -374,12 +354,6 @@ def _lower_reduce(op, ctx: dict | None = None) -> None:
             old = memref.LoadOp(acc, indices).result
             memref.StoreOp(combine(kind, old, value), acc, indices)
     op.erase()
-
-
-def _gpu_warp_combine(op, ctx: dict) -> bool:
-    from . import lt_to_gpu
-
-    return lt_to_gpu.IDS in ctx and lt_to_gpu.warp_combine(op, ctx)
 
 
 def _atomic(kind: str, value, acc, indices) -> None:
@@ -394,11 +368,3 @@ def _atomic(kind: str, value, acc, indices) -> None:
         attr = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), AtomicRMWKind[name].value)
         memref.AtomicRMWOp(attr, value, acc, indices)
 
-
-def _threads_per_block(body) -> int:
-    """Threads per block of the gpu.launch whose body is ``body``."""
-    launch = body.owner.opview
-    total = 1
-    for v in (launch.blockSizeX, launch.blockSizeY, launch.blockSizeZ):
-        total *= ir.IntegerAttr(v.owner.attributes["value"]).value
-    return total

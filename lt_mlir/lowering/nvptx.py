@@ -209,29 +209,28 @@ def nvptx_target_machine(arch: str):
     return target.create_target_machine(cpu=arch, features=ARCHS[check_arch(arch)], opt=3)
 
 
-def libdevice_path() -> str | None:
-    """libdevice.10.bc from the nvidia-cuda-nvcc wheel (or $LT_LIBDEVICE)."""
-    env = os.environ.get("LT_LIBDEVICE")
+def _wheel_file(variable: str, patterns: tuple) -> str | None:
+    """$``variable`` if set (and present), else the newest file matching one
+    of ``patterns`` under a ``sys.path`` entry (the nvidia-cuda-nvcc wheel)."""
+    env = os.environ.get(variable)
     if env:
         return env if os.path.exists(env) else None
     for root in dict.fromkeys(sys.path):
-        for pattern in ("nvidia/cu*/nvvm/libdevice/libdevice*.bc", "nvidia/cuda_nvcc/nvvm/libdevice/libdevice*.bc"):
+        for pattern in patterns:
             found = sorted(glob.glob(os.path.join(root, pattern)))
             if found:
                 return found[-1]
     return None
 
 
+def libdevice_path() -> str | None:
+    """libdevice.10.bc from the nvidia-cuda-nvcc wheel (or $LT_LIBDEVICE)."""
+    return _wheel_file("LT_LIBDEVICE", ("nvidia/cu*/nvvm/libdevice/libdevice*.bc", "nvidia/cuda_nvcc/nvvm/libdevice/libdevice*.bc"))
+
+
 def ptxas_path() -> str | None:
     """ptxas from the nvidia-cuda-nvcc wheel (or $LT_PTXAS), if installed."""
-    env = os.environ.get("LT_PTXAS")
-    if env:
-        return env if os.path.exists(env) else None
-    for root in dict.fromkeys(sys.path):
-        found = sorted(glob.glob(os.path.join(root, "nvidia", "cu*", "bin", "ptxas")))
-        if found:
-            return found[-1]
-    return None
+    return _wheel_file("LT_PTXAS", ("nvidia/cu*/bin/ptxas",))
 
 
 def assemble(ptx: str, arch: str = DEFAULT_ARCH) -> str | None:

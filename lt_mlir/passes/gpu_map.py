@@ -112,11 +112,6 @@ def kernel_chains(root) -> tuple[list, list]:
     return blocks, chains
 
 
-def kernel_loops(root) -> list:
-    blocks, chains = kernel_chains(root)
-    return blocks + [l for chain in chains for l in chain]
-
-
 def hardware_axes(root) -> dict:
     """Mapped loop -> ("block"|"thread", "x"|"y"|"z") for the kernel rooted
     at ``root``: the innermost loop of each chain is x."""
@@ -138,10 +133,6 @@ def launch_size(root) -> tuple[list[int], list[int]]:
     return grid, block
 
 
-def _enclosing(loop) -> list:
-    return lt.enclosing_loops(loop)
-
-
 def loop_problem(loop) -> str | None:
     """Why mapped ``loop`` cannot run as mapped, or None."""
     kind = mapping(loop)
@@ -149,7 +140,7 @@ def loop_problem(loop) -> str | None:
     for other in ("parallel", "unroll", "vectorize"):
         if other in notes:
             return f"a GPU-mapped loop cannot also be lt.{other}"
-    outer = _enclosing(loop)
+    outer = lt.enclosing_loops(loop)
     func = outer[-1].parent if outer else loop.parent
     parallel = []
     func.walk(lambda o: (parallel.append(o) if o.name == "lt.loop" and "lt.parallel" in o.attributes else None, ir.WalkResult.ADVANCE)[1])
