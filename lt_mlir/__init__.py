@@ -17,15 +17,15 @@ from .errors import (  # noqa: E402
 )
 
 try:
-    import torch_mlir.ir as _torch_mlir_ir  # noqa: F401
+    from . import mlir as _mlir  # noqa: F401
 except ModuleNotFoundError as _e:  # pragma: no cover - exercised in a subprocess test
     _MISSING = str(_e)
 else:
     _MISSING = None
+    from . import nn
     from .compiler import c_header, compile, compile_aot, lower, parse_module  # noqa: A004
     from .dialect.loop_tree import loop_tree
-    from .schedule import Schedule
-    from .frontend import (
+    from .frontend import (  # noqa: A004
         Expr,
         FrontendError,
         Size,
@@ -33,12 +33,23 @@ else:
         Symbol,
         SymbolGenerator,
         Tensor,
+        abs,
+        add,
         default_hardware,
+        divide,
+        exp,
+        log,
+        max,
+        min,
+        multiply,
+        negate,
+        reciprocal,
         set_default_hardware,
+        sqrt,
+        subtract,
         symbols,
     )
-    from .frontend import abs, add, divide, exp, log, max, min, multiply, negate, reciprocal, sqrt, subtract  # noqa: A004
-    from . import nn
+    from .schedule import Schedule
 
 
 def __getattr__(name):

@@ -13,22 +13,22 @@ import os
 import subprocess
 from dataclasses import dataclass
 
-from .dialect import lt
-from .errors import CompileError, LtError, ParseError, from_mlir_error, with_filename
-from .lowering.llvm import lower_to_llvm_dialect, translate_to_llvm_ir
+from . import passes as _loop_passes  # noqa: F401  (registers the loop passes)
+from .dialect.lt import parse_module
+from .errors import CompileError, LtError, with_filename
+from .lowering import machine
+from .lowering import passes as _lowering_passes  # noqa: F401  (registers the lowering steps)
+from .lowering.gpu.lt_to_gpu import lower_lt_to_gpu
+from .lowering.gpu.nvptx import DEFAULT_ARCH, compile_to_ptx
+from .lowering.llvm import lower_to_llvm_dialect, scf_to_llvm_dialect, translate_to_llvm_ir
 from .mlir import ir
-from .runtime import native
+from .runtime import cuda, native
+from .runtime.cuda import CudaKernel
 from .runtime.kernel import ArgSpec, Kernel, find_function, function_name, signature
 
+__all__ = ["Lowered", "c_header", "compile", "compile_aot", "lower", "lower_cuda", "parse_module"]
 
-def parse_module(text: str, filename: str = "-", context: ir.Context | None = None) -> ir.Module:
-    """Parse and verify textual IR; errors name ``filename:line:col``."""
-    ctx = context or lt.new_context()
-    with ctx, ir.Location.unknown():
-        try:
-            return ir.Module.parse(text)
-        except ir.MLIRError as e:
-            raise from_mlir_error(e, ParseError, filename) from None
+TARGETS = ("cpu", "cuda", "cuda-emulated")
 
 
 def _as_module(module_or_text, filename: str = "-") -> ir.Module:
@@ -54,22 +54,30 @@ def lower(
 ) -> Lowered:
     """lt module (or its text) -> unoptimised LLVM IR of the whole module
     (``target="cuda-emulated"``: GPU mappings run as sequential loops)."""
+    if target not in ("cpu", "cuda-emulated"):
+        known = ", ".join(TARGETS)
+        raise CompileError(
+            f"error: unknown target '{target}' (targets: {known})" if target not in TARGETS
+            else "error: lower() makes CPU code; target cuda compiles with lower_cuda()"
+        )
     module = _as_module(module_or_text, filename)
     f = find_function(module.operation, entry)
     name, specs = function_name(f), signature(f)
     try:
-        openmp = lower_to_llvm_dialect(module, check_bounds, target)
+        if target == "cpu":
+            openmp = lower_to_llvm_dialect(module, check_bounds)
+        else:
+            lower_lt_to_gpu(module, check_bounds, emulate=True)
+            openmp = scf_to_llvm_dialect(module)
     except LtError as e:
         raise with_filename(e, filename) from None
     return Lowered(name, specs, translate_to_llvm_ir(module), openmp)
 
 
 def lower_cuda(
-    module_or_text, entry: str | None = None, filename: str = "-", check_bounds: bool = True, arch: str = "sm_90"
+    module_or_text, entry: str | None = None, filename: str = "-", check_bounds: bool = True, arch: str = DEFAULT_ARCH
 ):
-    """lt module (or its text) -> PTX and the launch plan (``lowering/nvptx.py``)."""
-    from .lowering.nvptx import compile_to_ptx
-
+    """lt module (or its text) -> PTX and the launch plan (``lowering/gpu/nvptx.py``)."""
     module = _as_module(module_or_text, filename)
     f = find_function(module.operation, entry)
     name, specs = function_name(f), signature(f)
@@ -85,11 +93,17 @@ def compile(  # noqa: A001
     filename: str = "-",
     check_bounds: bool = True,
     target: str = "cpu",
-    arch: str = "sm_90",
+    arch: str = DEFAULT_ARCH,
+    cpu: str | None = None,
+    features: str | None = None,
 ):
     """Compile an lt module to a callable.
 
-    ``target="cpu"``: native code for this CPU (JIT, O3), a ``Kernel``.
+    ``target="cpu"``: native code (JIT, O3), a ``Kernel``, for this CPU or
+    for ``cpu`` (an LLVM CPU name such as ``"znver2"`` or
+    ``"skylake-avx512"``) with ``features`` (``"+avx512f,-fma"``) added or
+    removed; code for a CPU other than this one runs only if this one has
+    its features (``compile_aot`` builds for other machines).
     ``target="cuda"``: PTX for NVIDIA GPUs of ``arch``, a
     ``runtime.cuda.CudaKernel`` taking NumPy arrays (copied in and out) or
     device arrays (DLPack: torch, cupy).  Compiling needs no GPU.
@@ -100,15 +114,14 @@ def compile(  # noqa: A001
     Accesses are proven in bounds first; ``check_bounds=False`` skips that
     (only for testing what happens when they are not)."""
     if target == "cuda":
-        from .runtime.cuda import CudaKernel
-
         lowered = lower_cuda(module_or_text, entry, filename, check_bounds, arch)
         return CudaKernel(lowered.meta, lowered.ptx)
     if target not in ("cpu", "cuda-emulated"):
         raise CompileError(f"error: unknown target '{target}' (targets: cpu, cuda, cuda-emulated)")
+    cpu_target = machine.cpu_target(cpu, features)
     lowered = lower(module_or_text, entry, filename, check_bounds, target)
-    mod = native.optimize(lowered.llvm_ir)
-    jit = native.JitModule(mod, lowered.openmp)
+    mod = machine.optimize(lowered.llvm_ir, cpu_target)
+    jit = native.JitModule(mod, lowered.openmp, cpu_target)
     return Kernel(lowered.name, lowered.specs, jit.address(lowered.name), jit, str(mod))
 
 
@@ -148,28 +161,30 @@ def compile_aot(
     entry: str | None = None,
     shared: bool = True,
     target: str = "cpu",
-    arch: str = "sm_90",
+    arch: str = DEFAULT_ARCH,
+    cpu: str | None = None,
+    features: str | None = None,
 ) -> dict:
     """Write ``<prefix>.o``, ``<prefix>.h`` and (``shared``) ``<prefix>.so``.
 
-    Returns the paths written.  The object targets this host's CPU.  With
+    Returns the paths written.  The object targets this host's CPU, or
+    ``cpu`` with ``features`` (as for ``compile``).  With
     ``target="cuda"``: ``<prefix>.ptx`` and ``<prefix>.json`` (entry point,
     argument layout, launch plan), which ``lt_mlir.runtime.cuda.load``
     runs without MLIR or LLVM installed."""
     if target == "cuda":
-        from .runtime.cuda import save
-
         lowered = lower_cuda(module_or_text, entry, arch=arch)
         os.makedirs(os.path.dirname(os.path.abspath(out_prefix)), exist_ok=True)
-        return save(out_prefix, lowered.meta, lowered.ptx)
+        return cuda.save(out_prefix, lowered.meta, lowered.ptx)
     if target != "cpu":
         raise CompileError(f"error: unknown target '{target}' (targets: cpu, cuda)")
+    cpu_target = machine.cpu_target(cpu, features)
     lowered = lower(module_or_text, entry)
-    mod = native.optimize(lowered.llvm_ir)
+    mod = machine.optimize(lowered.llvm_ir, cpu_target)
     os.makedirs(os.path.dirname(os.path.abspath(out_prefix)), exist_ok=True)
     paths = {"object": out_prefix + ".o", "header": out_prefix + ".h"}
     with open(paths["object"], "wb") as fh:
-        fh.write(native.emit_object(mod))
+        fh.write(machine.emit_object(mod, cpu_target))
     with open(paths["header"], "w") as fh:
         fh.write(c_header(lowered.name, lowered.specs))
     if shared:

@@ -5,7 +5,17 @@ package name ``torch_mlir`` (see shared/STACK.md).  Everything else in lt_mlir
 says ``from lt_mlir.mlir import ir, passmanager, ...``.
 """
 
-from torch_mlir import ir, passmanager  # noqa: F401
-from torch_mlir.dialects import arith, ext, func, math, memref, scf  # noqa: F401
+import os
 
-__all__ = ["ir", "passmanager", "arith", "ext", "func", "math", "memref", "scf"]
+from torch_mlir import ir, passmanager
+from torch_mlir.dialects import arith, ext, func, gpu, math, memref, scf, vector
+from torch_mlir.dialects._arith_enum_gen import AtomicRMWKind, CmpFPredicate, CmpIPredicate
+
+# The bindings' shared libraries; the MLIR C API library that translates to
+# LLVM IR (lowering/llvm.py) is among them.
+MLIR_LIBS = os.path.join(os.path.dirname(ir.__file__), "_mlir_libs")
+
+__all__ = [
+    "ir", "passmanager", "arith", "ext", "func", "gpu", "math", "memref", "scf", "vector",
+    "AtomicRMWKind", "CmpFPredicate", "CmpIPredicate", "MLIR_LIBS",
+]

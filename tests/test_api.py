@@ -9,7 +9,7 @@ import pytest
 
 import lt_mlir
 from lt_mlir import programs
-from lt_mlir.dialect.bounds import check_bounds
+from lt_mlir.analysis.bounds import check_bounds
 from lt_mlir.passes.registry import parse_pipeline, run_pipeline
 
 OOB = """

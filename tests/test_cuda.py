@@ -13,13 +13,12 @@ import subprocess
 
 import numpy as np
 import pytest
+from cuda_cases import CASES, check
 
 import lt_mlir
 from lt_mlir import CompileError, PassError, Schedule, programs
-from lt_mlir.lowering import nvptx
+from lt_mlir.lowering.gpu import nvptx
 from lt_mlir.runtime import cuda
-
-from cuda_cases import CASES, check
 from lt_mlir.testing import finish_job, start_job
 
 EMULATED = [c for c in CASES if c.emulate]

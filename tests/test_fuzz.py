@@ -1,16 +1,16 @@
-"""The differential fuzzer (``lt_mlir.fuzz``): 2,000 random schedules of
+"""The differential fuzzer (``lt_mlir.testing.fuzz``): 2,000 random schedules of
 loop transformations over the reference programs, each compiled and run on
 guard-paged arrays against NumPy, must all pass; and the fuzzer must notice
 a wrong number, a crash and a wrong pass when there is one.
 
-The long run (20,000+ schedules) is documented in ``lt_mlir/fuzz.py``.
+The long run (20,000+ schedules) is documented in ``lt_mlir/testing/fuzz.py``.
 """
 
 from __future__ import annotations
 
 import pytest
 
-from lt_mlir import fuzz
+from lt_mlir.testing import fuzz
 
 SEED = 2024
 SCHEDULES = 2000

@@ -34,7 +34,6 @@ import lt_mlir
 from lt_mlir import programs
 from lt_mlir.testing import PAGE_SIZE, communicate, finish_job, guarded_array, guarded_copy, start_child, start_job
 
-
 # ----------------------------------------------------------------- programs
 
 

@@ -17,9 +17,7 @@ and constants are folded into the accesses that use them.
 
 from __future__ import annotations
 
-from torch_mlir.dialects._arith_enum_gen import CmpFPredicate, CmpIPredicate
-
-from ..mlir import ir
+from ..mlir import CmpFPredicate, CmpIPredicate, ir
 from . import lt
 
 _REDUCE_SPELLING = {"add": "+=", "mul": "*=", "max": "max=", "min": "min="}
@@ -63,9 +61,7 @@ def preorder_loops(root) -> list:
 def loop_tree(module_or_text, func: str | None = None) -> str:
     """The loop tree of every function of a module (or of ``func``)."""
     if isinstance(module_or_text, str):
-        from ..compiler import parse_module
-
-        module_or_text = parse_module(module_or_text)
+        module_or_text = lt.parse_module(module_or_text)
     funcs = lt.functions(module_or_text.operation)
     parts = []
     number = 0  # loops are numbered across the whole module, as passes address them

@@ -34,6 +34,7 @@ import math as _math
 from collections.abc import Sequence
 from typing import Any
 
+from ..errors import ParseError, from_mlir_error
 from ..mlir import ext, ir
 
 REDUCE_KINDS = ("add", "mul", "max", "min")
@@ -323,6 +324,16 @@ def new_context() -> ir.Context:
     with ctx, ir.Location.unknown():
         Lt.load()
     return ctx
+
+
+def parse_module(text: str, filename: str = "-", context: ir.Context | None = None) -> ir.Module:
+    """Parse and verify textual IR; errors name ``filename:line:col``."""
+    ctx = context or new_context()
+    with ctx, ir.Location.unknown():
+        try:
+            return ir.Module.parse(text)
+        except ir.MLIRError as e:
+            raise from_mlir_error(e, ParseError, filename) from None
 
 
 def functions(module_op) -> list:

@@ -14,12 +14,11 @@ import ctypes
 import os
 import re
 
-import torch_mlir.ir
-
 from ..dialect import lt
 from ..errors import CompileError, from_mlir_error
-from ..mlir import ir, passmanager
+from ..mlir import MLIR_LIBS, ir, passmanager
 from .alias_scopes import add_alias_scopes
+from .lt_to_scf import lower_lt_to_scf
 
 # After lower-lt-to-scf.  Order matters: func-to-llvm with the bare-pointer
 # convention first, then memref, then the control flow and scalar dialects.
@@ -92,12 +91,17 @@ def uses_openmp(module) -> bool:
     return bool(found)
 
 
-def lower_to_llvm_dialect(module: ir.Module | ir.Operation, check_bounds: bool = True, target: str = "cpu") -> bool:
-    """lt -> scf -> llvm dialect, in place.  Returns whether the code calls
-    the OpenMP runtime (parallel loops).  ``target``: cpu or cuda-emulated."""
-    from .lt_to_scf import lower_lt_to_scf
+def lower_to_llvm_dialect(module: ir.Module | ir.Operation, check_bounds: bool = True) -> bool:
+    """lt -> scf -> llvm dialect, in place (``lower-lt-to-llvm``).  Returns
+    whether the code calls the OpenMP runtime (parallel loops)."""
+    lower_lt_to_scf(module, check_bounds)
+    return scf_to_llvm_dialect(module)
 
-    lower_lt_to_scf(module, check_bounds, target)
+
+def scf_to_llvm_dialect(module: ir.Module | ir.Operation) -> bool:
+    """A module lowered to scf/memref/arith (by lower-lt-to-scf, or the GPU
+    lowering emulated on the CPU) -> llvm dialect, in place.  Returns whether
+    the code calls the OpenMP runtime."""
     mark_noalias(module)
     openmp = uses_openmp(module)
     run_pipeline(module, OPENMP_PIPELINE if openmp else CPU_PIPELINE)
@@ -113,9 +117,7 @@ class _CAPI:
     @classmethod
     def lib(cls):
         if cls._lib is None:
-            path = os.path.join(
-                os.path.dirname(torch_mlir.ir.__file__), "_mlir_libs", "libTorchMLIRAggregateCAPI.so"
-            )
+            path = os.path.join(MLIR_LIBS, "libTorchMLIRAggregateCAPI.so")
             lib = ctypes.CDLL(path)
             lib.mlirRegisterAllLLVMTranslations.argtypes = [ctypes.c_void_p]
             lib.mlirRegisterAllLLVMTranslations.restype = None

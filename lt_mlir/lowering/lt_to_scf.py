@@ -21,61 +21,51 @@ atomic.
 * ``lt.alloc`` becomes a ``memref.alloca`` (up to 64 KiB) or a
   ``memref.alloc`` freed before every return, hoisted to the function entry
   (its size is static, so one buffer serves every iteration).
+
+This lowering knows nothing of GPUs.  Its machinery is public for the GPU
+lowering (``lowering/gpu/lt_to_gpu.py``), which subclasses ``LtToScf``:
+``lower_loop`` for mapped loops, ``lower_reduce`` for warp-combined
+reductions, ``lower_nested`` to note divergent code.  ``ctx`` maps each dim
+name to (offset, elements available); a subclass keeps state of its own
+under keys that are not dim names.
 """
 
 from __future__ import annotations
 
-from ..dialect import bounds, lt
+from ..analysis import bounds
+from ..analysis.dependence import shared_reductions
+from ..analysis.vector_plan import plan
+from ..dialect import lt
 from ..errors import CompileError, format_location
 from ..mlir import arith, ir, memref, scf
-from ..passes.common import shared_reductions
-from . import lt_to_gpu, vectorize
-from torch_mlir.dialects._arith_enum_gen import AtomicRMWKind
+from . import vectorize
+from .combine import atomic_update, combine
 
 STACK_ALLOC_LIMIT = 64 * 1024
 _ALLOWED_ANNOTATIONS = {"parallel", "unroll", "vectorize"}
 
 
-TARGETS = ("cpu", "cuda", "cuda-emulated")
-
-
-def lower_lt_to_scf(module: ir.Module | ir.Operation, check_bounds: bool = True, target: str = "cpu") -> None:
+def lower_lt_to_scf(module: ir.Module | ir.Operation, check_bounds: bool = True) -> None:
     """Rewrite every lt op in ``module`` into scf/arith/memref, in place.
 
-    First proves every access in bounds (``dialect/bounds.py``) unless
-    ``check_bounds`` is False (tests of the guard pages need that).  With
-    ``target="cuda"`` the function bodies become ``gpu.launch`` ops
-    (``lowering/lt_to_gpu.py``); ``"cuda-emulated"`` runs those launches'
-    blocks and threads as sequential loops (CPU code)."""
-    if target not in TARGETS:
-        raise CompileError(f"error: unknown target '{target}' (targets: {', '.join(TARGETS)})")
+    First proves every access in bounds (``analysis/bounds.py``) unless
+    ``check_bounds`` is False (tests of the guard pages need that)."""
     op = module.operation
     if check_bounds:
         bounds.check_bounds(op)
     with op.context, ir.Location.unknown():
-        if target != "cpu":
-            lt_to_gpu.check(op)
         for f in lt.functions(op):
-            _lower_function(f, target)
+            if f.regions[0].blocks:
+                check_annotations(f)
+                finish_function(f, LtToScf())
 
 
-def _lower_function(f, target: str = "cpu") -> None:
-    if not f.regions[0].blocks:
-        return
+def finish_function(f, lowering: "LtToScf") -> None:
+    """Hoist ``f``'s scratch buffers to its entry, lower the lt ops left in
+    its body with ``lowering``, and allow FMA contraction."""
     entry = f.regions[0].blocks[0]
-    if target != "cpu":
-        emulate = target == "cuda-emulated"
-        for launch, ids, body in lt_to_gpu.form_launches(f, emulate):
-            lt_to_gpu.privatise_launch(launch)
-            if not emulate:  # emulated threads run one by one: function-level buffers do
-                _hoist_allocs(launch, body, device=True)
-            extents = ids[lt_to_gpu.EXTENTS]["thread"]
-            threads = 0 if emulate else extents[0] * extents[1] * extents[2]
-            _lower_ops(list(body.operations), {lt_to_gpu.IDS: ids, lt_to_gpu.LAUNCH: launch, lt_to_gpu.THREADS: threads})
-    else:
-        _check_annotations(f)
-    _hoist_allocs(f, entry)
-    _lower_ops(list(entry.operations), {})
+    hoist_allocs(f, entry)
+    lowering.lower_ops(list(entry.operations), {})
     _allow_contraction(f)
 
 
@@ -94,7 +84,9 @@ def _allow_contraction(f) -> None:
                 o.attributes["fastmath"] = contract
 
 
-def _check_annotations(f) -> None:
+def check_annotations(f) -> None:
+    """Refuse annotations this lowering does not lower (``lt.gpu``: the GPU
+    lowering's)."""
     bad = []
 
     def visit(o):
@@ -115,7 +107,7 @@ def _check_annotations(f) -> None:
         )
 
 
-def _hoist_allocs(f, entry: ir.Block, device: bool = False) -> None:
+def hoist_allocs(f, entry: ir.Block, device: bool = False) -> None:
     """Move every lt.alloc in ``f`` to the start of ``entry`` as a memref
     alloca (small) or alloc (freed before every return).  ``device``: ``f``
     is a gpu.launch and every buffer is a per-thread alloca."""
@@ -142,41 +134,8 @@ def _hoist_allocs(f, entry: ir.Block, device: bool = False) -> None:
         a.erase()
 
 
-def _index(value: int) -> ir.Value:
+def index(value: int) -> ir.Value:
     return arith.ConstantOp(ir.IndexType.get(), value).result
-
-
-def _lower_ops(ops: list, ctx: dict) -> None:
-    """Lower ``ops`` (a snapshot of one block's ops) under ``ctx``:
-    dim name -> (offset value or None, elements available or None)."""
-    for op in ops:
-        op = op.operation
-        name = op.name
-        if name == "lt.loop":
-            _lower_loop(op, ctx)
-        elif name == "lt.dim":
-            _lower_dim(op, ctx)
-        elif name == "lt.reduce":
-            _lower_reduce(op, ctx)
-        else:
-            inner = ctx
-            if op.regions and lt_to_gpu.IDS in ctx:
-                # Code under a branch of the program's own (scf.if, ...) may
-                # run on part of a warp: no warp-wide shuffles in there.
-                inner = {**ctx, lt_to_gpu.DIVERGENT: True}
-            for region in op.regions:
-                for block in region.blocks:
-                    _lower_ops(list(block.operations), inner)
-
-
-def _lower_dim(op, ctx: dict) -> None:
-    dim = ir.StringAttr(op.attributes["dim"]).value
-    offset = ctx.get(dim, (None, None))[0]
-    if offset is None:
-        with ir.InsertionPoint(op):
-            offset = _index(0)
-    op.results[0].replace_all_uses_with(offset)
-    op.erase()
 
 
 def iterations(loop, ctx: dict) -> tuple:
@@ -191,37 +150,90 @@ def iterations(loop, ctx: dict) -> tuple:
     return dim, step, parent_offset, full, avail - full * step
 
 
-def _lower_loop(loop, ctx: dict) -> None:
-    if "lt.gpu_axis" in loop.attributes:
-        lt_to_gpu.lower_mapped_loop(loop, ctx)
-        return
-    dim, step, parent_offset, full, rest = iterations(loop, ctx)
-    notes = lt.annotations(loop)
-    if notes.get("parallel"):
-        _mark_atomic_reduces(loop)
-    emit = _Emitter(loop, ctx, parent_offset, step, notes)
-    start = 0
-    width = notes.get("vectorize", 0)
-    if width:
-        problem = vectorize.plan(loop)
-        if problem is not None:
-            raise _located(problem.op or loop, f"cannot vectorize: {problem}")
-        if full >= width:
-            start = (full // width) * width
-            emit.iterations(0, full // width, width)
-    if full > start:
-        emit.iterations(start, full, 1)
-    if rest > 0:
-        # One clipped iteration: the inner levels of `dim` cover `rest` elements.
-        emit.body(emit.constant(full), {dim: rest}, loop)
-    loop.erase()
+def mark_atomic_reduces(loop, private=None) -> None:
+    """Reductions in a parallel loop into locations other iterations share
+    combine atomically (see dependence.reorder_conflicts for "private");
+    ``private(reduce)`` True exempts one (its accumulator is per thread)."""
+    for op in shared_reductions(loop):
+        if private is None or not private(op):
+            op.attributes["lt.atomic"] = ir.UnitAttr.get()
 
 
-class _Emitter:
+class LtToScf:
+    """Lowers the lt ops of a block, and of the regions nested in it, in
+    place; ``ctx``: dim name -> (offset value or None, elements available
+    or None)."""
+
+    def lower_ops(self, ops: list, ctx: dict) -> None:
+        """Lower ``ops`` (a snapshot of one block's ops) under ``ctx``."""
+        for op in ops:
+            op = op.operation
+            name = op.name
+            if name == "lt.loop":
+                self.lower_loop(op, ctx)
+            elif name == "lt.dim":
+                self.lower_dim(op, ctx)
+            elif name == "lt.reduce":
+                self.lower_reduce(op, ctx)
+            elif op.regions:
+                self.lower_nested(op, ctx)
+
+    def lower_nested(self, op, ctx: dict) -> None:
+        """An op of the program's own with regions (scf.if, ...)."""
+        for region in op.regions:
+            for block in region.blocks:
+                self.lower_ops(list(block.operations), ctx)
+
+    def lower_dim(self, op, ctx: dict) -> None:
+        dim = ir.StringAttr(op.attributes["dim"]).value
+        offset = ctx.get(dim, (None, None))[0]
+        if offset is None:
+            with ir.InsertionPoint(op):
+                offset = index(0)
+        op.results[0].replace_all_uses_with(offset)
+        op.erase()
+
+    def lower_loop(self, loop, ctx: dict) -> None:
+        dim, step, parent_offset, full, rest = iterations(loop, ctx)
+        notes = lt.annotations(loop)
+        if notes.get("parallel"):
+            mark_atomic_reduces(loop)
+        emit = LoopEmitter(self, loop, ctx, parent_offset, step, notes)
+        start = 0
+        width = notes.get("vectorize", 0)
+        if width:
+            problem = plan(loop)
+            if problem is not None:
+                raise _located(problem.op or loop, f"cannot vectorize: {problem}")
+            if full >= width:
+                start = (full // width) * width
+                emit.iterations(0, full // width, width)
+        if full > start:
+            emit.iterations(start, full, 1)
+        if rest > 0:
+            # One clipped iteration: the inner levels of `dim` cover `rest` elements.
+            emit.body(emit.constant(full), {dim: rest}, loop)
+        loop.erase()
+
+    def lower_reduce(self, op, ctx: dict) -> None:
+        kind = ir.StringAttr(op.attributes["kind"]).value
+        value, acc, *indices = list(op.operands)
+        with ir.InsertionPoint(op), op.location:
+            if "lt.atomic" in op.attributes:
+                atomic_update(kind, value, acc, indices)
+            else:
+                old = memref.LoadOp(acc, indices).result
+                memref.StoreOp(combine(kind, old, value), acc, indices)
+        op.erase()
+
+
+class LoopEmitter:
     """Emits iterations of one lt.loop before it: scf loops (parallel or
-    not, unrolled or not, vector or scalar) around inlined copies of its body."""
+    not, unrolled or not, vector or scalar) around inlined copies of its
+    body, each lowered by ``lowering``."""
 
-    def __init__(self, loop, ctx, parent_offset, step, notes):
+    def __init__(self, lowering: LtToScf, loop, ctx, parent_offset, step, notes):
+        self.lowering = lowering
         self.loop, self.ctx, self.parent_offset, self.step = loop, ctx, parent_offset, step
         self.dim = lt.loop_dim(loop)
         self.unroll = notes.get("unroll")
@@ -229,7 +241,7 @@ class _Emitter:
 
     def constant(self, value: int):
         with ir.InsertionPoint(self.loop):
-            return _index(value)
+            return index(value)
 
     def iterations(self, first: int, last: int, width: int) -> None:
         """Iterations ``first..last`` (in units of ``width`` when vectorized:
@@ -246,12 +258,12 @@ class _Emitter:
         if main > 0:
             anchor, iv = self._loop(main)
             with ir.InsertionPoint(anchor):
-                base = iv if factor == 1 else arith.MulIOp(iv, _index(factor)).result
+                base = iv if factor == 1 else arith.MulIOp(iv, index(factor)).result
                 if lo:
-                    base = arith.AddIOp(base, _index(lo)).result
+                    base = arith.AddIOp(base, index(lo)).result
             for u in range(factor):
                 with ir.InsertionPoint(anchor):
-                    j = base if u == 0 else arith.AddIOp(base, _index(u)).result
+                    j = base if u == 0 else arith.AddIOp(base, index(u)).result
                 self.body(j, {}, anchor, width)
         for j in range(lo + main * factor, hi):  # what the unrolled loop leaves
             self.body(self.constant(j), {}, self.loop, width)
@@ -260,7 +272,7 @@ class _Emitter:
         """An scf.for (or scf.parallel) over 0..trip_count before the lt.loop;
         returns (the op to insert its body before, the induction variable)."""
         with ir.InsertionPoint(self.loop):
-            lb, ub, one = _index(0), _index(trip_count), _index(1)
+            lb, ub, one = index(0), index(trip_count), index(1)
             if self.parallel:
                 par = scf.ParallelOp([], [lb], [ub], [one], [])
                 block = par.region.blocks.append(ir.IndexType.get())
@@ -275,7 +287,7 @@ class _Emitter:
     def body(self, j, clip: dict, before, width: int = 1) -> None:
         """Inline a copy of the body for (vector) iteration ``j`` before ``before``."""
         with ir.InsertionPoint(before):
-            iteration = j if width == 1 else arith.MulIOp(j, _index(width)).result
+            iteration = j if width == 1 else arith.MulIOp(j, index(width)).result
             offset = _scaled(iteration, self.step, self.parent_offset)
         copy = self.loop.clone(ip=ir.InsertionPoint(before))
         arg = lt.loop_body(copy).arguments[0]
@@ -285,18 +297,7 @@ class _Emitter:
             arg.replace_all_uses_with(iteration)
         copy.erase()
         avail = clip.get(self.dim, self.step)
-        _lower_ops(ops, {**self.ctx, self.dim: (offset, avail)})
-
-
-def _mark_atomic_reduces(loop, private_to=None) -> None:
-    """Reductions in a parallel loop into locations other iterations share
-    combine atomically (see common.reorder_conflicts for "private").
-    Buffers allocated inside ``private_to`` (a gpu.launch: per-thread
-    memory) are never shared."""
-    for op in shared_reductions(loop):
-        if private_to is not None and lt_to_gpu.defined_inside(op.operands[1], private_to):
-            continue
-        op.attributes["lt.atomic"] = ir.UnitAttr.get()
+        self.lowering.lower_ops(ops, {**self.ctx, self.dim: (offset, avail)})
 
 
 def _located(op, message: str) -> CompileError:
@@ -305,7 +306,7 @@ def _located(op, message: str) -> CompileError:
 
 
 def _scaled(iv: ir.Value, step: int, base: ir.Value | None) -> ir.Value:
-    v = iv if step == 1 else arith.MulIOp(iv, _index(step)).result
+    v = iv if step == 1 else arith.MulIOp(iv, index(step)).result
     return v if base is None else arith.AddIOp(base, v).result
 
 
@@ -319,52 +320,3 @@ def _inline_body(loop, before, iv) -> list:
     for o in moved:
         o.move_before(before)
     return moved
-
-
-_FLOAT_COMBINE = {"add": arith.AddFOp, "mul": arith.MulFOp, "max": arith.MaximumFOp, "min": arith.MinimumFOp}
-_INT_COMBINE = {"add": arith.AddIOp, "mul": arith.MulIOp, "max": arith.MaxSIOp, "min": arith.MinSIOp}
-_FLOAT_ATOMIC = {"add": "addf", "max": "maximumf", "min": "minimumf"}
-_INT_ATOMIC = {"add": "addi", "max": "maxs", "min": "mins"}
-
-
-def _is_float(t) -> bool:
-    if isinstance(t, ir.VectorType):
-        t = ir.VectorType(t).element_type
-    return isinstance(t, (ir.F16Type, ir.BF16Type, ir.F32Type, ir.F64Type))
-
-
-def combine(kind: str, old: ir.Value, value: ir.Value) -> ir.Value:
-    """``old <kind> value`` (scalars or vectors; floats propagate NaN)."""
-    return (_FLOAT_COMBINE if _is_float(value.type) else _INT_COMBINE)[kind](old, value).result
-
-
-def _lower_reduce(op, ctx: dict | None = None) -> None:
-    kind = ir.StringAttr(op.attributes["kind"]).value
-    value, acc, *indices = list(op.operands)
-    with ir.InsertionPoint(op), op.location:
-        if "lt.atomic" in op.attributes and ctx and lt_to_gpu.IDS in ctx and lt_to_gpu.warp_combine(op, ctx):
-            value, first = lt_to_gpu.combine_across_warp(kind, value, combine)
-            branch = scf.IfOp(first)
-            with ir.InsertionPoint(branch.then_block):
-                _atomic(kind, value, acc, indices)
-                scf.YieldOp([])
-        elif "lt.atomic" in op.attributes:
-            _atomic(kind, value, acc, indices)
-        else:
-            old = memref.LoadOp(acc, indices).result
-            memref.StoreOp(combine(kind, old, value), acc, indices)
-    op.erase()
-
-
-def _atomic(kind: str, value, acc, indices) -> None:
-    if kind == "mul":
-        # No atomic multiply in LLVM: a compare-and-swap loop.
-        rmw = memref.GenericAtomicRMWOp(value.type, acc, indices)
-        block = rmw.regions[0].blocks.append(value.type)
-        with ir.InsertionPoint(block):
-            memref.AtomicYieldOp(combine(kind, block.arguments[0], value))
-    else:
-        name = (_FLOAT_ATOMIC if _is_float(value.type) else _INT_ATOMIC)[kind]
-        attr = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), AtomicRMWKind[name].value)
-        memref.AtomicRMWOp(attr, value, acc, indices)
-

@@ -1,0 +1,17 @@
+"""The loop passes, one per file; importing this package registers them all
+in ``registry.REGISTRY`` (the lowering steps register in
+``lt_mlir.lowering.passes``)."""
+
+from . import (  # noqa: F401
+    cache,
+    canonicalize,
+    distribute,
+    gpu_map,
+    merge,
+    parallel,
+    shrink_buffers,
+    split,
+    swap,
+    unroll,
+    vectorize,
+)

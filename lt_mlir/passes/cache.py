@@ -75,9 +75,10 @@ from __future__ import annotations
 from collections import Counter
 from contextlib import ExitStack
 
+from ..analysis import dependence
 from ..dialect import lt
-from ..mlir import arith, ir, memref
 from ..dialect.loop_tree import value_names
+from ..mlir import arith, ir, memref
 from . import common
 from .common import match_relative_index, new_dim, relative_index, relative_index_ops
 from .registry import Option, register
@@ -153,7 +154,7 @@ class _Analysis:
                 result = not self.levels_inside(op, ir.StringAttr(op.attributes["dim"]).value)
             elif op.name == "arith.constant":
                 result = True
-            elif common.is_pure_index_op(op):
+            elif dependence.is_pure_index_op(op):
                 result = all(self.uniform(v) for v in op.operands)
             else:
                 result = False
@@ -550,7 +551,7 @@ def _equivalent(a, b) -> bool:
     if a == b:
         return True
     x, y = _def_op(a), _def_op(b)
-    if x is None or y is None or x.name != y.name or not common.is_pure_index_op(x):
+    if x is None or y is None or x.name != y.name or not dependence.is_pure_index_op(x):
         return False
     if x.name == "lt.dim":
         d = _dim_name(a)
@@ -577,7 +578,7 @@ def _erase_dead(candidates: list) -> None:
     """Erase the pure index ops among ``candidates`` that nothing uses, until
     none is left to erase.  Every op is erased from this list only, so none
     is touched after it is gone."""
-    candidates = [op for op in candidates if common.is_pure_index_op(op)]
+    candidates = [op for op in candidates if dependence.is_pure_index_op(op)]
     changed = True
     while changed:
         changed = False

@@ -14,10 +14,13 @@ Never refuses: what cannot be simplified stays as it is.
 
 from __future__ import annotations
 
+from ..analysis.dependence import is_pure_index_op
 from ..dialect import lt
 from ..dialect.loop_tree import preorder_loops
+from ..errors import PassError
 from ..mlir import ir, passmanager
-from .common import index_constant, is_pure_index_op
+from .common import index_constant
+from .merge import merge_into_parent
 from .registry import register
 
 NAME = "lt-canonicalize"
@@ -104,9 +107,6 @@ def _merge_with_only_child(loop) -> bool:
         return False
     if list(body.arguments[0].uses) or list(lt.loop_body(child).arguments[0].uses):
         return False
-    from ..errors import PassError
-    from .merge import merge_into_parent
-
     try:
         merge_into_parent(loop, child)
     except PassError:

@@ -1,23 +1,11 @@
 """What the loop-tree passes share: finding loops by their L-number,
-refusing with a located error, building loops, and the one dependence test
-every reordering pass uses.
-
-Dependence rule (``reorder_conflicts``): reordering the iterations of a loop
-L over dim d (distributing it, interchanging it, fusing it, running it in
-parallel) cannot change the result when every buffer written inside L is
-*private to L*: each of its accesses inside L indexes one fixed axis with
-exactly ``lt.dim d``, so distinct iterations of L touch distinct elements.
-Buffers only read inside L never constrain.  ``lt.reduce`` updates of one
-kind commute with each other, so a buffer touched inside L only by reduces
-of one kind is reorderable too (floating-point sums then differ by
-rounding only).
-"""
+refusing with a located error, building loops and relative indices.  The
+dependence test they all ask lives in ``analysis/dependence.py``."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-from ..dialect import bounds, lt
+from ..analysis.bounds import value_range
+from ..dialect import lt
 from ..dialect.loop_tree import preorder_loops
 from ..errors import PassError, format_location
 from ..mlir import arith, ir
@@ -77,125 +65,6 @@ def annotation_attrs(loop) -> dict:
     return {f"lt.{k}": loop.attributes[f"lt.{k}"] for k in lt.annotations(loop)}
 
 
-def is_pure_index_op(op) -> bool:
-    """lt.dim, constants and index arithmetic on such values or on values
-    from outside the op's block: recomputable anywhere in the same nest
-    without changing their value (lt.dim aside, see callers)."""
-    if op.name in ("lt.dim", "arith.constant"):
-        return True
-    if not (op.name.startswith("arith.") and len(op.results) == 1 and isinstance(op.results[0].type, ir.IndexType)):
-        return False
-    block = op.block
-    for v in op.operands:
-        if not isinstance(v.type, ir.IndexType):
-            return False  # e.g. index_cast of a loaded value
-        src = v.owner
-        if isinstance(src, ir.Block):
-            continue
-        src = src.operation
-        if src.block == block and not is_pure_index_op(src):
-            return False
-    return True
-
-
-def reads_dim(op, dim: str) -> bool:
-    """Whether an index computation reads ``lt.dim dim`` (directly or not)."""
-    if op.name == "lt.dim":
-        return ir.StringAttr(op.attributes["dim"]).value == dim
-    if not is_pure_index_op(op):
-        return False
-    return any(not isinstance(v.owner, ir.Block) and reads_dim(v.owner.operation, dim) for v in op.operands)
-
-
-def is_dim_of(value, dim: str) -> bool:
-    owner = value.owner
-    if isinstance(owner, ir.Block):
-        return False
-    op = owner.operation
-    return op.name == "lt.dim" and ir.StringAttr(op.attributes["dim"]).value == dim
-
-
-@dataclass
-class Access:
-    op: object
-    buffer: object
-    indices: list
-    kind: str  # "read" | "write" | "reduce:<kind>"
-
-
-def accesses(root) -> list[Access]:
-    """Every memory access nested in ``root`` (an op)."""
-    out: list[Access] = []
-
-    def visit(op):
-        name = op.name
-        if name == "memref.load":
-            ops = list(op.operands)
-            out.append(Access(op, ops[0], ops[1:], "read"))
-        elif name == "memref.store":
-            ops = list(op.operands)
-            out.append(Access(op, ops[1], ops[2:], "write"))
-        elif name == "lt.reduce":
-            ops = list(op.operands)
-            out.append(Access(op, ops[1], ops[2:], "reduce:" + ir.StringAttr(op.attributes["kind"]).value))
-        return ir.WalkResult.ADVANCE
-
-    root.walk(visit)
-    return out
-
-
-def buffer_name(buffer) -> str:
-    owner = buffer.owner
-    if isinstance(owner, ir.Block):
-        return f"argument {buffer.arg_number}"
-    return "a scratch buffer" if owner.operation.name == "lt.alloc" else "a buffer"
-
-
-def _private_axis(group: list[Access], dim: str) -> bool:
-    """Some axis is exactly lt.dim ``dim`` in every access of the group."""
-    if not group:
-        return True
-    rank = len(group[0].indices)
-    return any(all(is_dim_of(a.indices[axis], dim) for a in group) for axis in range(rank))
-
-
-def reorder_conflicts(loop, roots=None) -> str | None:
-    """Why the iterations of ``loop`` may not be reordered, or None.
-
-    ``roots`` restricts the accesses considered (default: the loop itself)."""
-    dim = lt.loop_dim(loop)
-    found = [a for r in (roots or [loop]) for a in accesses(r)]
-    by_buffer: dict = {}
-    for a in found:
-        by_buffer.setdefault(a.buffer, []).append(a)
-    for buffer, group in by_buffer.items():
-        kinds = {a.kind for a in group}
-        if kinds == {"read"}:
-            continue
-        if len(kinds) == 1 and next(iter(kinds)).startswith("reduce:"):
-            continue
-        if not _private_axis(group, dim):
-            return (
-                f"{buffer_name(buffer)} is written and accessed at elements that other iterations of "
-                f"dim '{dim}' also access"
-            )
-    return None
-
-
-def shared_reductions(loop) -> list:
-    """``lt.reduce`` ops in ``loop`` whose accumulator elements several of its
-    iterations update: run in parallel, they must combine atomically."""
-    dim = lt.loop_dim(loop)
-    groups: dict = {}
-    for a in accesses(loop):
-        groups.setdefault(a.buffer, []).append(a)
-    shared = []
-    for group in groups.values():
-        if all(a.kind.startswith("reduce:") for a in group) and not _private_axis(group, dim):
-            shared.extend(a.op for a in group)
-    return shared
-
-
 def replace_block_argument(block: ir.Block, value: ir.Value) -> None:
     block.arguments[0].replace_all_uses_with(value)
 
@@ -209,7 +78,7 @@ def relative_index(index: ir.Value, base: ir.Value, extent: int) -> ir.Value:
     bounds check sees the enclosing loops).  Clamped to that range only when
     the static bounds check cannot see the range of the difference itself."""
     diff = arith.SubIOp(index, base).result
-    r = bounds._range(diff, {})
+    r = value_range(diff)
     if r is None or (r[0] >= 0 and r[1] <= extent - 1):
         return diff
     low = arith.MaxSIOp(diff, index_constant(0)).result

@@ -13,9 +13,10 @@ elements other iterations of L also access (see ``common.reorder_conflicts``).
 
 from __future__ import annotations
 
+from ..analysis.dependence import accesses, is_pure_index_op, reorder_conflicts
 from ..dialect import lt
 from ..mlir import ir
-from .common import accesses, find_loop, is_pure_index_op, loop_label, new_loop, refuse, reorder_conflicts
+from .common import find_loop, loop_label, new_loop, refuse
 from .registry import Option, register
 
 NAME = "lt-distribute"

@@ -16,8 +16,9 @@ accesses); the merged-away levels' block arguments are used.
 
 from __future__ import annotations
 
+from ..analysis.dependence import is_pure_index_op, reads_dim, reorder_conflicts
 from ..dialect import lt
-from .common import find_loop, is_pure_index_op, loop_label, reads_dim, refuse, reorder_conflicts, set_extent
+from .common import find_loop, loop_label, refuse, set_extent
 from .registry import Option, register
 
 NAME = "lt-merge"

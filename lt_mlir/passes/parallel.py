@@ -12,9 +12,10 @@ written in L by anything but reductions of one kind is accessed at elements
 other iterations also access (a race).
 """
 
+from ..analysis.dependence import reorder_conflicts
 from ..dialect import lt
 from ..mlir import ir
-from .common import find_loop, loop_label, refuse, reorder_conflicts
+from .common import find_loop, loop_label, refuse
 from .registry import Option, register
 
 NAME = "lt-parallel"

@@ -17,6 +17,11 @@ import inspect
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from ..analysis.dependence import reorder_conflicts
+from ..analysis.gpu_mapping import check_mapping
+from ..analysis.vector_plan import plan
+from ..dialect import lt
+from ..dialect.loop_tree import preorder_loops
 from ..errors import LtError, PassError, PipelineError, from_mlir_error
 from ..mlir import ir, passmanager
 
@@ -84,29 +89,17 @@ def register(name: str, *options: Option):
     return wrap
 
 
-def _load_passes() -> None:
-    # Importing a pass module registers its passes: every .py in this
-    # folder but the infrastructure, plus the lowering steps.
-    import importlib
-    import pkgutil
-
-    from .. import passes as package
-    from ..lowering import passes  # noqa: F401
-
-    for info in pkgutil.iter_modules(package.__path__):
-        if info.name not in ("registry", "common") and not info.name.startswith("_"):
-            importlib.import_module(f"{package.__name__}.{info.name}")
-
-
 def registry() -> dict[str, PassInfo]:
-    _load_passes()
+    """Every registered pass by name.  The loop passes register when
+    ``lt_mlir.passes`` is imported, the lowering steps when
+    ``lt_mlir.lowering.passes`` is (the compiler imports both)."""
     return REGISTRY
 
 
 # ------------------------------------------------------------ pipelines
 
 
-def _split_top_level(text: str, where: str) -> list[str]:
+def split_top_level(text: str, where: str) -> list[str]:
     parts, start = [], 0
     closing = {"(": ")", "{": "}"}
     stack = []
@@ -125,7 +118,7 @@ def _split_top_level(text: str, where: str) -> list[str]:
     return [p.strip() for p in parts if p.strip()]
 
 
-def _strip_module_anchor(text: str) -> str:
+def strip_module_anchor(text: str) -> str:
     text = text.strip()
     if text.startswith("builtin.module(") and text.endswith(")"):
         return text[len("builtin.module(") : -1]
@@ -161,7 +154,7 @@ def parse_pipeline(text: str) -> list[Stage]:
     """Split a pipeline string into stages, validating lt pass options."""
     passes = registry()
     stages: list[Stage] = []
-    for element in _split_top_level(_strip_module_anchor(text), text):
+    for element in split_top_level(strip_module_anchor(text), text):
         name = element.split("{", 1)[0].split("(", 1)[0].strip()
         if name in passes:
             opts = ""
@@ -201,12 +194,6 @@ def _upstream_message(message: str, elements: list[str]) -> str:
 def _broken_annotation(module_op) -> str | None:
     """A vectorize or GPU annotation some pass invalidated (moved the loop outward,
     rewrote its indices, put it under a parallel loop...), described."""
-    from ..dialect.loop_tree import preorder_loops
-    from ..dialect import lt
-    from ..lowering.vectorize import plan
-    from .common import reorder_conflicts
-    from .gpu_map import check_mapping
-
     for i, loop in enumerate(preorder_loops(module_op)):
         if "vectorize" not in lt.annotations(loop):
             continue

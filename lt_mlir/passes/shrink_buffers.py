@@ -33,7 +33,7 @@ the buffer's name in the loop tree), or says that nothing shrank.
 
 Relative indices: the index written is ``lt.dim d - base``, clamped as
 ``min(max(lt.dim d - base, 0), E - 1)`` when the static bounds check run
-before lowering (``dialect/bounds.py``) cannot itself see that the
+before lowering (``analysis/bounds.py``) cannot itself see that the
 difference lies in ``[0, E)``.  Its interval arithmetic today cannot (two
 ``lt.dim d`` values each range over all of ``d``), so the clamp is emitted;
 it never changes the value (see above) and LLVM folds it away, but
@@ -45,11 +45,12 @@ both).
 
 Run it late: the rewritten indices are no longer exactly ``lt.dim d``, so a
 pass that later reorders the shrunk axis's loops treats the buffer as shared
-between iterations (``common.reorder_conflicts``).
+between iterations (``dependence.reorder_conflicts``).
 """
 
 from __future__ import annotations
 
+from ..analysis import dependence
 from ..dialect import lt
 from ..dialect.loop_tree import value_names
 from ..mlir import ir
@@ -78,7 +79,7 @@ def run(module_op) -> str:
         if not allocs:
             continue
         names = value_names(f)
-        found = common.accesses(f)
+        found = dependence.accesses(f)
         for alloc in allocs:
             note = _shrink(alloc, found, names)
             if note:
@@ -117,7 +118,7 @@ def _shrink(alloc, found: list, names: dict) -> str | None:
         ok = True
         for a in accs:
             index = a.indices[axis]
-            if not common.is_dim_of(index, dim) or level not in lt.enclosing_loops(index.owner.operation):
+            if not dependence.is_dim_of(index, dim) or level not in lt.enclosing_loops(index.owner.operation):
                 ok = False
                 break
         if ok:

@@ -16,9 +16,10 @@ distribution it needs is refused.
 
 from __future__ import annotations
 
+from ..analysis.dependence import accesses, is_dim_of, reads_dim
 from ..dialect import lt
 from ..mlir import arith, ir
-from .common import accesses, find_loop, is_dim_of, loop_label, reads_dim, refuse
+from .common import find_loop, loop_label, refuse
 from .distribute import body_parts, check_distributable, distribute
 from .registry import Option, register
 

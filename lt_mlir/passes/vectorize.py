@@ -4,7 +4,7 @@ Sets ``lt.vectorize = W``; ``lower-lt-to-scf`` emits a loop over groups of W
 iterations whose body uses ``vector`` ops (``vector.load``/``store`` along
 the loop's dim, arithmetic on ``vector<W x T>``, ``vector.reduction`` for
 reductions into one location), then the iterations W does not divide as
-scalar code.  See ``lowering/vectorize.py`` for what is vectorizable.
+scalar code.  See ``analysis/vector_plan.py`` for what is vectorizable.
 
 Refuses: no loop L; W < 2; L is not innermost; the body reads or writes
 memory that is not contiguous along L's dim, or uses its index as a value;
@@ -12,9 +12,10 @@ a buffer written in L is accessed at elements other iterations also access
 (running W of them at once would reorder those accesses).
 """
 
-from ..lowering.vectorize import plan
+from ..analysis.dependence import reorder_conflicts
+from ..analysis.vector_plan import plan
 from ..mlir import ir
-from .common import find_loop, loop_label, refuse, reorder_conflicts
+from .common import find_loop, loop_label, refuse
 from .registry import Option, register
 
 NAME = "lt-vectorize"

@@ -13,9 +13,11 @@ import ctypes
 import numpy as np
 
 from ..dialect import lt
+from ..dtypes import ELEMENT_TYPES
 from ..errors import ArgumentError, CompileError
 from ..mlir import ir
-from .specs import _DTYPES, ArgSpec, EntryPoint, check_host_arrays  # noqa: F401  (ArgSpec is re-exported)
+from .specs import ArgSpec, EntryPoint, check_host_arrays  # noqa: F401  (ArgSpec is re-exported)
+
 
 def find_function(module_op, name: str | None):
     """The ``func.func`` called ``name``, or the module's only/first public one."""
@@ -53,7 +55,7 @@ def signature(f) -> list[ArgSpec]:
         if not _identity_layout(t):
             raise CompileError(f"error: @{function_name(f)} argument {i} ({t}) must have the identity layout")
         element = str(t.element_type)
-        if element not in _DTYPES:
+        if element not in ELEMENT_TYPES:
             raise CompileError(f"error: @{function_name(f)} argument {i} has unsupported element type {element}")
         specs.append(ArgSpec(i, tuple(t.shape), element, i in written))
     return specs

@@ -1,5 +1,5 @@
-"""LLVM IR -> native code for the host CPU with llvmlite (O3, all host
-features), as a JIT'd function or an object file."""
+"""Native code in this process: an MCJIT engine over a module optimised by
+``lowering/machine.py``, and the OpenMP runtime its parallel loops call."""
 
 from __future__ import annotations
 
@@ -9,56 +9,7 @@ import os
 import llvmlite.binding as llvm
 
 from ..errors import CompileError
-
-
-@functools.cache
-def _init() -> None:
-    llvm.initialize_native_target()
-    llvm.initialize_native_asmprinter()
-    llvm.initialize_native_asmparser()
-
-
-def host_target_machine(opt: int = 3):
-    """A fresh TargetMachine for this CPU.  MCJIT takes ownership of the one
-    it is given, so every engine needs its own (shared/STACK.md)."""
-    _init()
-    target = llvm.Target.from_triple(llvm.get_process_triple())
-    return target.create_target_machine(
-        cpu=llvm.get_host_cpu_name(),
-        features=llvm.get_host_cpu_features().flatten(),
-        opt=opt,
-        reloc="pic",
-        codemodel="default",
-    )
-
-
-def parse_ir(llvm_ir: str):
-    """Parse and verify LLVM IR text into an llvmlite module."""
-    _init()
-    try:
-        mod = llvm.parse_assembly(llvm_ir)
-        mod.verify()
-    except RuntimeError as e:
-        raise CompileError(f"error: invalid LLVM IR: {' '.join(str(e).split())}") from None
-    return mod
-
-
-def run_o3(mod, tm, opt: int = 3):
-    """Retarget ``mod`` to ``tm`` and run the new pass manager's O``opt``."""
-    mod.triple = tm.triple
-    mod.data_layout = str(tm.target_data)
-    pto = llvm.create_pipeline_tuning_options(speed_level=opt)
-    pto.loop_vectorization = opt >= 2
-    pto.slp_vectorization = opt >= 2
-    pto.loop_unrolling = opt >= 2
-    pb = llvm.create_pass_builder(tm, pto)
-    pb.getModulePassManager().run(mod, pb)
-    return mod
-
-
-def optimize(llvm_ir: str, opt: int = 3):
-    """Parse and optimise LLVM IR text for this CPU; returns the llvmlite module."""
-    return run_o3(parse_ir(llvm_ir), host_target_machine(opt), opt)
+from ..lowering.machine import CpuTarget, target_machine
 
 
 @functools.cache
@@ -79,12 +30,13 @@ def load_openmp() -> None:
 
 
 class JitModule:
-    """Owns an MCJIT engine; function addresses stay valid while it lives."""
+    """Owns an MCJIT engine; function addresses stay valid while it lives.
+    ``target``: the CPU the module was optimised for (default: this host)."""
 
-    def __init__(self, mod, openmp: bool = False):
+    def __init__(self, mod, openmp: bool = False, target: CpuTarget | None = None):
         if openmp:
             load_openmp()
-        self.engine = llvm.create_mcjit_compiler(mod, host_target_machine())
+        self.engine = llvm.create_mcjit_compiler(mod, target_machine(target))
         self.engine.finalize_object()
         self.engine.run_static_constructors()
         self.module = mod
@@ -94,11 +46,3 @@ class JitModule:
         if not addr:
             raise CompileError(f"error: no function @{name} in the compiled module")
         return addr
-
-
-def emit_assembly(mod) -> str:
-    return host_target_machine().emit_assembly(mod)
-
-
-def emit_object(mod) -> bytes:
-    return host_target_machine().emit_object(mod)

@@ -8,26 +8,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..dtypes import C_TYPES, NUMPY
 from ..errors import ArgumentError
-
-_DTYPES = {
-    "f16": np.float16,
-    "f32": np.float32,
-    "f64": np.float64,
-    "i8": np.int8,
-    "i16": np.int16,
-    "i32": np.int32,
-    "i64": np.int64,
-}
-_C_TYPES = {
-    "f16": "_Float16",
-    "f32": "float",
-    "f64": "double",
-    "i8": "int8_t",
-    "i16": "int16_t",
-    "i32": "int32_t",
-    "i64": "int64_t",
-}
 
 
 @dataclass(frozen=True)
@@ -41,11 +23,11 @@ class ArgSpec:
 
     @property
     def dtype(self) -> np.dtype:
-        return np.dtype(_DTYPES[self.element])
+        return np.dtype(NUMPY[self.element])
 
     @property
     def c_type(self) -> str:
-        return _C_TYPES[self.element]
+        return C_TYPES[self.element]
 
     @property
     def nbytes(self) -> int:
@@ -57,7 +39,7 @@ class ArgSpec:
     @classmethod
     def from_json(cls, d: dict) -> "ArgSpec":
         element = d["element"]
-        if element not in _DTYPES:
+        if element not in NUMPY:
             raise ValueError(f"unsupported element type {element!r}")
         return cls(int(d["index"]), tuple(int(x) for x in d["shape"]), element, bool(d["written"]))
 

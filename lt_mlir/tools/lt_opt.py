@@ -3,6 +3,7 @@
     lt-opt input.mlir --pass-pipeline='builtin.module(lower-lt-to-scf)'
     lt-opt input.mlir --emit=loop-tree
     lt-opt input.mlir --emit=asm -o kernel.s
+    lt-opt input.mlir --emit=asm --mcpu=skylake-avx512 --mattr=-fma
     lt-opt input.mlir --run
     lt-opt input.mlir -p 'builtin.module(lt-gpu-auto)' --emit=ptx --gpu-arch=sm_90
 
@@ -32,6 +33,9 @@ def _arg_parser() -> argparse.ArgumentParser:
                    help="pipeline of lt and upstream passes, e.g. 'builtin.module(lower-lt-to-scf,canonicalize)'")
     p.add_argument("--emit", choices=EMITS, default="mlir", help="what to print (default: mlir)")
     p.add_argument("--gpu-arch", default="sm_90", help="GPU architecture for --emit=ptx|launch-plan (default sm_90)")
+    p.add_argument("--mcpu", default=None, metavar="NAME",
+                   help="CPU for --emit=llvm|asm and --run (default: this host; 'help' lists CPUs and features)")
+    p.add_argument("--mattr", default=None, metavar="+f1,-f2", help="CPU features to add (+) or remove (-)")
     p.add_argument("--entry", default=None, help="function to compile/run (default: the first)")
     p.add_argument("--run", action="store_true", help="compile, run on random inputs, report the time")
     p.add_argument("--target", choices=("cpu", "cuda", "cuda-emulated"), default="cpu",
@@ -90,7 +94,7 @@ def _run(module, args) -> str:
     from ..compiler import compile as compile_module
     from ..runtime.timing import median_seconds
 
-    kernel = compile_module(module, args.entry, target=args.target)
+    kernel = compile_module(module, args.entry, target=args.target, cpu=args.mcpu, features=args.mattr)
     rng = np.random.default_rng(args.seed)
     arrays = []
     for spec in kernel.specs:
@@ -117,11 +121,14 @@ def run(argv: list[str] | None = None) -> int:
 
     from .. import compiler
     from ..dialect.loop_tree import loop_tree
-    from ..passes.registry import parse_pipeline, run_pipeline
-    from ..runtime import native
-
     from ..errors import LtError, with_filename
+    from ..lowering import machine
+    from ..passes.registry import parse_pipeline, run_pipeline
 
+    if args.mcpu == "help":
+        _write(args.output, machine.help_text())
+        return 0
+    cpu_target = machine.cpu_target(args.mcpu, args.mattr)  # bad names: an error before any work
     stages = [s for text in args.pass_pipeline for s in parse_pipeline(text)]
     text, filename = _read(args.input)
 
@@ -145,8 +152,8 @@ def run(argv: list[str] | None = None) -> int:
             launches = ",\n  ".join(json.dumps(launch) for launch in cuda.meta["launches"])
             return "{" + ",\n ".join(lines) + ',\n "launches": [\n  ' + launches + "]}"
         lowered = compiler.lower(module, args.entry, filename)
-        mod = native.optimize(lowered.llvm_ir)
-        return str(mod) if args.emit == "llvm" else native.emit_assembly(mod)
+        mod = machine.optimize(lowered.llvm_ir, cpu_target)
+        return str(mod) if args.emit == "llvm" else machine.emit_assembly(mod, cpu_target)
 
     if not args.split_input_file:
         try:

@@ -18,15 +18,9 @@ config.environment["PATH"] = os.pathsep.join(path)
 config.environment["LT_PYTHON"] = sys.executable
 config.environment["PYTHONPATH"] = root
 
-# CPU features the native-code tests can rely on.
-try:
-    with open("/proc/cpuinfo") as fh:
-        flags = next((ln.split(":", 1)[1].split() for ln in fh if ln.startswith("flags")), [])
-except OSError:
-    flags = []
-for feature in ("avx2", "avx512f"):
-    if feature in flags:
-        config.available_features.add(feature)
+# Nothing here depends on the host CPU: tests that check vector widths or
+# instruction choice pin it (lt-opt --mcpu=znver2 for AVX2, znver4 for
+# AVX-512); tests that run code run it on the host.
 
 # ptxas from the nvidia-cuda-nvcc wheel (a test dependency): PTX the compiler
 # emits must assemble.

@@ -57,19 +57,24 @@
 // MM-NEXT:               vector.store %[[NEW]], %[[C]][%[[M]], %[[N]]] : memref<32x64xf32>, vector<16xf32>
 // MM-NEXT:             }
 //
-// Native code for this CPU: the inner loop runs on 512-bit (zmm) registers
-// where AVX-512 is available, on 256-bit (ymm) ones at least with AVX2;
-// untransformed (k innermost, a reduction into one C element) its FMAs are scalar.
-// RUN: %if avx2 %{ sed -n '/^func.func @matmul(/,/^}/p' %s | lt-opt - --emit=asm | filecheck %s --check-prefix=SCALAR %}
-// RUN: %if avx512f %{ sed -n '/^func.func @matmul(/,/^}/p' %s | lt-opt - -p 'builtin.module(lt-swap{loop=1}, lt-vectorize{loop=3 width=16})' --emit=asm | filecheck %s --check-prefix=ZMM %}
-// RUN: %if avx2 %{ sed -n '/^func.func @matmul(/,/^}/p' %s | lt-opt - -p 'builtin.module(lt-swap{loop=1}, lt-vectorize{loop=3 width=16})' --emit=asm | filecheck %s --check-prefix=YMM %}
+// Native code, for an AVX-512 CPU (znver4) and an AVX2 one (znver2),
+// whichever this host is: the inner loop runs on 512-bit (zmm) registers
+// with AVX-512 and on two 256-bit (ymm) ones with AVX2; untransformed (k
+// innermost, a reduction into one C element) its FMAs are scalar on both.
+// RUN: sed -n '/^func.func @matmul(/,/^}/p' %s | lt-opt - --emit=asm --mcpu=znver2 | filecheck %s --check-prefix=SCALAR
+// RUN: sed -n '/^func.func @matmul(/,/^}/p' %s | lt-opt - --emit=asm --mcpu=znver4 | filecheck %s --check-prefix=SCALAR
+// RUN: sed -n '/^func.func @matmul(/,/^}/p' %s | lt-opt - -p 'builtin.module(lt-swap{loop=1}, lt-vectorize{loop=3 width=16})' --emit=asm --mcpu=znver4 | filecheck %s --check-prefix=ZMM
+// RUN: sed -n '/^func.func @matmul(/,/^}/p' %s | lt-opt - -p 'builtin.module(lt-swap{loop=1}, lt-vectorize{loop=3 width=16})' --emit=asm --mcpu=znver2 | filecheck %s --check-prefix=YMM
 // ZMM-LABEL: matmul:
 // ZMM:       vbroadcastss {{.*}}%zmm
 // ZMM:       vfmadd{{[0-9]+}}ps {{.*}}%zmm
 // ZMM:       retq
 // YMM-LABEL: matmul:
-// YMM:       vbroadcastss {{.*}}%{{[yz]}}mm
-// YMM:       vfmadd{{[0-9]+}}ps {{.*}}%{{[yz]}}mm
+// YMM-NOT:   %zmm
+// YMM:       vbroadcastss {{.*}}%ymm
+// YMM-NOT:   %zmm
+// YMM:       vfmadd{{[0-9]+}}ps {{.*}}%ymm
+// YMM-NOT:   %zmm
 // YMM:       retq
 // SCALAR-LABEL: matmul:
 // SCALAR-NOT:   vfmadd{{[0-9]+}}ps

@@ -13,9 +13,9 @@ generated; an index whose range cannot be derived is left alone.
 
 from __future__ import annotations
 
+from ..dialect import lt
 from ..errors import VerifyError, format_location
 from ..mlir import ir
-from . import lt
 
 
 def check_bounds(module) -> None:
@@ -45,6 +45,11 @@ def check_bounds(module) -> None:
     module.operation.walk(visit)
     if problems:
         raise VerifyError(problems[0])
+
+
+def value_range(v) -> tuple[int, int] | None:
+    """``(low, high)`` of index value ``v``, or None when not derivable."""
+    return _range(v, {})
 
 
 def _range(v, memo: dict):

@@ -186,7 +186,7 @@ CHILD_TIMEOUT = 180  # seconds a child may take
 
 
 def _repo() -> str:
-    return os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    return os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def start_child(*argv: str):
@@ -296,8 +296,3 @@ def run_job(job_path: str) -> None:
     np.savez(job["outputs"], **results)
     print("ALL DONE", len(job["cases"]), flush=True)
 
-
-if __name__ == "__main__":
-    import sys
-
-    run_job(sys.argv[1])

@@ -25,18 +25,20 @@ from __future__ import annotations
 import functools
 import glob
 import os
+import subprocess
 import sys
+import tempfile
 from dataclasses import dataclass
 
 import llvmlite.binding as llvm
 
-from ..dialect import lt
-from ..errors import CompileError
-from ..mlir import ir
-from ..runtime import native
-from ..runtime.specs import _DTYPES
-from .llvm import run_pipeline, translate_to_llvm_ir
-from .lt_to_scf import lower_lt_to_scf
+from ...dialect import lt
+from ...dtypes import ELEMENT_TYPES
+from ...errors import CompileError
+from ...mlir import ir
+from .. import machine
+from ..llvm import run_pipeline, translate_to_llvm_ir
+from .lt_to_gpu import lower_lt_to_gpu
 
 DEFAULT_ARCH = "sm_90"
 # arch -> the PTX ISA version llvmlite's NVPTX backend should emit for it
@@ -71,11 +73,6 @@ def check_arch(arch: str) -> str:
     if arch not in ARCHS:
         raise CompileError(f"error: unknown GPU architecture '{arch}' (known: {', '.join(ARCHS)})")
     return arch
-
-
-def lower_to_gpu(module, check_bounds: bool = True) -> None:
-    """lt -> ``gpu.launch`` (the ``lower-lt-to-gpu`` step), in place."""
-    lower_lt_to_scf(module, check_bounds, target="cuda")
 
 
 def outline(module) -> None:
@@ -149,10 +146,10 @@ def _param(v, args, scratch, scratch_values) -> dict:
     op = v.owner.operation if not isinstance(v.owner, ir.Block) else None
     if op is not None and op.name in ("memref.alloc", "memref.alloca"):
         t = ir.MemRefType(v.type)
-        if str(t.element_type) not in _DTYPES:
+        if str(t.element_type) not in ELEMENT_TYPES:
             raise CompileError(
                 f"error: a scratch buffer of {t.element_type} cannot be passed to a CUDA kernel "
-                f"(supported: {', '.join(_DTYPES)})"
+                f"(supported: {', '.join(ELEMENT_TYPES)})"
             )
         scratch_values.append(v)
         scratch.append({"shape": list(t.shape), "element": str(t.element_type)})
@@ -236,9 +233,6 @@ def ptxas_path() -> str | None:
 def assemble(ptx: str, arch: str = DEFAULT_ARCH) -> str | None:
     """Assemble ``ptx`` with ptxas; None when it assembles, else ptxas's
     complaint.  Raises CompileError when ptxas is not installed."""
-    import subprocess
-    import tempfile
-
     path = ptxas_path()
     if path is None:
         raise CompileError("error: ptxas not found: pip install 'lt_mlir[cuda]' (the nvidia-cuda-nvcc wheel) or set LT_PTXAS")
@@ -253,7 +247,7 @@ def assemble(ptx: str, arch: str = DEFAULT_ARCH) -> str | None:
 def ptx_from_llvm_ir(llvm_ir: str, arch: str) -> str:
     """Optimise device LLVM IR (O3, libdevice linked when needed) and emit PTX."""
     tm = nvptx_target_machine(arch)
-    mod = native.parse_ir(llvm_ir)
+    mod = machine.parse_ir(llvm_ir)
     mod.triple = tm.triple
     mod.data_layout = str(tm.target_data)
     needed = sorted(f.name for f in mod.functions if f.is_declaration and f.name.startswith("__nv_"))
@@ -273,7 +267,7 @@ def ptx_from_llvm_ir(llvm_ir: str, arch: str) -> str:
     for f in mod.functions:
         if not f.is_declaration and f.name not in kernels:
             f.linkage = "internal"
-    native.run_o3(mod, tm)
+    machine.run_o3(mod, tm)
     return tm.emit_assembly(mod)
 
 
@@ -293,7 +287,7 @@ def compile_to_ptx(module, entry: str, specs, arch: str = DEFAULT_ARCH, check_bo
         for f in lt.functions(module.operation):
             if ir.StringAttr(f.attributes["sym_name"]).value != entry:
                 f.erase()
-    lower_to_gpu(module, check_bounds)
+    lower_lt_to_gpu(module, check_bounds)
     outline(module)
     launches, scratch = launch_plan(module, entry)
     if not launches:

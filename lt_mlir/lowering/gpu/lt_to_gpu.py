@@ -1,8 +1,8 @@
-"""The GPU half of ``lower-lt-to-scf``: lt functions become ``gpu.launch`` ops.
+"""``lower-lt-to-gpu``: lt functions become ``gpu.launch`` ops.
 
-``lower_lt_to_scf(module, target="cuda")`` (the ``lower-lt-to-gpu`` pass)
-first checks the mapping (``passes/gpu_map.py``: one copy of the rules),
-then splits each function body into launches, in program order:
+``lower_lt_to_gpu(module)`` first checks the mapping
+(``analysis/gpu_mapping.py``: one copy of the rules), then splits each
+function body into launches, in program order:
 
 * each kernel (a mapped loop at the top of the function, with the mapped
   loops nested in it) becomes one ``gpu.launch`` whose grid and block sizes
@@ -34,31 +34,121 @@ identity, which is combined into the shared element once, after the
 outermost sequential loop whose iterations all hit the same element
 (loop_tool's per-thread partial sums; exact up to the order of the
 combination, like every reordering of a reduction).
+
+The code inside a launch is lowered by ``GpuLowering``, the CPU lowering
+(``lowering/lt_to_scf.py``) with three things changed: a mapped loop
+becomes a predicated body on its block or thread id, a reduction that a
+whole converged warp makes to one element combines across the warp first,
+and code under the program's own branches is noted as divergent.
+``emulate=True`` is the ``cuda-emulated`` target: the same lowering with
+blocks and threads as sequential loops (CPU code).
 """
 
 from __future__ import annotations
 
-from ..dialect import lt
-from ..errors import CompileError, format_location
-from ..mlir import arith, ir, memref, scf
-from ..passes import gpu_map
-from ..passes.common import is_pure_index_op, reads_dim, shared_reductions
-from torch_mlir.dialects import gpu
+from ...analysis import bounds, gpu_mapping
+from ...analysis.dependence import is_pure_index_op, reads_dim, shared_reductions
+from ...dialect import lt
+from ...dialect.loop_tree import preorder_loops
+from ...errors import CompileError, format_location
+from ...mlir import arith, gpu, ir, memref, scf
+from ..combine import atomic_update, combine
+from ..lt_to_scf import LoopEmitter, LtToScf, finish_function, hoist_allocs, iterations, mark_atomic_reduces
 
-IDS = "@gpu"  # ctx key of the launch's hardware ids (not a dim name)
-LAUNCH = "@launch"  # ctx key of the gpu.launch being lowered
-THREADS = "@threads"  # ctx key: threads per block (0 when emulated)
+# ctx keys of this lowering (not dim names)
+IDS = "@gpu"  # the launch's hardware ids
+LAUNCH = "@launch"  # the gpu.launch being lowered
+THREADS = "@threads"  # threads per block (0 when emulated)
 EXTENTS = "@extents"  # key in ctx[IDS]: {"block": grid extents, "thread": block extents}
-DIVERGENT = "@divergent"  # ctx key: inside a thread-level guard or a branch
+DIVERGENT = "@divergent"  # inside a thread-level guard or a branch
 WARP = 32
 _HOST_OPS = ("lt.alloc", "func.return")
+
+
+def lower_lt_to_gpu(module: ir.Module | ir.Operation, check_bounds: bool = True, emulate: bool = False) -> None:
+    """Rewrite every lt function of ``module`` into ``gpu.launch`` ops (with
+    ``emulate``: sequential loops over blocks and threads), in place."""
+    op = module.operation
+    if check_bounds:
+        bounds.check_bounds(op)
+    with op.context, ir.Location.unknown():
+        check(op)
+        for f in lt.functions(op):
+            if f.regions[0].blocks:
+                _lower_function(f, emulate)
+
+
+def _lower_function(f, emulate: bool) -> None:
+    for launch, ids, body in form_launches(f, emulate):
+        privatise_launch(launch)
+        if not emulate:  # emulated threads run one by one: function-level buffers do
+            hoist_allocs(launch, body, device=True)
+        extents = ids[EXTENTS]["thread"]
+        threads = 0 if emulate else extents[0] * extents[1] * extents[2]
+        GpuLowering().lower_ops(list(body.operations), {IDS: ids, LAUNCH: launch, THREADS: threads})
+    finish_function(f, GpuLowering())  # what stays on the host
+
+
+class GpuLowering(LtToScf):
+    """``LtToScf`` inside a launch (see the module docs)."""
+
+    def lower_loop(self, loop, ctx: dict) -> None:
+        if "lt.gpu_axis" in loop.attributes:
+            self.lower_mapped_loop(loop, ctx)
+        else:
+            super().lower_loop(loop, ctx)
+
+    def lower_nested(self, op, ctx: dict) -> None:
+        # Code under a branch of the program's own (scf.if, ...) may run on
+        # part of a warp: no warp-wide shuffles in there.
+        super().lower_nested(op, {**ctx, DIVERGENT: True} if IDS in ctx else ctx)
+
+    def lower_reduce(self, op, ctx: dict) -> None:
+        if "lt.atomic" in op.attributes and IDS in ctx and warp_combine(op, ctx):
+            kind = ir.StringAttr(op.attributes["kind"]).value
+            value, acc, *indices = list(op.operands)
+            with ir.InsertionPoint(op), op.location:
+                value, first = combine_across_warp(kind, value)
+                branch = scf.IfOp(first)
+                with ir.InsertionPoint(branch.then_block):
+                    atomic_update(kind, value, acc, indices)
+                    scf.YieldOp([])
+            op.erase()
+        else:
+            super().lower_reduce(op, ctx)
+
+    def lower_mapped_loop(self, loop, ctx: dict) -> None:
+        """Lower one mapped lt.loop under ``ctx`` (see the module docs)."""
+        dim, step, parent_offset, full, rest = iterations(loop, ctx)
+        kind = ir.StringAttr(loop.attributes["lt.gpu"]).value
+        axis = ir.StringAttr(loop.attributes["lt.gpu_axis"]).value
+        if (kind, axis) not in ctx[IDS]:  # emulated: a thread chain starts here
+            ctx = _emulate_threads(loop, ctx)
+        if "lt.gpu_chain" in loop.attributes:
+            ctx = _only_chain_threads(loop, ctx)
+        iv = ctx[IDS][(kind, axis)]
+        launch = ctx[LAUNCH]
+        mark_atomic_reduces(loop, private=lambda op: defined_inside(op.operands[1], launch))
+        emit = LoopEmitter(self, loop, ctx, parent_offset, step, {})
+        # Code under a guard on a thread id runs on part of a warp only.
+        guarded = LoopEmitter(self, loop, {**ctx, DIVERGENT: True} if kind == "thread" else ctx, parent_offset, step, {})
+        # Every id below the launch extent runs a full iteration: no test.  (The
+        # extent can exceed this loop's count: thread loops side by side share
+        # the block, sized for the largest.)
+        extent = ctx[IDS][EXTENTS][kind][gpu_mapping.AXES.index(axis)]
+        if full > 0:
+            if full == extent:
+                emit.body(iv, {}, loop)
+            else:
+                guarded.body(iv, {}, _guard(loop, "ult", iv, emit.constant(full)))
+        if rest > 0:
+            guarded.body(emit.constant(full), {dim: rest}, _guard(loop, "eq", iv, emit.constant(full)))
+        loop.erase()
 
 
 def check(module_op) -> None:
     """Raise a located CompileError if the module's GPU mapping is illegal
     or it asks for CPU threads (``lt.parallel``)."""
-    from ..dialect.loop_tree import preorder_loops
-
     for loop in preorder_loops(module_op):
         if "parallel" in lt.annotations(loop):
             where = format_location(loop.location)
@@ -66,7 +156,7 @@ def check(module_op) -> None:
                 f"{where + ': ' if where else ''}error: lower-lt-to-gpu: lt.parallel runs a loop on CPU threads; "
                 "for a GPU map it with lt-gpu-map (or compile for the cpu target)"
             )
-    problem = gpu_map.check_mapping(module_op)
+    problem = gpu_mapping.check_mapping(module_op)
     if problem is not None:
         loop, why = problem
         where = format_location(loop.location)
@@ -108,7 +198,7 @@ def form_launches(f, emulate: bool = False) -> list:
     for op in lt.body_ops(entry):
         if _stays_on_host(op):
             continue
-        if lt.is_loop(op) and gpu_map.mapping(op):
+        if lt.is_loop(op) and gpu_mapping.mapping(op):
             flush()
             launches.append(_launch([op], op, emulate))
         else:
@@ -122,13 +212,13 @@ def form_launches(f, emulate: bool = False) -> list:
 def _launch(ops: list, root, emulate: bool = False):
     """A gpu.launch before ops[0] holding ``ops``, the kernel rooted at
     ``root`` (None: a launch of one thread)."""
-    grid, block = gpu_map.launch_size(root) if root is not None else ([1, 1, 1], [1, 1, 1])
+    grid, block = gpu_mapping.launch_size(root) if root is not None else ([1, 1, 1], [1, 1, 1])
     if root is not None:
-        for loop, (_, axis) in gpu_map.hardware_axes(root).items():
+        for loop, (_, axis) in gpu_mapping.hardware_axes(root).items():
             loop.attributes["lt.gpu_axis"] = ir.StringAttr.get(axis)
         # Each thread chain's first loop records the axes the chain uses
         # (read while lowering, when the chain's loops are already rewritten).
-        for chain in gpu_map.kernel_chains(root)[1]:
+        for chain in gpu_mapping.kernel_chains(root)[1]:
             axes = "".join(sorted(ir.StringAttr(l.attributes["lt.gpu_axis"]).value for l in chain))
             chain[0].attributes["lt.gpu_chain"] = ir.StringAttr.get(axes)
     if emulate:
@@ -141,13 +231,13 @@ def _launch(ops: list, root, emulate: bool = False):
     for op in ops:
         op.move_before(terminator)
     args = list(body.arguments)
-    ids = {("block", a): args[i] for i, a in enumerate(gpu_map.AXES)}
-    ids.update({("thread", a): args[3 + i] for i, a in enumerate(gpu_map.AXES)})
+    ids = {("block", a): args[i] for i, a in enumerate(gpu_mapping.AXES)}
+    ids.update({("thread", a): args[3 + i] for i, a in enumerate(gpu_mapping.AXES)})
     ids[EXTENTS] = {"block": grid, "thread": block}
     if root is not None:
-        blocks, _ = gpu_map.kernel_chains(root)
+        blocks, _ = gpu_mapping.kernel_chains(root)
         if blocks:
-            _separate_parts(blocks[-1], [ids[("thread", a)] for a in gpu_map.AXES])
+            _separate_parts(blocks[-1], [ids[("thread", a)] for a in gpu_mapping.AXES])
     return launch.operation, ids, body
 
 
@@ -157,11 +247,11 @@ def _separate_parts(block_loop, thread_ids) -> None:
     a gpu.barrier between consecutive parts."""
     body = lt.loop_body(block_loop)
     statements = [o for o in lt.body_ops(body) if not is_pure_index_op(o)]
-    if not gpu_map.thread_roots(block_loop) or len(statements) <= 1:
+    if not gpu_mapping.thread_roots(block_loop) or len(statements) <= 1:
         return
     parts, run = [], []
     for op in statements:
-        if lt.is_loop(op) and gpu_map.mapping(op) == "thread":
+        if lt.is_loop(op) and gpu_mapping.mapping(op) == "thread":
             if run:
                 parts.append(("single", run))
                 run = []
@@ -180,7 +270,7 @@ def _separate_parts(block_loop, thread_ids) -> None:
 
 def _on_thread_zero(ops: list, thread_ids) -> None:
     """Move ``ops`` under ``scf.if`` (thread ids all 0).  What they compute
-    does not leave them: the mapping rules (gpu_map.side_by_side_problem)
+    does not leave them: the mapping rules (gpu_mapping.side_by_side_problem)
     refuse a block loop where it would."""
     end = _when_all_zero(ops[0], thread_ids)
     for op in ops:
@@ -209,7 +299,7 @@ def _emulated_launch(ops: list, grid: list, block: list):
     anchor = ops[0]
     outer = None
     for axis in ("z", "y", "x"):
-        loop = _for(anchor, ops[0].location, grid[gpu_map.AXES.index(axis)])
+        loop = _for(anchor, ops[0].location, grid[gpu_mapping.AXES.index(axis)])
         anchor = loop.body.operations[0]
         outer = outer or loop.operation
         ids[("block", axis)] = loop.induction_variable
@@ -237,7 +327,7 @@ def _emulate_threads(loop, ctx: dict) -> dict:
     ids = dict(ctx[IDS])
     anchor = loop
     for axis in ("z", "y", "x"):
-        inner = _for(anchor, loop.location, dims[gpu_map.AXES.index(axis)])
+        inner = _for(anchor, loop.location, dims[gpu_mapping.AXES.index(axis)])
         anchor = inner.body.operations[0]
         ids[("thread", axis)] = inner.induction_variable
     loop.move_before(anchor)
@@ -271,36 +361,6 @@ def _check_contained(launch, body) -> None:
                     )
 
 
-def lower_mapped_loop(loop, ctx: dict) -> None:
-    """Lower one mapped lt.loop under ``ctx`` (see the module docs)."""
-    from .lt_to_scf import _Emitter, _mark_atomic_reduces, iterations  # lt_to_scf imports this module
-
-    dim, step, parent_offset, full, rest = iterations(loop, ctx)
-    kind = ir.StringAttr(loop.attributes["lt.gpu"]).value
-    axis = ir.StringAttr(loop.attributes["lt.gpu_axis"]).value
-    if (kind, axis) not in ctx[IDS]:  # emulated: a thread chain starts here
-        ctx = _emulate_threads(loop, ctx)
-    if "lt.gpu_chain" in loop.attributes:
-        ctx = _only_chain_threads(loop, ctx)
-    iv = ctx[IDS][(kind, axis)]
-    _mark_atomic_reduces(loop, private_to=ctx[LAUNCH])
-    emit = _Emitter(loop, ctx, parent_offset, step, {})
-    # Code under a guard on a thread id runs on part of a warp only.
-    guarded = _Emitter(loop, {**ctx, DIVERGENT: True} if kind == "thread" else ctx, parent_offset, step, {})
-    # Every id below the launch extent runs a full iteration: no test.  (The
-    # extent can exceed this loop's count: thread loops side by side share
-    # the block, sized for the largest.)
-    extent = ctx[IDS][EXTENTS][kind][gpu_map.AXES.index(axis)]
-    if full > 0:
-        if full == extent:
-            emit.body(iv, {}, loop)
-        else:
-            guarded.body(iv, {}, _guard(loop, "ult", iv, emit.constant(full)))
-    if rest > 0:
-        guarded.body(emit.constant(full), {dim: rest}, _guard(loop, "eq", iv, emit.constant(full)))
-    loop.erase()
-
-
 def _only_chain_threads(root, ctx: dict) -> dict:
     """A thread chain that uses fewer axes than the block has (thread loops
     side by side, sized for the largest) runs on the threads whose ids on
@@ -308,7 +368,7 @@ def _only_chain_threads(root, ctx: dict) -> dict:
     lower it in (divergent: part of a warp may be off)."""
     used = set(ir.StringAttr(root.attributes["lt.gpu_chain"]).value)
     extents = ctx[IDS][EXTENTS]["thread"]
-    idle = [a for i, a in enumerate(gpu_map.AXES) if a not in used and extents[i] > 1]
+    idle = [a for i, a in enumerate(gpu_mapping.AXES) if a not in used and extents[i] > 1]
     if not idle:
         return ctx
     root.move_before(_when_all_zero(root, [ctx[IDS][("thread", a)] for a in idle]))
@@ -341,14 +401,14 @@ def privatise_launch(launch) -> None:
     for loop in loops:
         if ir.StringAttr(loop.attributes["lt.gpu"]).value == "thread" and mapped_parent_kind(loop) != "thread":
             chain = [loop]
-            while (child := gpu_map.mapped_child(chain[-1])) is not None:
+            while (child := gpu_mapping.mapped_child(chain[-1])) is not None:
                 chain.append(child)
             _mark_warp_uniform(chain)
 
 
 def mapped_parent_kind(loop) -> str | None:
     parent = loop.parent
-    return gpu_map.mapping(parent) if parent is not None and parent.name == "lt.loop" else None
+    return gpu_mapping.mapping(parent) if parent is not None and parent.name == "lt.loop" else None
 
 
 def _mark_warp_uniform(thread_loops) -> None:
@@ -386,7 +446,7 @@ def warp_combine(op, ctx: dict) -> bool:
     )
 
 
-def combine_across_warp(kind: str, value, combine):
+def combine_across_warp(kind: str, value):
     """Butterfly shuffles: every lane ends with the warp's combined value;
     returns (value, lane == 0)."""
     i32 = ir.IntegerType.get_signless(32)

@@ -48,13 +48,13 @@ the schedule's own inputs, in worker processes).  Each report names the
 seed, the program (the ``lt_mlir.programs`` call), the pipeline applied
 and the loop tree, and replays in this process with either of::
 
-    .venv/bin/python -m lt_mlir.fuzz --seed S --replay INDEX
-    .venv/bin/python -c "from lt_mlir import fuzz; fuzz.replay_pipeline('row_max', (7, 33), 'builtin.module(lt-vectorize{loop=1 width=8}, lt-swap{loop=0})')"
+    .venv/bin/python -m lt_mlir.testing.fuzz --seed S --replay INDEX
+    .venv/bin/python -c "from lt_mlir.testing import fuzz; fuzz.replay_pipeline('row_max', (7, 33), 'builtin.module(lt-vectorize{loop=1 width=8}, lt-swap{loop=0})')"
 
 CI runs 2,000 schedules of a fixed seed (``tests/test_fuzz.py``).  The
 long run, before a release or after changing a pass::
 
-    .venv/bin/python -m lt_mlir.fuzz --schedules 20000 --seed 1 --workers 2
+    .venv/bin/python -m lt_mlir.testing.fuzz --schedules 20000 --seed 1 --workers 2
 
 A schedule costs about 0.1 s of CPU (the LLVM O3 compile is most of it),
 so that is 15-20 minutes on two idle cores and longer on a shared machine;
@@ -214,7 +214,7 @@ class Program:
 
 
 def _programs_module():
-    from . import programs
+    from .. import programs
 
     return programs
 
@@ -301,7 +301,7 @@ PROGRAMS: dict[str, Program] = {
             _out_of_bounds_shift,
             lambda rng, s: [_uniform(rng, s[0])],
             _ref_shift,
-            "lt_mlir.fuzz._out_of_bounds_shift({})  # compiled with check_bounds=False",
+            "lt_mlir.testing.fuzz._out_of_bounds_shift({})  # compiled with check_bounds=False",
             check_bounds=False,
         ),
     ]
@@ -316,13 +316,13 @@ MUTANT_PASS = "lt-fuzz-drop-tail"
 def register_mutant_pass() -> None:
     """Register ``lt-fuzz-drop-tail{loop=L}``: sets L's tail to 0, losing the
     last elements of its dim (wrong on purpose; refuses loops without a tail)."""
-    from .passes.common import find_loop, refuse, set_extent
-    from .passes.registry import REGISTRY, Option, register, registry
+    from ..passes.common import find_loop, refuse, set_extent
+    from ..passes.registry import REGISTRY, Option, register, registry
 
     registry()
     if MUTANT_PASS in REGISTRY:
         return
-    from .dialect import lt
+    from ..dialect import lt
 
     @register(MUTANT_PASS, Option("loop", int))
     def drop_tail(module_op, loop: int) -> None:
@@ -336,7 +336,7 @@ def register_mutant_pass() -> None:
 def fuzz_passes(mutants: bool = False, only: tuple | None = None) -> list:
     """The passes schedules draw from: every ``lt-*`` pass of the registry
     (lowering steps excluded), sorted by name; plus the mutant pass."""
-    from .passes.registry import registry
+    from ..passes.registry import registry
 
     if mutants:
         register_mutant_pass()
@@ -344,7 +344,7 @@ def fuzz_passes(mutants: bool = False, only: tuple | None = None) -> list:
     if only:
         missing = [n for n in only if n not in names]
         if missing:
-            raise SystemExit(f"lt_mlir.fuzz: unknown pass(es) {', '.join(missing)} (have {', '.join(names)})")
+            raise SystemExit(f"lt_mlir.testing.fuzz: unknown pass(es) {', '.join(missing)} (have {', '.join(names)})")
         names = [n for n in names if n in only]
     return names
 
@@ -354,7 +354,7 @@ def fuzz_passes(mutants: bool = False, only: tuple | None = None) -> list:
 
 def _choose_options(rng: random.Random, info, loops: list) -> dict:
     """Random option values for ``info`` (a registry PassInfo) given the loops."""
-    from .dialect import lt
+    from ..dialect import lt
 
     values: dict = {}
     target = None
@@ -448,7 +448,7 @@ def _compare(got: np.ndarray, ref, scale, length: int, what: str) -> str | None:
 
 def _run_guarded(kernel, xs: list, refs: list) -> str | None:
     """Run on guard-paged arrays, both guard sides; a mismatch or None."""
-    from .testing import guarded_array, guarded_copy
+    from .guard import guarded_array, guarded_copy
 
     n_out = sum(1 for s in kernel.specs if s.written)
     n_in = len(kernel.specs) - n_out
@@ -471,7 +471,8 @@ def _check_ptx(module) -> bool:
     that ptxas assembles (skipped, returning False, where ptxas is not
     installed)."""
     import lt_mlir
-    from .lowering import nvptx
+
+    from ..lowering.gpu import nvptx
 
     if nvptx.ptxas_path() is None:
         return False
@@ -497,9 +498,10 @@ def run_one(task: dict, seed: int, programs: tuple, passes: list, notify=None, v
     afterwards can still be reported with its pipeline.  ``context``: the
     MLIR context to parse into (default: a fresh one)."""
     import lt_mlir
-    from .dialect.loop_tree import preorder_loops
-    from .errors import LtError, VerifyError
-    from .passes.registry import registry
+
+    from ..dialect.loop_tree import preorder_loops
+    from ..errors import LtError, VerifyError
+    from ..passes.registry import registry
 
     say = verbose or (lambda *_: None)
     kind = task["kind"]
@@ -586,8 +588,9 @@ def _apply_step(module, name: str, step: str, state: dict, say):
     """Run one pass; record applied/refused/dirty in ``state``.  A refusal
     that modified the IR is noted and undone (returns the restored module)."""
     import lt_mlir
-    from .errors import LtError, PassError, PipelineError
-    from .passes.registry import run_pipeline
+
+    from ..errors import LtError, PassError, PipelineError
+    from ..passes.registry import run_pipeline
 
     before = module.operation.get_asm(enable_debug_info=True)
     try:
@@ -646,7 +649,7 @@ def _worker_main(args) -> None:
         proto.write(json.dumps(msg) + "\n")
         proto.flush()
 
-    from .dialect import lt
+    from ..dialect import lt
 
     context = lt.new_context()  # one per worker: a fresh context costs more than a small compile
     send({"event": "ready", "passes": passes})
@@ -713,9 +716,9 @@ class Failure:
             lines.append("  worker stderr (tail):")
             lines += ["    " + ln for ln in self.stderr.rstrip().splitlines()[-25:]]
         if kind in ("schedule", "pipeline"):
-            lines.append(f"  replay: .venv/bin/python -m lt_mlir.fuzz --seed {seed} --replay {self.task['index']}")
+            lines.append(f"  replay: .venv/bin/python -m lt_mlir.testing.fuzz --seed {seed} --replay {self.task['index']}")
         if kind == "pipeline":
-            lines.append(f"  or: lt_mlir.fuzz.replay_pipeline({s.get('program')!r}, {tuple(s.get('size', ()))}, "
+            lines.append(f"  or: lt_mlir.testing.fuzz.replay_pipeline({s.get('program')!r}, {tuple(s.get('size', ()))}, "
                          f"{s.get('pipeline')!r}, data={self.task.get('data')})")
         return "\n".join(lines)
 
@@ -751,7 +754,7 @@ class Summary:
 
     def text(self) -> str:
         lines = [
-            f"lt_mlir.fuzz: seed {self.seed}: {self.run} of {self.requested} schedules run "
+            f"lt_mlir.testing.fuzz: seed {self.seed}: {self.run} of {self.requested} schedules run "
             f"(+{self.baselines} baselines) on {self.workers} workers in {self.elapsed:.1f} s",
             f"transformations: {self.total_attempted} attempted, {self.total_applied} applied, "
             f"{sum(self.refused.values())} refused, {sum(self.dirty.values())} refused leaving the IR modified",
@@ -807,7 +810,7 @@ class _Worker:
     def __init__(self, args: list[str], env: dict):
         self.stderr = tempfile.TemporaryFile()
         self.proc = subprocess.Popen(
-            [sys.executable, "-X", "faulthandler", "-m", "lt_mlir.fuzz", "--worker", *args],
+            [sys.executable, "-X", "faulthandler", "-m", "lt_mlir.testing.fuzz", "--worker", *args],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=self.stderr,
@@ -975,7 +978,7 @@ def _execute(
                         how = f"signal {signal.Signals(-rc).name}" if rc < 0 else f"exit status {rc}"
                         died(w, "crash", f"the worker died ({how}) while running this task")
                     elif not w.ready:
-                        raise RuntimeError(f"lt_mlir.fuzz: a worker failed to start:\n{w.stderr_tail()}")
+                        raise RuntimeError(f"lt_mlir.testing.fuzz: a worker failed to start:\n{w.stderr_tail()}")
                     else:
                         retire(w)
             now = time.monotonic()
@@ -1132,17 +1135,17 @@ def replay_pipeline(program: str, size, pipeline: str, data=None, seed: int = DE
     as the fuzzer does) and check it, in this process; returns the state
     (``state["outcome"]``, ``state.get("failure")``).  ``data``: the
     ``[seed, index]`` of the schedule whose inputs to use."""
-    from .passes.registry import _split_top_level, _strip_module_anchor
+    from ..passes.registry import split_top_level, strip_module_anchor
 
     if program.startswith("mutant-") or MUTANT_PASS in pipeline:
         register_mutant_pass()
-    steps = _split_top_level(_strip_module_anchor(pipeline), pipeline)
+    steps = split_top_level(strip_module_anchor(pipeline), pipeline)
     task = {"kind": "pipeline", "program": program, "size": list(size), "steps": steps, "data": data}
     return run_one(task, seed, (program,), [], verbose=verbose)
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(prog="python -m lt_mlir.fuzz", description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(prog="python -m lt_mlir.testing.fuzz", description=__doc__.splitlines()[0])
     p.add_argument("--schedules", type=int, default=1000, help="schedules to run (default 1000)")
     p.add_argument("--seed", type=int, default=DEFAULT_SEED, help=f"seed (default {DEFAULT_SEED})")
     p.add_argument("--workers", type=int, default=2, help="worker processes (default 2)")

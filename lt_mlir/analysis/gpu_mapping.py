@@ -1,0 +1,216 @@
+"""The GPU mapping rules: which ``lt.gpu`` annotations form a legal kernel
+(one copy, asked by ``lt-gpu-map``/``lt-gpu-auto``, the registry's
+post-check and the GPU lowering).
+
+A mapped loop's iterations run concurrently, one per block (``to=block``)
+or per thread (``to=thread``).  Mapped loops form *kernels*: a kernel's
+root is a mapped loop at the top of its function, and each further mapped
+loop sits directly in the body of a mapped loop as the only statement there
+(index arithmetic and ``lt.dim`` aside, which every thread may recompute),
+blocks outside threads, at most three nested of each.  One exception: the
+innermost block loop may hold several thread loops side by side, and other
+statements between them; the block's threads run the thread loops one after
+another with a barrier between consecutive parts, and the other statements
+on thread 0 (so a block can reduce a row, then normalise it).  Everything
+below the innermost mapped loop runs sequentially in each thread; top-level
+code outside any kernel runs as a kernel of one thread (see
+``lowering/lt_to_gpu.py``).
+
+Hardware dimensions: the innermost block (thread) loop is ``x``, the next
+``y``, then ``z``, so consecutive threads take consecutive iterations of the
+innermost mapped loop (coalesced accesses when that loop walks the fastest
+varying axis).  A loop of ``size`` S and ``tail`` T launches ``S + (T > 0)``
+blocks or threads; the tail iteration and any iteration past a clipped
+extent are predicated off (``scf.if``), never run out of bounds.
+"""
+
+from __future__ import annotations
+
+from ..dialect import lt
+from ..dialect.loop_tree import preorder_loops
+from ..mlir import ir
+from .dependence import is_pure_index_op, reorder_conflicts
+
+MAX_THREADS = 1024
+MAX_BLOCK_Z = 64
+MAX_GRID_YZ = 65535
+MAX_GRID_X = 2**31 - 1
+AXES = ("x", "y", "z")
+
+
+def launch_count(loop) -> int:
+    """Blocks or threads a mapped loop launches."""
+    return lt.loop_size(loop) + (1 if lt.loop_tail(loop) else 0)
+
+
+def mapping(loop) -> str | None:
+    a = lt.annotations(loop).get("gpu")
+    return a if isinstance(a, str) else None
+
+
+def body_statements(block) -> list:
+    """The ops of a loop body that do work (index arithmetic excluded)."""
+    return [o for o in lt.body_ops(block) if not is_pure_index_op(o)]
+
+
+def mapped_child(loop):
+    """The mapped loop that continues ``loop``'s kernel, or None."""
+    ops = body_statements(lt.loop_body(loop))
+    if len(ops) == 1 and lt.is_loop(ops[0]) and mapping(ops[0]):
+        return ops[0]
+    return None
+
+
+def thread_roots(block_loop) -> list:
+    """The thread-mapped loops directly in the body of ``block_loop``."""
+    return [o for o in body_statements(lt.loop_body(block_loop)) if lt.is_loop(o) and mapping(o) == "thread"]
+
+
+def kernel_chains(root) -> tuple[list, list]:
+    """(block loops outermost first, [thread loops of each thread chain,
+    outermost first]) of the kernel rooted at ``root``.  The innermost
+    block loop may hold several thread chains side by side (separated by
+    barriers, see the module docs); a thread chain is a thread loop with the
+    thread loops directly nested in it."""
+    blocks, loop = [], root
+    while loop is not None and mapping(loop) == "block":
+        blocks.append(loop)
+        child = mapped_child(loop)
+        loop = child if child is not None and mapping(child) == "block" else None
+    roots = thread_roots(blocks[-1]) if blocks else [root]
+    chains = []
+    for t in roots:
+        chain = [t]
+        while (child := mapped_child(chain[-1])) is not None:
+            chain.append(child)
+        chains.append(chain)
+    return blocks, chains
+
+
+def hardware_axes(root) -> dict:
+    """Mapped loop -> ("block"|"thread", "x"|"y"|"z") for the kernel rooted
+    at ``root``: the innermost loop of each chain is x."""
+    blocks, chains = kernel_chains(root)
+    out = {l: ("block", axis) for axis, l in zip(AXES, reversed(blocks))}
+    for chain in chains:
+        out.update({l: ("thread", axis) for axis, l in zip(AXES, reversed(chain))})
+    return out
+
+
+def launch_size(root) -> tuple[list[int], list[int]]:
+    """(grid, block) extents ([x, y, z] each) of a kernel: side-by-side
+    thread chains share the block, sized for the largest."""
+    grid, block = [1, 1, 1], [1, 1, 1]
+    for loop, (kind, axis) in hardware_axes(root).items():
+        sizes = grid if kind == "block" else block
+        i = AXES.index(axis)
+        sizes[i] = max(sizes[i], launch_count(loop))
+    return grid, block
+
+
+def loop_problem(loop) -> str | None:
+    """Why mapped ``loop`` cannot run as mapped, or None."""
+    kind = mapping(loop)
+    notes = lt.annotations(loop)
+    for other in ("parallel", "unroll", "vectorize"):
+        if other in notes:
+            return f"a GPU-mapped loop cannot also be lt.{other}"
+    outer = lt.enclosing_loops(loop)
+    func = outer[-1].parent if outer else loop.parent
+    parallel = []
+    func.walk(lambda o: (parallel.append(o) if o.name == "lt.loop" and "lt.parallel" in o.attributes else None, ir.WalkResult.ADVANCE)[1])
+    if parallel:
+        return "the function has lt.parallel loops (CPU threads): a function runs on the CPU or on the GPU, not both"
+    parent = loop.parent
+    if parent.name == "lt.loop":
+        if not mapping(parent):
+            if any(mapping(l) for l in outer):
+                return "its enclosing loop is not mapped: mapped loops must be directly nested in each other"
+            return "it is inside an unmapped loop: a kernel's outermost mapped loop must be at the top of the function (map the enclosing loops first, outside in)"
+        if kind == "block" and mapping(parent) == "thread":
+            return "block loops must enclose thread loops"
+        side_by_side = kind == "thread" and mapping(parent) == "block"
+        if side_by_side:
+            if any(mapping(o) == "block" for o in body_statements(lt.loop_body(parent)) if lt.is_loop(o)):
+                return "thread loops must be in the innermost block loop"
+            why = side_by_side_problem(parent)
+            if why:
+                return why
+        else:
+            child = mapped_child(parent)
+            if child is None or child != loop:
+                return f"its enclosing {mapping(parent)} loop has other statements (only thread loops may sit side by side, in a block loop)"
+    elif parent.name != "func.func":
+        return "a kernel's outermost mapped loop must be at the top of the function"
+    why = reorder_conflicts(loop)
+    if why:
+        return f"its iterations are not independent: {why}"
+    return None
+
+
+def _statement_of(op, block_loop):
+    """The statement of ``block_loop``'s body that holds ``op``."""
+    while op is not None and op.parent != block_loop:
+        op = op.parent
+    return op
+
+
+def side_by_side_problem(block_loop) -> str | None:
+    """Why the parts of a block loop holding thread loops (each thread loop,
+    each run of other statements, run by thread 0) cannot be separated."""
+    statements = body_statements(lt.loop_body(block_loop))
+    part, parts = 0, {}
+    for i, op in enumerate(statements):
+        if lt.is_loop(op) and mapping(op) == "thread" or (i and lt.is_loop(statements[i - 1]) and mapping(statements[i - 1]) == "thread"):
+            part += 1
+        parts[op] = part
+    for op in statements:
+        if op.name == "lt.alloc":
+            return "a scratch buffer allocated beside thread loops would be each thread's own, not the block's"
+        for r in op.results:
+            for use in r.uses:
+                user = _statement_of(use.owner, block_loop)
+                if user is None or user not in parts or parts[user] != parts[op]:
+                    return "a value computed beside thread loops (on thread 0) is used by another part of the block"
+    return None
+
+
+def kernel_problem(root) -> str | None:
+    blocks, chains = kernel_chains(root)
+    for kind, n in [("block", len(blocks))] + [("thread", len(c)) for c in chains]:
+        if n > 3:
+            return f"a kernel maps at most 3 nested loops to {kind}s, this one maps {n}"
+    grid, block = launch_size(root)
+    threads = block[0] * block[1] * block[2]
+    if threads > MAX_THREADS:
+        return f"{threads} threads per block (at most {MAX_THREADS})"
+    if block[2] > MAX_BLOCK_Z:
+        return f"{block[2]} threads along z (at most {MAX_BLOCK_Z})"
+    if grid[0] > MAX_GRID_X:
+        return f"{grid[0]} blocks along x (at most {MAX_GRID_X})"
+    for axis in (1, 2):
+        if grid[axis] > MAX_GRID_YZ:
+            return f"{grid[axis]} blocks along {AXES[axis]} (at most {MAX_GRID_YZ})"
+    return None
+
+
+def kernel_roots(f) -> list:
+    """Mapped loops at the top of function ``f``."""
+    return [o for o in lt.body_ops(f.regions[0].blocks[0]) if lt.is_loop(o) and mapping(o)]
+
+
+def check_mapping(module_op):
+    """The first (loop, message) that makes the module's mapping illegal, or None."""
+    for loop in preorder_loops(module_op):
+        if mapping(loop):
+            why = loop_problem(loop)
+            if why:
+                return loop, why
+    for f in lt.functions(module_op):
+        if not f.regions[0].blocks:
+            continue
+        for root in kernel_roots(f):
+            why = kernel_problem(root)
+            if why:
+                return root, why
+    return None
