@@ -1,5 +1,5 @@
 # make demo   set up .venv and run the main example
-# make test   set up .venv and run the lit suite and pytest
+# make test   set up .venv, check the layers and lint, run the lit suite and pytest
 # make bench  set up .venv and run the benchmarks
 # make gpu-artifacts  compile the GPU tests and benchmarks for a GPU machine
 PYTHON ?= python3
@@ -7,7 +7,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test lit pytest bench gpu-artifacts clean
+.PHONY: demo test lint lit pytest bench gpu-artifacts clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -18,7 +18,12 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	$(PY) examples/demo.py
 
-test: lit pytest
+test: lint lit pytest
+
+# The layer contracts (pyproject.toml, [tool.importlinter]) and ruff.
+lint: $(STAMP)
+	$(VENV)/bin/lint-imports --no-cache
+	$(VENV)/bin/ruff check --no-cache .
 
 lit: $(STAMP)
 	$(VENV)/bin/lit -s test/lit

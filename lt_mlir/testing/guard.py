@@ -264,7 +264,8 @@ def run_job(job_path: str) -> None:
 
     The job names an ``.npz`` of inputs, an ``.npz`` to write, and cases
     ``{"key", "text", "inputs": [names], "id": label}`` (and optionally
-    ``"target"``, e.g. ``cuda-emulated``).  Every case runs with
+    ``"target"``, e.g. ``cuda-emulated``, and ``"cpu"``/``"features"``, as
+    for ``lt_mlir.compile``).  Every case runs with
     the guard after and before its arrays (inputs read-only, outputs filled
     with NaN or the integer maximum), and ``RUN key side label`` is printed
     (flushed) before each call, so a crash names its kernel.  Output ``j`` is
@@ -280,7 +281,9 @@ def run_job(job_path: str) -> None:
     inputs = np.load(job["inputs"])
     results = {}
     for case in job["cases"]:
-        kernel = lt_mlir.compile(case["text"], target=case.get("target", "cpu"))
+        kernel = lt_mlir.compile(
+            case["text"], target=case.get("target", "cpu"), cpu=case.get("cpu"), features=case.get("features")
+        )
         xs = [inputs[name] for name in case["inputs"]]
         for side in ("end", "start"):
             args = [guarded_copy(x, side=side, readonly=True) for x in xs]

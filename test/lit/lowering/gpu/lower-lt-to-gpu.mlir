@@ -7,6 +7,26 @@
 // lane 0 adds it atomically.
 // RUN: not lt-opt %s --split-input-file -p 'builtin.module(lower-lt-to-gpu, canonicalize, cse)' -o %t 2>&1 | filecheck %s --check-prefix=ERR
 // RUN: filecheck %s --input-file=%t
+// RUN: sed -n '/^func.func @add(/,/^}/p' %s | lt-opt - -p 'builtin.module(lower-lt-to-gpu{emulate=1}, canonicalize, cse)' | filecheck %s --check-prefix=EMU
+//
+// Emulated (the cuda-emulated target): the same predicated kernel with the
+// 4 blocks and 256 threads as sequential loops, no gpu.launch.
+// EMU-LABEL: func.func @add(
+// EMU-NOT:       gpu.launch
+// EMU:           scf.for %[[B:.*]] = %{{.*}} to %[[C4:.*]] step
+// EMU-NEXT:        %[[FULL:.*]] = arith.cmpi ult, %[[B]], %{{.*}} : index
+// EMU-NEXT:        scf.if %[[FULL]] {
+// EMU-NEXT:          %[[B0:.*]] = arith.muli %[[B]], %{{.*}} : index
+// EMU-NEXT:          scf.for %[[T:.*]] = %{{.*}} to %{{.*}} step
+// EMU-NEXT:            %[[I:.*]] = arith.addi %[[B0]], %[[T]] : index
+// EMU-NEXT:            memref.load %{{.*}}[%[[I]]] : memref<1000xf32>
+// EMU:             %[[TAIL:.*]] = arith.cmpi eq, %[[B]], %{{.*}} : index
+// EMU-NEXT:        scf.if %[[TAIL]] {
+// EMU-NEXT:          scf.for %[[T2:.*]] = %{{.*}} to %{{.*}} step
+// EMU-NEXT:            %[[LIVE:.*]] = arith.cmpi ult, %[[T2]], %{{.*}} : index
+// EMU-NEXT:            scf.if %[[LIVE]] {
+// EMU-NOT:       gpu.launch
+// EMU:           return
 //
 // Tail case: 1000 = 3 r 232 blocks of 256 threads: 4 blocks; blocks 0..2 run
 // every thread, block 3 threads 0..231 at offset 768.
