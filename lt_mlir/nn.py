@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from .frontend.errors import FrontendError
 from .frontend.symbols import Expr, Symbol
-from .frontend.tensor import Tensor, _as_tensor
+from .frontend.tensor import Tensor, as_tensor
 
 
 def _const(value: float) -> Tensor:
@@ -66,7 +66,7 @@ def linear(X: Tensor, W: Tensor, bias: Tensor | None = None) -> Tensor:
         )
     Y = (X * W).sum(*shared)
     if bias is not None:
-        Y = Y + _as_tensor(bias)
+        Y = Y + as_tensor(bias)
     return Y
 
 
@@ -117,5 +117,5 @@ def conv(X: Tensor, W: Tensor, spatial, window, stride: int = 1, channel_reduce:
 
 def batch_norm(x: Tensor, mean: Tensor, var: Tensor, weight: Tensor, bias: Tensor, eps=None) -> Tensor:
     """``(x - mean) * weight / sqrt(var + eps) + bias`` (eps 1e-5 by default)."""
-    eps = _const(1e-5) if eps is None else _as_tensor(eps)
+    eps = _const(1e-5) if eps is None else as_tensor(eps)
     return (x - mean) * weight / (var + eps).sqrt() + bias

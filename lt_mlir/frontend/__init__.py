@@ -14,14 +14,12 @@ See ``tensor.py`` (the Tensor API), ``sizes.py`` (size inference) and
 
 from .errors import FrontendError, SizeError
 from .symbols import Expr, Size, Symbol, SymbolGenerator, symbols
-from .tensor import Tensor, clear_cache, default_hardware, set_default_hardware, stats
+from .tensor import Tensor, as_tensor, clear_cache, default_hardware, set_default_hardware, stats
 
 
 def _unary(fn: str):
     def op(x):
-        from .tensor import _as_tensor
-
-        return _as_tensor(x)._unary(fn)
+        return as_tensor(x)._unary(fn)
 
     op.__name__ = fn
     op.__doc__ = f"Elementwise {fn} of a tensor."
@@ -30,9 +28,7 @@ def _unary(fn: str):
 
 def _binary(fn: str):
     def op(a, b):
-        from .tensor import _as_tensor
-
-        return _as_tensor(a)._binary(b, fn)
+        return as_tensor(a)._binary(b, fn)
 
     op.__name__ = fn
     op.__doc__ = f"Elementwise {fn} of two tensors, broadcast by dim name."

@@ -37,6 +37,11 @@ from collections import OrderedDict
 
 import numpy as np
 
+from ..compiler import compile as compile_module
+from ..compiler import parse_module
+from ..dialect.loop_tree import loop_tree
+from ..runtime.kernel import find_function, signature
+from ..schedule import Schedule
 from . import sizes as _sizes
 from .errors import FrontendError, SizeError
 from .lower import Lowered, is_compute, lower, topological
@@ -85,8 +90,6 @@ def _for_target(text: str, target: str) -> str:
     key = (text, "lt-gpu-auto")
     mapped = _SCHEDULED.get(key)
     if mapped is None:
-        from ..schedule import Schedule
-
         mapped = Schedule(text).gpu_auto().text
         _SCHEDULED[key] = mapped
     return mapped
@@ -107,8 +110,6 @@ def _kernel(text: str, target: str = "cpu"):
         _KERNELS.move_to_end(key)
         stats["kernel_hits"] += 1
         return k
-    from ..compiler import compile as compile_module
-
     k = compile_module(text, target=target)
     stats["compiles"] += 1
     _KERNELS[key] = k
@@ -262,8 +263,6 @@ class Tensor:
         """Data for an input (array or number), or a schedule for a computed
         tensor: an ``lt_mlir.Schedule``, scheduled lt IR text, or a pipeline
         string of loop passes applied to the default schedule."""
-        from ..schedule import Schedule
-
         if isinstance(value, Schedule):
             return self._set_schedule(("ir", value.text))
         if isinstance(value, str):
@@ -390,7 +389,7 @@ class Tensor:
         return Tensor._node("unary", (self,), self._dims, {"fn": fn})
 
     def _binary(self, other, fn: str, swap: bool = False) -> "Tensor":
-        other = _as_tensor(other)
+        other = as_tensor(other)
         a, b = (other, self) if swap else (self, other)
         dims = a._dims + tuple(d for d in b._dims if d not in a._dims)
         return Tensor._node("binary", (a, b), dims, {"fn": fn})
@@ -631,7 +630,7 @@ class Tensor:
 
     def __or__(self, other) -> "Tensor":
         """Concatenation along the one dim the two tensors name differently."""
-        other = _as_tensor(other)
+        other = as_tensor(other)
         if len(self._dims) != len(other._dims):
             raise FrontendError(
                 f"cannot concatenate {_describe_dims(self._dims)} with {_describe_dims(other._dims)}: ranks differ"
@@ -670,8 +669,6 @@ class Tensor:
             key = (low.text, value)
             text = _SCHEDULED.get(key)
             if text is None:
-                from ..schedule import Schedule
-
                 text = Schedule(low.text).apply(value).text
                 _SCHEDULED[key] = text
             return text
@@ -694,16 +691,12 @@ class Tensor:
     @property
     def loop_tree(self) -> str:
         """The loop nest, in loop_tool's format (lt_mlir's printer)."""
-        from ..dialect.loop_tree import loop_tree
-
         return loop_tree(self.code)
 
     @property
     def schedule(self):
         """A new ``lt_mlir.Schedule`` over this tensor's current IR; change it
         and hand it back with ``tensor.set(schedule)``."""
-        from ..schedule import Schedule
-
         return Schedule(self.code)
 
     def compile(self, target: str | None = None):
@@ -778,7 +771,7 @@ class Tensor:
         return f"<lt.Tensor {self._describe().split(' over ')[0]} [{dims}]>"
 
 
-def _as_tensor(value) -> Tensor:
+def as_tensor(value) -> Tensor:
     if isinstance(value, Tensor):
         return value
     if isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool):
@@ -787,9 +780,6 @@ def _as_tensor(value) -> Tensor:
 
 
 def _check_signature(default_text: str, text: str) -> None:
-    from ..compiler import parse_module
-    from ..runtime.kernel import find_function, signature
-
     default = parse_module(default_text)  # keep each module alive while its ops are used
     want = signature(find_function(default.operation, None))
     module = parse_module(text)
