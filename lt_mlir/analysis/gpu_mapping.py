@@ -14,7 +14,7 @@ another with a barrier between consecutive parts, and the other statements
 on thread 0 (so a block can reduce a row, then normalise it).  Everything
 below the innermost mapped loop runs sequentially in each thread; top-level
 code outside any kernel runs as a kernel of one thread (see
-``lowering/lt_to_gpu.py``).
+``lowering/gpu/lt_to_gpu.py``).
 
 Hardware dimensions: the innermost block (thread) loop is ``x``, the next
 ``y``, then ``z``, so consecutive threads take consecutive iterations of the

@@ -8,7 +8,7 @@ are recomputed in every part that uses them.
 
 Refuses when a value other than an index computation flows from one part to
 another, or when two parts access a buffer that one of them writes at
-elements other iterations of L also access (see ``common.reorder_conflicts``).
+elements other iterations of L also access (see ``dependence.reorder_conflicts``).
 """
 
 from __future__ import annotations
