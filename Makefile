@@ -7,7 +7,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test lint lit pytest bench gpu-artifacts clean
+.PHONY: demo test lint lit pytest tmux bench gpu-artifacts clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -29,13 +29,21 @@ lit: $(STAMP)
 	$(VENV)/bin/lit -s test/lit
 
 # pytest exits 5 when it collects nothing; make treats that as a failure.
-pytest: $(STAMP)
+pytest: $(STAMP) tmux
 	$(VENV)/bin/pytest -q
+
+# lt-ui's terminal test drives it in tmux (Debian's package); without it
+# that one test skips and says so.
+tmux:
+	@command -v tmux >/dev/null 2>&1 || apt-get install -y -qq tmux >/dev/null 2>&1 \
+		|| (apt-get update -qq >/dev/null 2>&1 && apt-get install -y -qq tmux >/dev/null 2>&1) \
+		|| echo "tmux could not be installed: the terminal test of lt-ui will skip"
 
 bench: $(STAMP)
 	$(PY) -m pip install --quiet -e '.[test,bench]'
 	$(PY) benchmarks/bench_foundation.py
 	$(PY) benchmarks/bench_passes.py
+	$(PY) benchmarks/bench_ui.py
 	$(PY) benchmarks/bench_cuda.py
 
 # PTX + launch plans of the GPU tests and benchmarks, for a GPU machine

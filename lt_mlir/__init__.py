@@ -52,6 +52,16 @@ else:
     from .schedule import Schedule
 
 
+def ui(obj, path=None, **options):
+    """Optimise ``obj`` (a tensor, Schedule, module or lt text) by hand in the
+    terminal (``lt-ui``; loop_tool's ``lt.ui(T, path)``).  ``options``:
+    ``entry``, ``target``, ``reference`` (a NumPy function of the inputs,
+    timed as the peer).  Returns the session."""
+    from .tui.app import ui as run_ui  # Textual loads only when the UI starts
+
+    return run_ui(obj, path, **options)
+
+
 def __getattr__(name):
     if _MISSING is not None and name in __all__:
         raise ImportError(
@@ -100,4 +110,5 @@ __all__ = [
     "loop_tree",
     "lower",
     "parse_module",
+    "ui",
 ]

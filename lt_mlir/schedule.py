@@ -17,6 +17,7 @@ from .compiler import compile as compile_module
 from .compiler import parse_module
 from .dialect import lt
 from .dialect.loop_tree import loop_tree, preorder_loops
+from .errors import LtError
 from .mlir import ir
 from .passes.registry import run_pipeline
 
@@ -28,6 +29,7 @@ class Schedule:
         parse_module(module_or_text)  # reject bad input now, with its location
         self.entry = entry
         self._states: list[tuple[str, str | None]] = [(module_or_text, None)]
+        self._undone: list[tuple[str, str | None]] = []  # what undo() took back, newest last
         self.remarks: list[str] = []
 
     # ------------------------------------------------------------ state
@@ -62,15 +64,30 @@ class Schedule:
         remarks = run_pipeline(module, f"builtin.module({element})")
         self.remarks.extend(remarks)
         self._states.append((module.operation.get_asm(enable_debug_info=True), element))
+        self._undone.clear()
         return self
 
     def undo(self) -> "Schedule":
+        """Step back one move (as often as moves were made)."""
         if len(self._states) == 1:
-            from .errors import LtError
-
             raise LtError("error: nothing to undo")
-        self._states.pop()
+        self._undone.append(self._states.pop())
         return self
+
+    def redo(self) -> "Schedule":
+        """Make again the move undo() took back last (until a new move)."""
+        if not self._undone:
+            raise LtError("error: nothing to redo")
+        self._states.append(self._undone.pop())
+        return self
+
+    @property
+    def can_undo(self) -> bool:
+        return len(self._states) > 1
+
+    @property
+    def can_redo(self) -> bool:
+        return bool(self._undone)
 
     # ------------------------------------------------------------ moves
     def split(self, loop: int, factor: int) -> "Schedule":

@@ -731,6 +731,15 @@ class Tensor:
         self._result = (key, out)
         return out
 
+    @property
+    def arguments(self) -> list:
+        """The input arrays of this tensor's kernel, in argument order (what
+        ``numpy()`` passes it)."""
+        if self._op == "leaf":
+            raise FrontendError(f"{self._describe()} is an input, not a computation: it has no kernel")
+        low = self._lowered()
+        return [leaf._array(low.dtype, i) for i, leaf in enumerate(low.leaves)]
+
     def numpy(self, target: str | None = None) -> np.ndarray:
         """The values, computed (once per change of inputs) as a NumPy array,
         on ``target`` (default: ``lt.set_default_hardware``'s)."""

@@ -137,6 +137,15 @@ def target_machine(target: CpuTarget | None = None, opt: int = 3):
     )
 
 
+def host_vector_width(element_bytes: int = 4) -> int:
+    """Elements of ``element_bytes`` in the widest vector register this host
+    has: 512-bit with AVX-512, 256-bit with AVX, else 128-bit."""
+    _init()
+    have = {f for f, on in llvm.get_host_cpu_features().items() if on}
+    bits = 512 if "avx512f" in have else 256 if "avx" in have else 128
+    return max(1, bits // 8 // element_bytes)
+
+
 def parse_ir(llvm_ir: str):
     """Parse and verify LLVM IR text into an llvmlite module."""
     _init()

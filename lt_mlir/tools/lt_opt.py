@@ -5,6 +5,7 @@
     lt-opt input.mlir --emit=asm -o kernel.s
     lt-opt input.mlir --emit=asm --mcpu=skylake-avx512 --mattr=-fma
     lt-opt input.mlir --run
+    lt-opt input.mlir --profile           # each loop's share and own time on the loop tree
     lt-opt input.mlir -p 'builtin.module(lt-gpu-auto)' --emit=ptx --gpu-arch=sm_90
 
 Errors are one line (``file:line:col: error: ...``) on stderr with exit code 1.
@@ -37,11 +38,15 @@ def _arg_parser() -> argparse.ArgumentParser:
                    help="CPU for --emit=llvm|asm and --run (default: this host; 'help' lists CPUs and features)")
     p.add_argument("--mattr", default=None, metavar="+f1,-f2", help="CPU features to add (+) or remove (-)")
     p.add_argument("--entry", default=None, help="function to compile/run (default: the first)")
-    p.add_argument("--run", action="store_true", help="compile, run on random inputs, report the time")
+    run = p.add_mutually_exclusive_group()
+    run.add_argument("--run", action="store_true", help="compile, run on random inputs, report the time")
+    run.add_argument("--profile", action="store_true",
+                     help="time the loops (an instrumented build, CPU only; loops entered over 4096 times a call "
+                          "count in their parent) on random inputs; print the annotated loop tree")
     p.add_argument("--target", choices=("cpu", "cuda", "cuda-emulated"), default="cpu",
-                   help="what --run compiles for (cuda-emulated: the GPU lowering on the CPU)")
-    p.add_argument("--repeat", type=int, default=20, help="timed runs for --run (default 20)")
-    p.add_argument("--seed", type=int, default=0, help="random seed for --run inputs")
+                   help="what --run compiles for (cuda-emulated: the GPU lowering on the CPU); --profile is cpu only")
+    p.add_argument("--repeat", type=int, default=20, help="timed runs for --run and --profile (default 20)")
+    p.add_argument("--seed", type=int, default=0, help="random seed for --run and --profile inputs")
     p.add_argument("--split-input-file", action="store_true",
                    help="process each '// -----' separated chunk on its own (errors keep their line numbers)")
     p.add_argument("--list-passes", action="store_true", help="list the lt passes and exit")
@@ -88,6 +93,22 @@ def _list_passes() -> str:
     return "lt passes (mix with any upstream MLIR pass):\n" + "\n".join(lines)
 
 
+def _random_arrays(specs, seed: int) -> list:
+    """Seeded random inputs (standard normal floats, integers in [-100, 100)) and zeroed outputs."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    arrays = []
+    for spec in specs:
+        if spec.written:
+            arrays.append(np.zeros(spec.shape, spec.dtype))
+        elif spec.dtype.kind == "f":
+            arrays.append(rng.standard_normal(spec.shape).astype(spec.dtype))
+        else:
+            arrays.append(rng.integers(-100, 100, spec.shape).astype(spec.dtype))
+    return arrays
+
+
 def _run(module, args) -> str:
     import numpy as np
 
@@ -95,15 +116,7 @@ def _run(module, args) -> str:
     from ..runtime.timing import median_seconds
 
     kernel = compile_module(module, args.entry, target=args.target, cpu=args.mcpu, features=args.mattr)
-    rng = np.random.default_rng(args.seed)
-    arrays = []
-    for spec in kernel.specs:
-        if spec.written:
-            arrays.append(np.zeros(spec.shape, spec.dtype))
-        elif spec.dtype.kind == "f":
-            arrays.append(rng.standard_normal(spec.shape).astype(spec.dtype))
-        else:
-            arrays.append(rng.integers(-100, 100, spec.shape).astype(spec.dtype))
+    arrays = _random_arrays(kernel.specs, args.seed)
     repeat = max(1, args.repeat)
     median = median_seconds(lambda: kernel(*arrays), repeat)
     lines = [f"@{kernel.name}: {median * 1e3:.4f} ms (median of {repeat} runs after warm-up)"]
@@ -111,6 +124,20 @@ def _run(module, args) -> str:
         if spec.written:
             lines.append(f"  arg{spec.index} {spec.element}{list(spec.shape)} checksum {float(a.sum(dtype=np.float64)):.6g}")
     return "\n".join(lines)
+
+
+def _profile(module, args) -> str:
+    from ..dialect.loop_tree import loop_tree
+    from ..errors import LtError
+    from ..profile import profile_loops
+    from ..runtime.kernel import find_function, signature
+
+    if args.mcpu or args.mattr:
+        raise LtError("error: --profile runs on this host's CPU; drop --mcpu/--mattr")
+    specs = signature(find_function(module.operation, args.entry))
+    inputs = [a for spec, a in zip(specs, _random_arrays(specs, args.seed)) if not spec.written]
+    profile = profile_loops(module, args.entry, inputs, args.repeat, args.target)  # compiles copies of the module
+    return profile.annotate(loop_tree(module, args.entry))
 
 
 def run(argv: list[str] | None = None) -> int:
@@ -138,6 +165,8 @@ def run(argv: list[str] | None = None) -> int:
             sys.stderr.write(f"remark: {remark}\n")
         if args.run:
             return _run(module, args)
+        if args.profile:
+            return _profile(module, args)
         if args.emit == "mlir":
             return str(module)
         if args.emit == "loop-tree":

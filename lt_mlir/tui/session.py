@@ -1,0 +1,500 @@
+"""The model behind ``lt-ui``: a ``Schedule`` with a cursor, the moves the
+keys make, the code views, and the live benchmark.  It knows nothing of
+widgets (the Textual app in ``app.py`` renders it), so tests and scripts
+drive it directly.
+
+Every move is a method of ``Schedule``, i.e. a pass of the registry: the
+same code ``lt-opt`` and the Python API run.  A refused move returns the
+pass's own message and leaves everything as it was.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..compiler import compile as compile_module
+from ..compiler import compile_aot, lower, lower_cuda
+from ..dialect import lt
+from ..dialect.loop_tree import preorder_loops, value_names
+from ..errors import LtError
+from ..lowering import machine
+from ..mlir import ir
+from ..passes.registry import run_pipeline
+from ..profile import profile_loops
+from ..runtime.kernel import find_function, signature
+from ..schedule import Schedule
+
+TARGETS = ("cpu", "cuda", "cuda-emulated")
+CODE_VIEWS = ("lt", "scf", "llvm", "asm", "ptx")
+MEASURE_SECONDS = 0.1  # loop_tool's UI: as many runs as fit in 100 ms
+FIRST_SECONDS = 0.02  # a first figure after this much running, then refined to MEASURE_SECONDS
+_LOOP_LINE = re.compile(r": L(\d+)(?: \[|$)")
+# The MLIR Python bindings keep process-wide state that two threads must not
+# touch at once: every use of MLIR here (the UI's thread and its workers)
+# holds this lock.  Running a compiled kernel needs no MLIR and does not.
+MLIR_LOCK = threading.RLock()
+
+
+def _with_mlir(method):
+    def locked(*args, **kwargs):
+        with MLIR_LOCK:
+            return method(*args, **kwargs)
+
+    locked.__name__, locked.__doc__ = method.__name__, method.__doc__
+    return locked
+
+
+def random_inputs(specs, seed: int = 0) -> list:
+    """Inputs for a kernel's read-only arguments (as ``lt-opt --run`` makes them)."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for spec in specs:
+        if spec.dtype.kind == "f":
+            out.append(rng.standard_normal(spec.shape).astype(spec.dtype))
+        else:
+            out.append(rng.integers(-100, 100, spec.shape).astype(spec.dtype))
+    return out
+
+
+@dataclass
+class Figures:
+    """One measurement of the current schedule."""
+
+    text: str
+    runtime_s: float | None = None
+    compile_s: float | None = None
+    runs: int = 0
+    flops: int = 0
+    bytes: int = 0
+    start_s: float | None = None  # the starting schedule's runtime
+    numpy_s: float | None = None
+    matches: bool | None = None  # against the starting schedule's result
+    mismatch: str = ""
+    error: str = ""
+    note: str = ""
+
+    @property
+    def memory_bound(self) -> bool:
+        return self.flops < self.bytes  # under one FLOP per byte moved
+
+    def line(self) -> str:
+        """The status line's figures."""
+        if self.error:
+            return f"no figures: {self.error}"
+        t = self.runtime_s
+        parts = [f"{_time(t)}"]
+        if self.memory_bound:
+            parts.append(f"{self.bytes / t / 1e9:.1f} GB/s")
+        else:
+            parts.append(f"{self.flops / t / 1e9:.2f} GFLOP/s")
+        if self.start_s is not None:
+            parts.append(f"{self.start_s / t:.2f}x start")
+        if self.numpy_s is not None:
+            parts.append(f"{self.numpy_s / t:.2f}x NumPy")
+        parts.append(f"{_count(self.flops)}FLOP")
+        parts.append(f"compile {self.compile_s * 1e3:.0f} ms")
+        if self.matches is not None:
+            parts.append("result = start" if self.matches else f"RESULT DIFFERS: {self.mismatch}")
+        if self.note:
+            parts.append(self.note)
+        return " | ".join(parts)
+
+
+def _time(seconds: float) -> str:
+    if seconds >= 1e-1:
+        return f"{seconds:.3f} s"
+    if seconds >= 1e-4:
+        return f"{seconds * 1e3:.3f} ms"
+    return f"{seconds * 1e6:.2f} us"
+
+
+def _count(n: float) -> str:
+    for unit, scale in (("G", 1e9), ("M", 1e6), ("k", 1e3)):
+        if n >= scale:
+            return f"{n / scale:.1f} {unit}"
+    return f"{n:.0f} "
+
+
+@dataclass
+class Line:
+    text: str
+    loop: int | None  # L-number, None for a statement
+    depth: int
+
+
+@dataclass
+class Session:
+    """A schedule being optimised by hand.
+
+    ``inputs``: the arrays the benchmark runs on (default: random, fixed
+    seed); ``reference``: a NumPy function of the inputs, timed as the peer;
+    ``path``: where ``write`` puts the module."""
+
+    schedule: Schedule
+    target: str = "cpu"
+    inputs: list | None = None
+    reference: object = None
+    path: str | None = None
+    cursor: int = 0
+    code_view: str = "lt"
+    history: list = field(default_factory=list)  # runtimes of the schedules measured, in order
+    _figures: dict = field(default_factory=dict)  # text -> Figures
+    _expected: list | None = None  # the starting schedule's outputs
+    _start_s: float | None = None
+    _numpy_s: float | None = None
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+    reference_error: str = ""
+
+    def __post_init__(self):
+        if self.target not in TARGETS:
+            raise LtError(f"error: unknown target '{self.target}' (targets: {', '.join(TARGETS)})")
+        with MLIR_LOCK:
+            module = self.schedule.module
+            f = find_function(module.operation, self.schedule.entry)
+            self.specs = signature(f)
+            self.flops = self.schedule.flops()
+        self.input_specs = [s for s in self.specs if not s.written]
+        if self.inputs is None:
+            self.inputs = random_inputs(self.input_specs)
+        self.start_text = self.schedule.text
+
+    # ------------------------------------------------------------ the tree
+    @property
+    @_with_mlir
+    def lines(self) -> list[Line]:
+        out = []
+        for text in self.schedule.loop_tree.splitlines():
+            m = _LOOP_LINE.search(text)
+            depth = len(text) - len(text.lstrip(" "))
+            out.append(Line(text, int(m.group(1)) if m else None, depth))
+        return out
+
+    @property
+    def selected_loop(self) -> int | None:
+        lines = self.lines
+        return lines[self.cursor].loop if lines else None
+
+    def move_cursor(self, delta: int) -> None:
+        self.cursor = max(0, min(len(self.lines) - 1, self.cursor + delta))
+
+    def _place_cursor(self, loop: int | None = None) -> None:
+        lines = self.lines
+        if loop is not None:
+            for i, line in enumerate(lines):
+                if line.loop == loop:
+                    self.cursor = i
+                    return
+        self.cursor = max(0, min(len(lines) - 1, self.cursor))
+
+    @_with_mlir
+    def _signature(self, loop: int) -> tuple:
+        module = self.schedule.module  # keep the module alive while its ops are used
+        op = preorder_loops(module.operation)[loop]
+        return lt.loop_dim(op), lt.loop_size(op), lt.loop_tail(op)
+
+    @_with_mlir
+    def _find_moved(self, signature: tuple, depth: int, first: int) -> int | None:
+        """The L-number of the first loop from L<first> on, at ``depth``, with
+        ``signature``: where a swapped loop went (a swap may distribute the
+        loops around it first, so its number is not always first)."""
+        module = self.schedule.module  # keep the module alive while its ops are used
+        loops = preorder_loops(module.operation)
+        depths = {ln.loop: ln.depth for ln in self.lines if ln.loop is not None}
+        for i in range(first, len(loops)):
+            op = loops[i]
+            if (lt.loop_dim(op), lt.loop_size(op), lt.loop_tail(op)) == signature and depths.get(i) == depth:
+                return i
+        return None
+
+    @_with_mlir
+    def _parent(self, loop: int) -> int | None:
+        """The L-number of the loop directly enclosing ``loop``."""
+        module = self.schedule.module  # keep the module alive while its ops are used
+        loops = preorder_loops(module.operation)
+        parent = loops[loop].parent
+        for i, other in enumerate(loops):
+            if other == parent:
+                return i
+        return None
+
+    # ------------------------------------------------------------ moves
+    def _loop_or_refuse(self) -> int:
+        loop = self.selected_loop
+        if loop is None:
+            raise LtError("error: the cursor is on a statement: select a loop")
+        return loop
+
+    @_with_mlir
+    def move(self, name: str, *args) -> str | None:
+        """Make move ``name`` on the selected loop (``split``, ``swap_down``,
+        ``swap_up``, ``merge``, ``vectorize``, ``unroll``, ``parallel``,
+        ``distribute``, ``gpu_map``, ``gpu_auto``, ``cache``); returns None,
+        or the message of the pass that refused it (nothing changed)."""
+        try:
+            follow = self._move(name, *args)
+        except LtError as e:
+            return str(e)
+        except Exception as e:  # a bug in a pass: reported, never a crash
+            return f"internal error in {name}: {type(e).__name__}: {e}"
+        self._place_cursor(follow)
+        return None
+
+    def _move(self, name: str, *args) -> int | None:
+        s = self.schedule
+        if name == "gpu_auto":
+            s.gpu_auto(*args)
+            return self.selected_loop
+        loop = self._loop_or_refuse()
+        if name in ("swap_down", "swap_up"):
+            signature, depth = self._signature(loop), self.lines[self.cursor].depth
+            if name == "swap_down":
+                s.swap(loop)
+                return self._find_moved(signature, depth + 1, loop)
+            parent = self._parent(loop)
+            if parent is None:
+                raise LtError(f"error: L{loop} is outermost: nothing to swap it with above")
+            s.swap(parent)
+            return self._find_moved(signature, depth - 1, parent)
+        method = {
+            "split": s.split,
+            "merge": s.merge,
+            "vectorize": s.vectorize,
+            "unroll": s.unroll,
+            "parallel": s.parallel,
+            "distribute": s.distribute,
+            "gpu_map": s.gpu_map,
+            "cache": s.cache,
+        }.get(name)
+        if method is None:
+            raise LtError(f"error: unknown move '{name}'")
+        method(loop, *args)
+        return loop
+
+    def undo(self) -> str | None:
+        try:
+            self.schedule.undo()
+        except LtError as e:
+            return str(e)
+        self._place_cursor()
+        return None
+
+    def redo(self) -> str | None:
+        try:
+            self.schedule.redo()
+        except LtError as e:
+            return str(e)
+        self._place_cursor()
+        return None
+
+    # ------------------------------------------------------------ facts
+    @_with_mlir
+    def facts(self) -> list[str]:
+        """What the panel under the tree says about the cursor's line."""
+        lines = self.lines
+        if not lines:
+            return ["(no loops)"]
+        line = lines[self.cursor]
+        module = self.schedule.module
+        if line.loop is None:
+            return self._statement_facts(module, line.text)
+        loop = preorder_loops(module.operation)[line.loop]
+        size, tail = lt.loop_size(loop), lt.loop_tail(loop)
+        inner = lt.inner_extent(loop)
+        notes = lt.annotations(loop)
+        scratch = []
+        loop.walk(lambda o: (scratch.append(o) if o.name == "lt.alloc" else None, ir.WalkResult.ADVANCE)[1])
+        nbytes = sum(lt.nbytes(ir.MemRefType(a.results[0].type).shape, ir.MemRefType(a.results[0].type).element_type) for a in scratch)
+        return [
+            f"L{line.loop}: dim {lt.loop_dim(loop)}, {size} iterations" + (f" + a tail of {tail}" if tail else ""),
+            f"covers {size * inner + tail} elements, {inner} an iteration",
+            "annotations: " + (", ".join(f"{k}={v}" if v is not True else k for k, v in notes.items()) or "none"),
+            f"scratch under it: {nbytes} bytes",
+        ]
+
+    def _statement_facts(self, module, text: str) -> list[str]:
+        f = find_function(module.operation, self.schedule.entry)
+        sizes = {}
+        for value, name in value_names(f).items():
+            if isinstance(value.type, ir.MemRefType):
+                t = ir.MemRefType(value.type)
+                sizes[name] = (list(t.shape), str(t.element_type), lt.nbytes(t.shape, t.element_type))
+        out = [text.strip()]
+        for name in dict.fromkeys(re.findall(r"([A-Za-z_]\w*)\[", text)):
+            if name in sizes:
+                shape, element, nbytes = sizes[name]
+                out.append(f"{name}: {element}{shape}, {nbytes} bytes allocated")
+        return out
+
+    # ------------------------------------------------------------ code
+    @_with_mlir
+    def code(self, view: str | None = None) -> tuple[str, int]:
+        """(text of the code view, line to show: the selected loop's where
+        the view can tell)."""
+        view = view or self.code_view
+        text = self.schedule.text
+        if view == "lt":
+            shown = str(self.schedule.module)  # without the locations
+            return shown, self._loop_line(shown)
+        if view == "scf":
+            module = self.schedule.module
+            lowering = "lower-lt-to-gpu" if self.target == "cuda" else "lower-lt-to-gpu{emulate=1}" if self.target == "cuda-emulated" else "lower-lt-to-scf"
+            run_pipeline(module, f"builtin.module({lowering}, canonicalize, cse)")
+            return str(module), 0
+        if view in ("llvm", "asm"):
+            if self.target == "cuda":
+                raise LtError(f"error: the {view} view shows CPU code; this session's target is cuda (the ptx view)")
+            target = "cuda-emulated" if self.target == "cuda-emulated" else "cpu"
+            mod = machine.optimize(lower(text, self.schedule.entry, target=target).llvm_ir)
+            return (str(mod) if view == "llvm" else machine.emit_assembly(mod)), 0
+        if view == "ptx":
+            if self.target != "cuda":
+                raise LtError("error: the ptx view needs target cuda (lt-ui --target cuda)")
+            return lower_cuda(text, self.schedule.entry).ptx, 0
+        raise LtError(f"error: unknown code view '{view}' (views: {', '.join(CODE_VIEWS)})")
+
+    def _loop_line(self, text: str) -> int:
+        """Line of the selected loop in the module text: lt.loop ops print in
+        pre-order, so the i-th one is L<i>."""
+        loop = self.selected_loop
+        if loop is None:
+            return 0
+        count = -1
+        for number, line in enumerate(text.splitlines()):
+            if '"lt.loop"' in line:
+                count += 1
+                if count == loop:
+                    return number
+        return 0
+
+    # ------------------------------------------------------------ benchmark
+    def cached_figures(self, text: str | None = None) -> Figures | None:
+        return self._figures.get(text or self.schedule.text)
+
+    def benchmark(self, text: str | None = None, on_first=None) -> Figures:
+        """Compile and time ``text`` (default: the current schedule), check
+        its result against the starting schedule's once; cached per text.
+        ``on_first(figures)`` gets a first figure after ``FIRST_SECONDS`` of
+        runs; the one returned (and cached) comes from ``MEASURE_SECONDS``.
+        Safe to call from a worker thread."""
+        text = text or self.schedule.text
+        with self._lock:
+            if text in self._figures:
+                return self._figures[text]
+            if self._expected is None and text != self.start_text:
+                self._measure(self.start_text)
+            figures = self._measure(text, on_first)
+            self._figures[text] = figures
+            if not figures.error:
+                self.history.append(figures.runtime_s)
+            return figures
+
+    def _measure(self, text: str, on_first=None) -> Figures:
+        figures = Figures(text, flops=self.flops, bytes=sum(s.nbytes for s in self.specs))
+        try:
+            t0 = time.perf_counter()
+            with MLIR_LOCK:
+                kernel = compile_module(text, self.schedule.entry, target=self.target)
+            figures.compile_s = time.perf_counter() - t0
+            outputs = kernel(*self.inputs)
+            outputs = list(outputs) if isinstance(outputs, tuple) else [outputs]
+            if on_first is not None and self._expected is not None:
+                times = _times_within(lambda: kernel(*self.inputs), FIRST_SECONDS, at_least=1)
+                first = Figures(text, float(np.median(times)), figures.compile_s, len(times), figures.flops, figures.bytes,
+                                self._start_s, self._numpy_s, *_same(outputs, self._expected), note="refining")
+                on_first(first)
+                times += _times_within(lambda: kernel(*self.inputs), MEASURE_SECONDS - FIRST_SECONDS, warm=False, at_least=2)
+            else:
+                times = _times_within(lambda: kernel(*self.inputs), MEASURE_SECONDS)
+            figures.runtime_s, figures.runs = float(np.median(times)), len(times)
+        except LtError as e:
+            figures.error = str(e)
+            return figures
+        except Exception as e:  # the driver, a bug: reported, never a crash
+            figures.error = f"{type(e).__name__}: {e}"
+            return figures
+        if self._expected is None:
+            self._expected = outputs
+            self._start_s = figures.runtime_s
+            self._figures[text] = figures
+            if self.reference is not None:
+                try:
+                    self._numpy_s, _ = _median_within(lambda: self.reference(*self.inputs), MEASURE_SECONDS)
+                except Exception as e:  # the user's function: reported, never a crash
+                    self.reference = None
+                    figures.error = ""
+                    self.reference_error = f"the NumPy reference failed: {type(e).__name__}: {e}"
+        else:
+            figures.matches, figures.mismatch = _same(outputs, self._expected)
+        figures.start_s = self._start_s
+        figures.numpy_s = self._numpy_s
+        figures.note = self.reference_error
+        return figures
+
+    # ------------------------------------------------------------ profile
+    def profile(self):
+        """The per-loop profile of the current schedule (an instrumented build)."""
+        with MLIR_LOCK:  # compiles, then runs (a short profile: the lock is held throughout)
+            return profile_loops(self.schedule.text, self.schedule.entry, inputs=self.inputs, target=self.target)
+
+    # ------------------------------------------------------------ output
+    def write(self, path: str | None = None) -> str:
+        path = path or self.path
+        if not path:
+            raise LtError("error: no path to write to (lt-ui -o PATH, or lt_mlir.ui(x, path))")
+        try:
+            with open(path, "w") as fh:
+                fh.write(self.schedule.text)
+        except OSError as e:
+            raise LtError(f"error: cannot write '{path}': {e.strerror}") from None
+        return path
+
+    @_with_mlir
+    def write_aot(self, prefix: str | None = None) -> list[str]:
+        """An object + header (cpu) or PTX + JSON (cuda) next to ``path``."""
+        prefix = prefix or (self.path.rsplit(".", 1)[0] if self.path else None)
+        if not prefix:
+            raise LtError("error: no path to write to (lt-ui -o PATH, or lt_mlir.ui(x, path))")
+        target = "cuda" if self.target == "cuda" else "cpu"
+        paths = compile_aot(self.schedule.text, prefix, self.schedule.entry, shared=False, target=target)
+        return sorted(paths.values())
+
+    @property
+    def pipeline(self) -> str:
+        return self.schedule.pipeline
+
+
+def _times_within(fn, seconds: float, warm: bool = True, at_least: int = 3) -> list[float]:
+    """Times of as many runs of ``fn`` as fit in ``seconds`` (at least
+    ``at_least``), after a warm-up run unless ``warm`` is False."""
+    if warm:
+        fn()
+    times = []
+    deadline = time.perf_counter() + seconds
+    while len(times) < at_least or (time.perf_counter() < deadline and len(times) < 10000):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return times
+
+
+def _median_within(fn, seconds: float) -> tuple[float, int]:
+    """Median time of ``fn`` after warm-up, over as many runs as fit in
+    ``seconds`` (at least 3)."""
+    times = _times_within(fn, seconds)
+    return float(np.median(times)), len(times)
+
+
+def _same(outputs: list, expected: list) -> tuple[bool, str]:
+    for j, (got, want) in enumerate(zip(outputs, expected)):
+        got, want = np.asarray(got, np.float64), np.asarray(want, np.float64)
+        scale = np.max(np.abs(want)) if want.size else 0.0
+        if got.shape != want.shape or not np.allclose(got, want, rtol=1e-4, atol=1e-5 * (scale + 1.0), equal_nan=True):
+            where = np.argwhere(~np.isclose(got, want, rtol=1e-4, atol=1e-5 * (scale + 1.0)))
+            first = tuple(where[0].tolist()) if len(where) else ()
+            return False, f"output {j} at {first}"
+    return True, ""
