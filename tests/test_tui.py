@@ -104,6 +104,13 @@ def test_benchmark_checks_every_schedule_against_the_start():
     assert len(s.history) == 2
 
 
+def test_memory_bound_programs_report_bandwidth():
+    s = Session(lt_mlir.Schedule(programs.pointwise_add(4096)))
+    line = s.benchmark().line()
+    assert "GB/s" in line and "GFLOP/s" not in line
+    assert "GFLOP/s" in new_session().benchmark().line()
+
+
 def test_facts_of_loops_and_statements():
     s = new_session()
     s.move("split", 4)
@@ -172,10 +179,12 @@ def test_pilot_session_split_drag_merge_vectorize_undo_redo_write(tmp_path):
         # write, then quit (a path was given: quitting writes too)
         await pilot.press("w")
         assert "wrote" in shown(app, "#status")
+        await pilot.press("W")  # object + header beside the module
+        assert "tuned.o" in shown(app, "#status") and "tuned.h" in shown(app, "#status")
         assert "lt-opt -p 'builtin.module(lt-split{loop=0 factor=4}, lt-swap{loop=2}, lt-vectorize{loop=4 width=" + str(WIDTH) + "})'" in shown(app, "#pipeline")
 
     drive(app, script)
-    assert out.exists()
+    assert out.exists() and (tmp_path / "tuned.o").exists() and "void clipped_matmul(" in (tmp_path / "tuned.h").read_text()
     A = np.random.default_rng(3).standard_normal((M, K)).astype(np.float32)
     B = np.random.default_rng(4).standard_normal((K, N)).astype(np.float32)
     got = lt_mlir.compile(out.read_text())(A, B)

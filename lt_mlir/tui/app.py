@@ -182,7 +182,7 @@ class LtUi(App):
         profile = self._profile_columns()
         tree = Text()
         for i, line in enumerate(lines):
-            prefix = profile.get(line.loop, " " * 22) if profile is not None else ""
+            prefix = profile.get(line.loop, " " * 23) if profile is not None else ""
             style = ("reverse bold yellow" if self.dragging else "reverse bold") if i == s.cursor else ""
             tree.append(prefix + line.text, style=style)
             tree.append("\n")
@@ -201,9 +201,9 @@ class LtUi(App):
             return None
         text, prof = self.profile
         if text != self.session.schedule.text:
-            return {loop.index: f"{'(stale)':>8} {'':>12} " for loop in prof.loops}
+            return {loop.index: f"{'(stale)':>8} {'':>13} " for loop in prof.loops}
         return {
-            loop.index: f"{loop.share * 100:6.1f}% {loop.own_s * 1e3:9.3f} ms " if loop.timed else f"{'in L' + str(loop.within):>21} "
+            loop.index: f"{loop.share * 100:6.1f}% {_own(loop.own_s)} " if loop.timed else f"{'in L' + str(loop.within):>21} "
             for loop in prof.loops
         }
 
@@ -407,6 +407,11 @@ class LtUi(App):
         if self.on_exit is not None:
             self.on_exit(self.session)
         self.exit()
+
+
+def _own(seconds: float) -> str:
+    """A loop's own time in a 13-character column."""
+    return f"{seconds * 1e3:10.3f} ms" if seconds >= 1e-4 else f"{seconds * 1e6:10.2f} us"
 
 
 def _int(text: str, what: str) -> int:
