@@ -26,7 +26,10 @@ class Schedule:
     def __init__(self, module_or_text, entry: str | None = None):
         if not isinstance(module_or_text, str):
             module_or_text = module_or_text.operation.get_asm(enable_debug_info=True)
-        parse_module(module_or_text)  # reject bad input now, with its location
+        # One MLIR context for every parse of this schedule: making a context
+        # (loading every dialect) costs far more than parsing a module.
+        self._context = lt.new_context()
+        parse_module(module_or_text, context=self._context)  # reject bad input now, with its location
         self.entry = entry
         self._states: list[tuple[str, str | None]] = [(module_or_text, None)]
         self._undone: list[tuple[str, str | None]] = []  # what undo() took back, newest last
@@ -40,7 +43,7 @@ class Schedule:
     @property
     def module(self) -> ir.Module:
         """A fresh parse of the current IR (changing it does not change the schedule)."""
-        return parse_module(self.text)
+        return parse_module(self.text, context=self._context)
 
     @property
     def steps(self) -> list[str]:
@@ -81,6 +84,13 @@ class Schedule:
         self._states.append(self._undone.pop())
         return self
 
+    def copy(self) -> "Schedule":
+        """An independent schedule in the same state (no redo history)."""
+        other = Schedule.__new__(Schedule)
+        other.entry, other._context = self.entry, self._context
+        other._states, other._undone, other.remarks = list(self._states), [], list(self.remarks)
+        return other
+
     @property
     def can_undo(self) -> bool:
         return len(self._states) > 1
@@ -95,6 +105,12 @@ class Schedule:
 
     def swap(self, loop: int) -> "Schedule":
         return self.apply(f"lt-swap{{loop={loop}}}")
+
+    def resize(self, loop: int, delta: int) -> "Schedule":
+        return self.apply(f"lt-resize{{loop={loop} delta={delta}}}")
+
+    def unannotate(self, loop: int, name: str) -> "Schedule":
+        return self.apply(f"lt-unannotate{{loop={loop} name={name}}}")
 
     def merge(self, loop: int) -> "Schedule":
         return self.apply(f"lt-merge{{loop={loop}}}")

@@ -9,9 +9,11 @@ from . import (  # noqa: F401
     gpu_map,
     merge,
     parallel,
+    resize,
     shrink_buffers,
     split,
     swap,
+    unannotate,
     unroll,
     vectorize,
 )

@@ -6,9 +6,10 @@ For every schedule the fuzzer picks a reference program at an odd size
 softmax), then 1-8 random transformations: a pass from the registry (every
 ``lt-*`` pass there, so passes added later are fuzzed too), a random loop
 among the current ones (now and then one that does not exist), random
-factors 2..64 (non-divisors included), widths from {2, 4, 8, 16}, GPU
-mappings to blocks or threads (GPU-mapped schedules compile for the
-``cuda-emulated`` target: the GPU lowering run sequentially on the CPU).  The
+factors 2..64 (non-divisors included), widths from {2, 4, 8, 16}, resize
+deltas mostly +-1 (sometimes +-2..5, rarely 0), GPU mappings to blocks or
+threads (GPU-mapped schedules compile for the ``cuda-emulated`` target: the
+GPU lowering run sequentially on the CPU).  The
 passes run one at a time; a pass that refuses (``PassError`` or
 ``PipelineError``) is skipped and the schedule goes on from the IR as it was
 before it.  The result is compiled and run on guard-paged arrays (inputs
@@ -363,6 +364,10 @@ def _choose_options(rng: random.Random, info, loops: list) -> dict:
             values["loop"] = len(loops) + rng.randint(0, 2)  # out of range
         else:
             i = rng.randrange(len(loops))
+            if "delta" in info.options and rng.random() < 0.9:
+                # lt-resize: mostly a level that has a parent level over its dim
+                inner = [j for j, l in enumerate(loops) if any(lt.loop_dim(p) == lt.loop_dim(l) for p in lt.enclosing_loops(l))]
+                i = rng.choice(inner) if inner else i
             values["loop"] = i
             target = loops[i]
     for name, opt in info.options.items():
@@ -379,8 +384,14 @@ def _choose_options(rng: random.Random, info, loops: list) -> dict:
                 values[name] = opt.default  # e.g. full unrolling
         elif name == "width":
             values[name] = rng.choice(WIDTHS)
+        elif name == "delta":  # lt-resize: mostly one iteration, sometimes a few, rarely none
+            r = rng.random()
+            magnitude = 1 if r < 0.8 else rng.randint(2, 5) if r < 0.97 else 0
+            values[name] = magnitude * rng.choice((1, -1))
         elif name == "to":  # lt-gpu-map
             values[name] = rng.choice(("block", "thread", "block", "thread", "warp"))
+        elif name == "name":  # lt-unannotate
+            values[name] = rng.choice(("parallel", "unroll", "vectorize", "gpu", "parallel", "unroll", "vectorize", "gpu", "fast"))
         elif name == "threads":  # lt-gpu-auto
             values[name] = rng.choice((1, 7, 32, 64, 256, 2000))
         elif opt.type is bool:

@@ -1,0 +1,168 @@
+"""The programs an environment optimises, as CompilerGym names them.
+
+``benchmark://loop_tool-cpu-v0/N`` and ``benchmark://loop_tool-cuda-v0/N``
+are CompilerGym's pointwise add of N elements (1 <= N < 8 * 2**20), its
+start state three levels ``[(N, 0), (1, 0), (1, 0)]`` with the outer one
+threaded (``lt-parallel`` on the CPU, GPU blocks on cuda).  The other
+datasets (``matmul-v0``, ``clipped-matmul-v0``, ``conv2d-v0``,
+``softmax-v0``) hold lt_mlir's reference programs at several sizes,
+written ``benchmark://<dataset>/<size>`` with the size as ``AxBxC``.
+
+A dataset is iterable (its benchmarks in order) and seedable
+(``random_benchmark(rng)`` draws one), as users of CompilerGym's
+``env.datasets`` expect.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .. import programs
+from ..errors import LtError
+from ..schedule import Schedule
+
+POINTWISE_MAX = 8 * 2**20
+
+
+@dataclass(frozen=True)
+class Benchmark:
+    """One program to optimise: its lt text (the start state) and target."""
+
+    uri: str
+    text: str
+    target: str = "cpu"
+    entry: str | None = None
+    reference: Callable | None = field(default=None, compare=False)  # NumPy function of the inputs
+
+
+def _pointwise(n: int, target: str) -> str:
+    if not 1 <= n < POINTWISE_MAX:
+        raise LtError(f"error: loop_tool's pointwise add takes 1 <= N < {POINTWISE_MAX}, got {n}")
+    s = Schedule(programs.pointwise_add(n, blocks=[1, 1]))
+    if target == "cpu":
+        s.parallel(0)
+    else:
+        s.gpu_map(0, "block")
+    return s.text
+
+
+@dataclass
+class Dataset:
+    """Benchmarks of one program family; ``sizes`` in iteration order."""
+
+    name: str  # benchmark://<name>
+    make: Callable[[tuple], str]
+    sizes: list
+    target: str = "cpu"
+    description: str = ""
+    reference: Callable | None = None
+
+    @property
+    def uri(self) -> str:
+        return f"benchmark://{self.name}"
+
+    def benchmark(self, size) -> Benchmark:
+        size = tuple(size) if isinstance(size, (tuple, list)) else (int(size),)
+        text = self.make(size)
+        return Benchmark(f"{self.uri}/{'x'.join(map(str, size))}", text, self.target, reference=self.reference)
+
+    def __iter__(self) -> Iterator[Benchmark]:
+        for size in self.sizes:
+            yield self.benchmark(size)
+
+    def __len__(self) -> int:
+        return len(self.sizes)
+
+    def random_benchmark(self, rng: np.random.Generator | int | None = None) -> Benchmark:
+        rng = np.random.default_rng(rng)
+        return self.benchmark(self.sizes[int(rng.integers(len(self.sizes)))])
+
+
+def _clipped_reference(a, b, *rest):
+    return np.maximum(a[:, :, None] * b[None], 0).sum(1)
+
+
+DATASETS: dict[str, Dataset] = {
+    d.name: d
+    for d in [
+        Dataset(
+            "loop_tool-cpu-v0",
+            lambda s: _pointwise(s[0], "cpu"),
+            [(1,), (64,), (1000,), (1024,), (4096,), (65536,), (1 << 20)],
+            "cpu",
+            "CompilerGym's pointwise add, N elements, three levels, the outer one on CPU threads",
+            lambda a, b: a + b,
+        ),
+        Dataset(
+            "loop_tool-cuda-v0",
+            lambda s: _pointwise(s[0], "cuda"),
+            [(1,), (64,), (1000,), (1024,), (4096,), (65536,), (1 << 20)],
+            "cuda",
+            "CompilerGym's pointwise add, N elements, three levels, the outer one on GPU blocks",
+        ),
+        Dataset(
+            "matmul-v0",
+            lambda s: programs.matmul(*s),
+            [(16, 16, 16), (33, 48, 64), (64, 64, 64), (128, 128, 128), (256, 256, 256)],
+            description="C[m, n] = sum_k A[m, k] B[k, n]",
+            reference=lambda a, b: a @ b,
+        ),
+        Dataset(
+            "clipped-matmul-v0",
+            lambda s: programs.matmul(*s, clipped=True),
+            [(8, 16, 64), (33, 48, 256), (33, 48, 4096), (64, 64, 512)],
+            description="the loop_tool blog's C[m, n] = sum_k max(A[m, k] B[k, n], 0)",
+            reference=_clipped_reference,
+        ),
+        Dataset(
+            "conv2d-v0",
+            lambda s: programs.conv2d(*s),
+            [(3, 16, 16, 3, 3), (8, 32, 32, 3, 3), (16, 34, 34, 3, 3)],
+            description="a 2D convolution over channels (c, h, w, kh, kw)",
+        ),
+        Dataset(
+            "softmax-v0",
+            lambda s: programs.softmax(*s),
+            [(8, 64), (32, 256), (128, 1024)],
+            description="row-wise softmax (m, n)",
+        ),
+    ]
+}
+
+
+def benchmark(uri: str) -> Benchmark:
+    """The benchmark a ``benchmark://<dataset>/<size>`` URI names."""
+    prefix = "benchmark://"
+    if not uri.startswith(prefix) or "/" not in uri[len(prefix):]:
+        raise LtError(f"error: bad benchmark URI '{uri}' (expected benchmark://<dataset>/<size>, e.g. benchmark://loop_tool-cpu-v0/1024)")
+    name, size = uri[len(prefix):].rsplit("/", 1)
+    if name not in DATASETS:
+        raise LtError(f"error: unknown dataset '{name}' (datasets: {', '.join(DATASETS)})")
+    try:
+        dims = tuple(int(x) for x in size.split("x"))
+    except ValueError:
+        raise LtError(f"error: bad size '{size}' in '{uri}' (whole numbers, AxBxC)") from None
+    return DATASETS[name].benchmark(dims)
+
+
+class Datasets:
+    """CompilerGym's ``env.datasets``: the datasets by name, iterable, and
+    ``benchmark(uri)``."""
+
+    def __iter__(self) -> Iterator[Dataset]:
+        return iter(DATASETS.values())
+
+    def __getitem__(self, name: str) -> Dataset:
+        name = name.removeprefix("benchmark://")
+        if name not in DATASETS:
+            raise LtError(f"error: unknown dataset '{name}' (datasets: {', '.join(DATASETS)})")
+        return DATASETS[name]
+
+    def __len__(self) -> int:
+        return len(DATASETS)
+
+    def benchmark(self, uri: str) -> Benchmark:
+        return benchmark(uri)
