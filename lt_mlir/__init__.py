@@ -62,6 +62,18 @@ def ui(obj, path=None, **options):
     return run_ui(obj, path, **options)
 
 
+def tune(source, **options):
+    """Search for a fast schedule of ``source`` (a tensor, Schedule, lt text
+    or ``"matmul:512,512,512"``); a tensor keeps the best one.  ``options``:
+    ``strategy`` (random, greedy, lookahead, beam, evolution), ``budget``
+    (evaluations), ``seconds``, ``workers`` (a number or "ray"),
+    ``model`` (the learned cost model, default on), ``seed``, ``log``,
+    ``resume``.  Returns a ``TuneResult`` (``lt-tune`` is the command)."""
+    from .search.cli import tune as run_tune
+
+    return run_tune(source, **options)
+
+
 def __getattr__(name):
     if _MISSING is not None and name in __all__:
         raise ImportError(
@@ -110,5 +122,6 @@ __all__ = [
     "loop_tree",
     "lower",
     "parse_module",
+    "tune",
     "ui",
 ]

@@ -229,58 +229,13 @@ class LoopToolEnv(gym.Env):
         if name in ("up", "down"):  # size mode
             s.apply(f"lt-resize{{loop={c} delta={1 if name == 'up' else -1}}}")
             return None
-        loop = loops[c]
-        notes = lt.annotations(loop)
-        if name == "toggle_thread":
-            key = "gpu" if self.benchmark.target == "cuda" else "parallel"
-            if key in notes:
-                s.apply(f"lt-unannotate{{loop={c} name={key}}}")
-            elif key == "parallel":
-                s.parallel(c)
-            else:
-                parent = loop.parent
-                inside_block = parent is not None and parent.name == "lt.loop" and lt.annotations(parent).get("gpu") == "block"
-                s.gpu_map(c, "thread" if inside_block else "block")
-            return None
-        if name == "split":
-            s.split(c, 2)
-            return None
-        if name.startswith("split_"):
-            s.split(c, int(name.split("_")[1]))
-            return None
-        if name in ("swap_up", "swap_down"):
-            return self._swap(name, loops, c)
         if name == "merge":
             s.merge(c)
             self.cursor = min(self.cursor, len(self._loops()[1]) - 1)
             return None
-        if name == "unroll":
-            size = lt.loop_size(loop) + (1 if lt.loop_tail(loop) else 0)
-            if size > MAX_UNROLL:
-                return f"error: unroll: L{c} runs {size} iterations; this action unrolls loops of at most {MAX_UNROLL} fully"
-            s.unroll(c, 0)
-            return None
-        if name == "vectorize":
-            s.vectorize(c, host_vector_width(_element_bytes(module)))
-            return None
-        if name == "parallel":
-            s.parallel(c)
-            return None
-        if name in ("gpu_block", "gpu_thread"):
-            s.gpu_map(c, name.split("_")[1])
-            return None
-        return f"error: unknown action '{name}'"
-
-    def _swap(self, name: str, loops, c: int) -> str | None:
-        if name == "swap_down":
-            self.schedule.swap(c)
-            return None
-        parent = loops[c].parent
-        index = next((i for i, l in enumerate(loops) if l == parent), None)
-        if index is None:
-            return f"error: L{c} is outermost: nothing to swap it with above"
-        self.schedule.swap(index)
-        self.cursor = index
+        moved = apply_loop_action(s, name, c, self.benchmark.target, module, loops)
+        if name == "swap_up":
+            self.cursor = moved
         return None
 
     def action_mask(self) -> np.ndarray:
@@ -385,6 +340,71 @@ class LoopToolEnv(gym.Env):
                 mark = "  <-- cursor" + (" (size mode)" if self.size_mode and self.action_space_name != "extended" else "")
             lines.append(line + mark)
         return "\n".join(lines)
+
+
+LOOP_ACTIONS = ("toggle_thread", "split", "swap_up", "swap_down", *[f"split_{f}" for f in SPLITS], "merge", "unroll",
+                "vectorize", "parallel", "gpu_block", "gpu_thread")
+
+
+def apply_loop_action(s: Schedule, name: str, c: int, target: str = "cpu", module=None, loops=None) -> int:
+    """Apply action ``name`` (one of LOOP_ACTIONS) to loop L<c> of schedule
+    ``s`` through its pass; returns the L-number of the loop the action
+    leaves selected.  Raises the pass's ``LtError`` when it does not apply.
+    The environment's actions and the search's moves (``lt_mlir.search``)
+    are this one function."""
+    if module is None:
+        module = s.module
+        loops = preorder_loops(module.operation)
+    if not 0 <= c < len(loops):
+        raise LtError(f"error: no loop L{c} (the loop tree has {len(loops)} loops)")
+    loop = loops[c]
+    notes = lt.annotations(loop)
+    if name == "toggle_thread":
+        key = "gpu" if target == "cuda" else "parallel"
+        if key in notes:
+            s.unannotate(c, key)
+        elif key == "parallel":
+            s.parallel(c)
+        else:
+            parent = loop.parent
+            inside_block = parent is not None and parent.name == "lt.loop" and lt.annotations(parent).get("gpu") == "block"
+            s.gpu_map(c, "thread" if inside_block else "block")
+        return c
+    if name == "split":
+        s.split(c, 2)
+        return c
+    if name.startswith("split_"):
+        s.split(c, int(name.split("_")[1]))
+        return c
+    if name == "swap_down":
+        s.swap(c)
+        return c
+    if name == "swap_up":
+        parent = loop.parent
+        index = next((i for i, other in enumerate(loops) if other == parent), None)
+        if index is None:
+            raise LtError(f"error: L{c} is outermost: nothing to swap it with above")
+        s.swap(index)
+        return index
+    if name == "merge":
+        s.merge(c)
+        return c
+    if name == "unroll":
+        size = lt.loop_size(loop) + (1 if lt.loop_tail(loop) else 0)
+        if size > MAX_UNROLL:
+            raise LtError(f"error: unroll: L{c} runs {size} iterations; this action unrolls loops of at most {MAX_UNROLL} fully")
+        s.unroll(c, 0)
+        return c
+    if name == "vectorize":
+        s.vectorize(c, host_vector_width(_element_bytes(module)))
+        return c
+    if name == "parallel":
+        s.parallel(c)
+        return c
+    if name in ("gpu_block", "gpu_thread"):
+        s.gpu_map(c, name.split("_")[1])
+        return c
+    raise LtError(f"error: unknown action '{name}'")
 
 
 def _element_bytes(module) -> int:

@@ -1,0 +1,204 @@
+"""``lt-tune``: search for a fast schedule, and ``lt_mlir.tune`` from Python.
+
+    lt-tune clipped_matmul:33,48,4096 --strategy greedy --budget 300 --workers 2
+    lt-tune kernel.mlir --strategy evolution --seconds 120 --workers ray -o best.mlir
+    lt-tune --resume tune.jsonl kernel.mlir --budget 600
+
+Writes the best schedule as an lt module (``-o``, default ``tuned.mlir``)
+and prints its pipeline (paste it into ``lt-opt -p``), logs every
+evaluation as JSON lines (``--log``, default ``tune.jsonl``), and plots best
+GFLOP/s against evaluations (``--plot``, default ``tune.png``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from .. import programs
+from ..errors import LtError
+from ..frontend import Tensor
+from ..schedule import Schedule
+from .measure import make_measurer
+from .tune import STRATEGIES, Tuner
+
+PROGRAMS = {
+    "add": lambda n: programs.pointwise_add(n),
+    "matmul": lambda m, n, k: programs.matmul(m, n, k),
+    "clipped_matmul": lambda m, n, k: programs.matmul(m, n, k, clipped=True),
+    "row_sum": programs.row_sum,
+    "softmax": programs.softmax,
+    "conv2d": programs.conv2d,
+}
+
+
+@dataclass
+class TuneResult:
+    schedule: Schedule  # the best correct schedule found (the start if none beat it)
+    speedup: float  # over the start, on the worker that measured it
+    gflops: float | None  # the start's GFLOP/s here times that speedup
+    start_gflops: float | None
+    evaluations: int
+    curve: list  # best speedup after each evaluation
+    tuner: Tuner
+    pipeline: str = "builtin.module()"  # the moves from the start, pasteable into lt-opt -p
+
+
+def program_text(spec: str) -> str:
+    """``name:a,b,c`` (a reference program) or a file's lt text."""
+    if ":" in spec and spec.split(":", 1)[0] in PROGRAMS:
+        name, sizes = spec.split(":", 1)
+        try:
+            args = [int(x) for x in sizes.split(",")]
+            return PROGRAMS[name](*args)
+        except (ValueError, TypeError) as e:
+            raise LtError(f"error: bad program '{spec}': {e} (e.g. matmul:512,512,512)") from None
+    try:
+        with open(spec) as fh:
+            return fh.read()
+    except OSError as e:
+        known = ", ".join(PROGRAMS)
+        raise LtError(f"error: cannot read '{spec}': {e.strerror} (or name a program: {known}, e.g. matmul:512,512,512)") from None
+
+
+def tune(
+    source,
+    strategy: str = "greedy",
+    budget: int = 300,
+    seconds: float | None = None,
+    workers=1,
+    ray_address: str | None = None,
+    model: bool = True,
+    seed: int = 0,
+    target: str = "cpu",
+    entry: str | None = None,
+    log: str | None = None,
+    resume: str | None = None,
+    progress=None,
+) -> TuneResult:
+    """Search schedules of ``source`` (a tensor, Schedule, lt text or
+    ``name:sizes``); a tensor gets the best schedule found."""
+    if strategy not in STRATEGIES:
+        raise LtError(f"error: unknown strategy '{strategy}' (strategies: {', '.join(STRATEGIES)})")
+    if isinstance(source, Tensor):
+        start = Schedule(source.code)
+    elif isinstance(source, Schedule):
+        start = source.copy()
+    else:
+        text = program_text(source) if isinstance(source, str) and "func.func" not in source else source
+        start = Schedule(text, entry)
+    measurer = make_measurer(start.text, start.entry, target, workers, ray_address, seed=seed)
+    with measurer:
+        tuner = Tuner(start, measurer, target, budget, seconds, model, log)
+        if resume:
+            tuner.resume(resume)
+        tuner.open_log({"start": start.text, "entry": start.entry, "target": target, "strategy": strategy, "seed": seed,
+                        "model": model, "flops": tuner.flops})
+        base = measurer.measure([start.text])[0]
+        if base.error:
+            raise LtError(base.error)
+        tuner.start_gflops = tuner.flops / base.runtime_s / 1e9 if base.runtime_s else None
+        tuner.progress = progress
+        n_workers = 1 if workers in (1, None) else (2 if workers == "ray" else int(workers))
+        try:
+            STRATEGIES[strategy](tuner, np.random.default_rng(seed), n_workers)
+        finally:
+            tuner.close()
+    best, _ = tuner.best_schedule()
+    speedup = tuner.best.score if tuner.best is not None else 1.0
+    result = TuneResult(best, speedup, tuner.start_gflops * speedup if tuner.start_gflops else None, tuner.start_gflops,
+                        len(tuner.evaluations), tuner.best_curve(), tuner,
+                        tuner.best.pipeline if tuner.best is not None else "builtin.module()")
+    if isinstance(source, Tensor):
+        source.set(best)
+    return result
+
+
+def plot(result: TuneResult, path: str, title: str) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    base = result.start_gflops or 1.0
+    fig, ax = plt.subplots(figsize=(7, 4))
+    ax.plot(range(1, len(result.curve) + 1), [max(1.0, s) * base for s in result.curve])
+    ax.set_xlabel("evaluations")
+    ax.set_ylabel("best GFLOP/s" if result.start_gflops else "best speedup")
+    ax.set_title(title)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def _arg_parser() -> argparse.ArgumentParser:
+    class Parser(argparse.ArgumentParser):
+        def error(self, message):
+            sys.stderr.write(f"lt-tune: error: {message}\n")
+            sys.exit(1)
+
+    p = Parser(prog="lt-tune", description="Search for a fast schedule of an lt module.")
+    p.add_argument("input", help="an lt module file, or a program: " + ", ".join(f"{k}:sizes" for k in PROGRAMS))
+    p.add_argument("--strategy", choices=sorted(STRATEGIES), default="greedy")
+    p.add_argument("--budget", type=int, default=300, help="evaluations (measured schedules), default 300")
+    p.add_argument("--seconds", type=float, default=None, help="stop after this long")
+    p.add_argument("--workers", default="1", help="measuring processes (a number), or 'ray'")
+    p.add_argument("--ray-address", default=None, help="a Ray cluster (ray://host:port); implies --workers ray")
+    p.add_argument("--no-model", action="store_true", help="measure every candidate (no cost model)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--target", choices=("cpu", "cuda", "cuda-emulated"), default="cpu")
+    p.add_argument("--entry", default=None)
+    p.add_argument("-o", dest="output", default="tuned.mlir", help="the best schedule's module (default tuned.mlir)")
+    p.add_argument("--log", default="tune.jsonl", help="JSON lines of every evaluation (default tune.jsonl)")
+    p.add_argument("--plot", default="tune.png", help="best GFLOP/s against evaluations (default tune.png)")
+    p.add_argument("--resume", default=None, metavar="LOG", help="continue the search a log records")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _arg_parser().parse_args(argv)
+    workers = "ray" if args.ray_address or args.workers == "ray" else args.workers
+    if workers != "ray":
+        try:
+            workers = int(workers)
+        except ValueError:
+            sys.stderr.write(f"lt-tune: error: --workers takes a number or 'ray', got '{args.workers}'\n")
+            return 1
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    t0 = time.perf_counter()
+    try:
+        with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                      disable=args.quiet, transient=False) as bar:
+            task = bar.add_task(f"{args.strategy}", total=args.budget)
+
+            def progress(tuner):
+                best = tuner.best.score if tuner.best else 1.0
+                bar.update(task, completed=len(tuner.evaluations), description=f"{args.strategy}: best {best:.2f}x")
+
+            result = tune(
+                args.input, args.strategy, args.budget, args.seconds, workers, args.ray_address, not args.no_model,
+                args.seed, args.target, args.entry, args.log, args.resume, progress,
+            )
+        with open(args.output, "w") as fh:
+            fh.write(result.schedule.text)
+        plot(result, args.plot, f"lt-tune {args.strategy} on {args.input}")
+    except LtError as e:
+        msg = str(e)
+        sys.stderr.write((msg if "error:" in msg else f"error: {msg}") + "\n")
+        return 1
+    gflops = f" ({result.start_gflops:.2f} -> {result.gflops:.2f} GFLOP/s)" if result.gflops else ""
+    print(f"best: {result.speedup:.2f}x the start{gflops} after {result.evaluations} evaluations, {time.perf_counter() - t0:.0f} s")
+    print(f"pipeline: {result.pipeline}")
+    print(f"wrote {args.output}, {args.log}, {args.plot}")
+    print(result.schedule.loop_tree)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

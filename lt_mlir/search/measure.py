@@ -1,0 +1,462 @@
+"""Measurement backends of the schedule search (``lt-tune``): compile a
+batch of candidate schedules (lt module texts), check them against the
+start schedule and time them, in this process, in a pool of local worker
+processes, or on Ray actors.
+
+Comparability across workers.  Raw times from different workers (other
+cores, other machines, other load) are never compared.  Every worker
+compiles the *start* schedule itself, makes the same seeded inputs,
+computes the reference outputs from it, and times it: once at startup and
+again after every 20 measurements (the latest baseline counts, so slow
+drift in a worker's speed is followed).  A candidate's ``speedup`` is that
+worker's baseline over that worker's time for the candidate; the search
+compares speedups only.  ``correct`` likewise compares the candidate's
+outputs with the start schedule's outputs computed on the same worker from
+the same inputs.  (Workers on one machine still share its memory bandwidth,
+and a ``parallel`` schedule wants every core: give timings that matter few
+workers per machine.)
+
+A bad candidate (parse, verify, bounds, compile or argument error) gives a
+``Result`` with ``error`` set; ``measure`` never raises for one.  A worker
+that dies while measuring (killed, segfault, actor died) is replaced by a
+fresh one and its unfinished text retried, at most twice; after that the
+text's ``Result`` says ``error="worker died"``.  Every text gets exactly one
+``Result``, in the order given.
+
+The pool backend starts worker processes with ``spawn``: a script that
+makes one needs the usual ``if __name__ == "__main__":`` guard.
+
+Test hook: with ``LT_SEARCH_DIE_ON=<substring>`` in the environment, a pool
+or Ray worker given a text containing the substring exits (``os._exit(1)``)
+the first time it sees that text; the first time is remembered by a marker
+file in ``LT_SEARCH_DIE_DIR`` (default: the temp directory).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import multiprocessing
+import os
+import tempfile
+import time
+from collections import OrderedDict, deque
+from dataclasses import dataclass
+from multiprocessing.connection import wait as _wait_ready
+
+import numpy as np
+
+from ..errors import LtError
+
+MAX_RETRIES = 2  # a text whose worker died is tried at most 1 + MAX_RETRIES times
+BASELINE_EVERY = 20  # re-time the start schedule after this many measurements
+_CACHE_SIZE = 128  # compiled kernels kept per worker (keyed by text)
+_HOOK_VARS = ("LT_SEARCH_DIE_ON", "LT_SEARCH_DIE_DIR")
+
+
+@dataclass
+class Result:
+    text: str  # the schedule's lt module text (what was measured)
+    runtime_s: float | None  # median seconds per call on the worker that measured it
+    baseline_s: float | None  # the start schedule's median on that same worker
+    speedup: float | None  # baseline_s / runtime_s (what the search compares)
+    correct: bool | None  # outputs equal the start schedule's outputs on the same inputs
+    worker: str  # "local", "pool-3", "ray-<actor id>"
+    error: str = ""  # a compile/run error, or "worker died" after the retries
+    attempts: int = 1
+
+
+@dataclass(frozen=True)
+class _Config:
+    start_text: str
+    entry: str | None
+    target: str
+    repeat: int
+    seed: int
+    hooks: tuple = ()  # (name, value) pairs of the test hook's environment variables
+
+
+def _message(e: BaseException) -> str:
+    msg = str(e) or type(e).__name__
+    if isinstance(e, LtError):
+        return msg if "error:" in msg else f"error: {msg}"
+    return f"error: {type(e).__name__}: {msg}"
+
+
+def _random_arrays(specs, seed: int) -> list:
+    """Seeded inputs as ``lt-opt --run`` makes them (standard normal floats,
+    integers in [-100, 100)); ``None`` for the written arguments."""
+    rng = np.random.default_rng(seed)
+    arrays = []
+    for spec in specs:
+        if spec.written:
+            arrays.append(None)
+        elif spec.dtype.kind == "f":
+            arrays.append(rng.standard_normal(spec.shape).astype(spec.dtype))
+        else:
+            arrays.append(rng.integers(-100, 100, spec.shape).astype(spec.dtype))
+    return arrays
+
+
+def _start_specs(start_text: str, entry: str | None) -> list:
+    from ..compiler import parse_module
+    from ..runtime.kernel import find_function, signature
+
+    module = parse_module(start_text)
+    return signature(find_function(module.operation, entry))
+
+
+class _WorkerState:
+    """What one worker keeps: the inputs, the start schedule's outputs and
+    its latest time, and a cache of compiled kernels keyed by text."""
+
+    def __init__(self, config: _Config, name: str):
+        self.config, self.name = config, name
+        self.kernels: OrderedDict = OrderedDict()
+        self.count = 0
+        self.baseline_s: float | None = None
+        self.reference: list | None = None
+        self.start_error = ""
+        try:
+            self.specs = _start_specs(config.start_text, config.entry)
+            self.inputs = _random_arrays(self.specs, config.seed)
+            start = self._kernel(config.start_text)
+            self.reference = self._outputs(start)
+            self.baseline_s = self._time(start)
+        except Exception as e:  # noqa: BLE001 - no device, a bad start: every result says so
+            self.start_error = _message(e)
+
+    def _kernel(self, text: str):
+        kernel = self.kernels.get(text)
+        if kernel is None:
+            from ..compiler import compile as compile_module
+
+            kernel = compile_module(text, self.config.entry, target=self.config.target)
+            self.kernels[text] = kernel
+            while len(self.kernels) > _CACHE_SIZE:
+                self.kernels.popitem(last=False)
+        else:
+            self.kernels.move_to_end(text)
+        return kernel
+
+    def _arguments(self) -> list:
+        return [np.zeros(s.shape, s.dtype) if a is None else a for s, a in zip(self.specs, self.inputs)]
+
+    def _outputs(self, kernel) -> list:
+        """The written arguments after one call on fresh (zeroed) outputs."""
+        arrays = self._arguments()
+        kernel(*arrays)
+        return [a for s, a in zip(self.specs, arrays) if s.written]
+
+    def _time(self, kernel) -> float:
+        arrays = self._arguments()
+        repeat = max(1, self.config.repeat)
+        if hasattr(kernel, "time"):  # CudaKernel: CUDA events around the launches, no copies
+            times = kernel.time(*arrays, warmup=1, repeat=repeat)
+        else:
+            kernel(*arrays)  # warm-up
+            times = []
+            for _ in range(repeat):
+                t0 = time.perf_counter()
+                kernel(*arrays)
+                times.append(time.perf_counter() - t0)
+        return float(sorted(times)[len(times) // 2])
+
+    def _correct(self, outputs: list) -> bool:
+        for out, ref in zip(outputs, self.reference):
+            scale = float(np.max(np.abs(ref))) if ref.size else 0.0
+            if not np.allclose(out, ref, rtol=1e-4, atol=1e-5 * (scale + 1.0)):
+                return False
+        return True
+
+    def measure(self, text: str, attempts: int = 1) -> Result:
+        if self.start_error:
+            return Result(text, None, None, None, None, self.name, self.start_error, attempts)
+        try:
+            if self.count and self.count % BASELINE_EVERY == 0:
+                self.baseline_s = self._time(self._kernel(self.config.start_text))
+            self.count += 1
+            kernel = self._kernel(text)
+            correct = self._correct(self._outputs(kernel))
+            runtime = self._time(kernel)
+        except Exception as e:  # noqa: BLE001 - a bad candidate is a result, never an exception
+            return Result(text, None, None, None, None, self.name, _message(e), attempts)
+        speedup = self.baseline_s / runtime if runtime > 0 else None
+        return Result(text, runtime, self.baseline_s, speedup, correct, self.name, "", attempts)
+
+    def remote_measure(self, text: str, attempts: int) -> Result:
+        """``measure`` in a worker process, after the test hook."""
+        _maybe_die(text)
+        return self.measure(text, attempts)
+
+
+def _maybe_die(text: str) -> None:
+    victim = os.environ.get("LT_SEARCH_DIE_ON")
+    if not victim or victim not in text:
+        return
+    marker_dir = os.environ.get("LT_SEARCH_DIE_DIR") or tempfile.gettempdir()
+    marker = os.path.join(marker_dir, "lt-search-died-" + hashlib.sha1(text.encode()).hexdigest()[:16])
+    try:
+        fd = os.open(marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+    except FileExistsError:
+        return  # died on this text before: measure it this time
+    os.close(fd)
+    os._exit(1)
+
+
+def _hook_env() -> tuple:
+    return tuple((k, os.environ[k]) for k in _HOOK_VARS if k in os.environ)
+
+
+class Measurer:
+    """Measures batches of schedule texts; ``measure`` blocks and returns one
+    ``Result`` per text, in order."""
+
+    def measure(self, texts: list[str]) -> list[Result]:
+        raise NotImplementedError
+
+    def close(self) -> None:
+        pass
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+class LocalMeasurer(Measurer):
+    """In this process, one text after another."""
+
+    def __init__(self, config: _Config):
+        self.state = _WorkerState(config, "local")
+
+    def measure(self, texts: list[str]) -> list[Result]:
+        return [self.state.measure(t) for t in texts]
+
+
+# -- the pool of worker processes ---------------------------------------------
+
+
+def _pool_worker_main(conn, config: _Config, name: str) -> None:
+    os.environ.update(dict(config.hooks))
+    state = _WorkerState(config, name)
+    while True:
+        try:
+            task = conn.recv()
+        except (EOFError, OSError, KeyboardInterrupt):
+            return
+        if task is None:
+            return
+        index, text, attempts = task
+        conn.send((index, state.remote_measure(text, attempts)))
+
+
+class _PoolWorker:
+    def __init__(self, ctx, config: _Config, name: str):
+        self.name = name
+        self.conn, child = ctx.Pipe()
+        self.process = ctx.Process(target=_pool_worker_main, args=(child, config, name), daemon=True, name=f"lt-search-{name}")
+        self.process.start()
+        child.close()
+        self.task: tuple | None = None  # (index, attempts) being measured
+
+    def stop(self, timeout: float) -> None:
+        try:
+            self.conn.send(None)
+        except (OSError, ValueError):
+            pass
+        self.process.join(timeout)
+        if self.process.is_alive():
+            self.process.kill()
+            self.process.join(1.0)
+        self.conn.close()
+
+
+class PoolMeasurer(Measurer):
+    """``workers`` local processes (spawned), each with its own
+    ``_WorkerState``; every idle worker gets the next text."""
+
+    def __init__(self, config: _Config, workers: int):
+        self.config = config
+        self._ctx = multiprocessing.get_context("spawn")
+        self._next_id = 0
+        self.workers = [self._spawn() for _ in range(workers)]
+
+    def _spawn(self) -> _PoolWorker:
+        name = f"pool-{self._next_id}"
+        self._next_id += 1
+        return _PoolWorker(self._ctx, self.config, name)
+
+    def measure(self, texts: list[str]) -> list[Result]:
+        if not self.workers:
+            raise LtError("error: the measurer is closed")
+        results: list[Result | None] = [None] * len(texts)
+        pending = deque((i, 1) for i in range(len(texts)))
+        while pending or any(w.task for w in self.workers):
+            for k, w in enumerate(self.workers):
+                if w.task is None and not w.process.is_alive():
+                    w.stop(0)
+                    self.workers[k] = w = self._spawn()
+                if w.task is None and pending:
+                    index, attempts = pending.popleft()
+                    w.task = (index, attempts)
+                    try:
+                        w.conn.send((index, texts[index], attempts))
+                    except (OSError, ValueError):
+                        pass  # dead: noticed below through its sentinel
+            busy = [w for w in self.workers if w.task]
+            ready = set(_wait_ready([w.conn for w in busy] + [w.process.sentinel for w in busy]))
+            for k, w in enumerate(self.workers):
+                if w.task is None or (w.conn not in ready and w.process.sentinel not in ready):
+                    continue
+                index, attempts = w.task
+                try:
+                    if w.conn.poll():
+                        got, result = w.conn.recv()
+                        results[got] = result
+                        w.task = None
+                        continue
+                except (EOFError, OSError):
+                    pass
+                # end of file or the process gone with nothing sent: it died with the text unfinished
+                w.task = None
+                if attempts <= MAX_RETRIES:
+                    pending.append((index, attempts + 1))
+                else:
+                    results[index] = Result(texts[index], None, None, None, None, w.name, "worker died", attempts)
+                w.stop(0)
+                self.workers[k] = self._spawn()
+        return results  # type: ignore[return-value]
+
+    def close(self) -> None:
+        workers, self.workers = self.workers, []
+        for w in workers:
+            try:
+                w.conn.send(None)
+            except (OSError, ValueError):
+                pass
+        deadline = time.monotonic() + 2.0
+        for w in workers:
+            w.stop(max(0.0, deadline - time.monotonic()))
+
+
+# -- Ray ------------------------------------------------------------------------
+
+
+def _import_ray():
+    try:
+        import ray
+    except Exception as e:  # noqa: BLE001 - ImportError, or a broken installation
+        raise LtError(f"error: Ray is not available: {e}") from None
+    return ray
+
+
+class RayMeasurer(Measurer):
+    """One actor per CPU that Ray reports, each with its own ``_WorkerState``;
+    every idle actor gets the next text."""
+
+    def __init__(self, config: _Config, address: str | None = None):
+        ray = _import_ray()
+        self.config = config
+        self._started = False
+        if not ray.is_initialized():
+            try:
+                if address is None:
+                    ray.init(num_cpus=os.cpu_count() or 1, include_dashboard=False, log_to_driver=False)
+                else:
+                    ray.init(address=address, log_to_driver=False)
+            except Exception as e:  # noqa: BLE001
+                raise LtError(f"error: Ray is not available: {e}") from None
+            self._started = True
+        self._ray = ray
+
+        class _Actor:
+            def __init__(self, config: _Config):
+                os.environ.update(dict(config.hooks))
+                actor_id = ray.get_runtime_context().get_actor_id() or "?"
+                self.state = _WorkerState(config, f"ray-{actor_id[:12]}")
+
+            def measure(self, text: str, attempts: int) -> Result:
+                return self.state.remote_measure(text, attempts)
+
+        self._actor_class = ray.remote(num_cpus=1, max_restarts=0, max_task_retries=0)(_Actor)
+        n = int(ray.cluster_resources().get("CPU", 0)) or 2
+        self.actors = [self._spawn() for _ in range(n)]
+
+    def _spawn(self):
+        return self._actor_class.remote(self.config)
+
+    def measure(self, texts: list[str]) -> list[Result]:
+        ray = self._ray
+        if not self.actors:
+            raise LtError("error: the measurer is closed")
+        results: list[Result | None] = [None] * len(texts)
+        pending = deque((i, 1) for i in range(len(texts)))
+        in_flight: dict = {}  # ref -> (actor slot, index, attempts)
+        idle = list(range(len(self.actors)))
+        while pending or in_flight:
+            while idle and pending:
+                slot = idle.pop(0)
+                index, attempts = pending.popleft()
+                ref = self.actors[slot].measure.remote(texts[index], attempts)
+                in_flight[ref] = (slot, index, attempts)
+            done, _ = ray.wait(list(in_flight), num_returns=1)
+            for ref in done:
+                slot, index, attempts = in_flight.pop(ref)
+                try:
+                    results[index] = ray.get(ref)
+                except (ray.exceptions.RayActorError, ray.exceptions.WorkerCrashedError):
+                    if attempts <= MAX_RETRIES:
+                        pending.append((index, attempts + 1))
+                    else:
+                        results[index] = Result(texts[index], None, None, None, None, "ray", "worker died", attempts)
+                    try:
+                        ray.kill(self.actors[slot])
+                    except Exception:  # noqa: BLE001 - dead already
+                        pass
+                    self.actors[slot] = self._spawn()
+                except ray.exceptions.RayError as e:
+                    results[index] = Result(texts[index], None, None, None, None, "ray", f"error: {e}", attempts)
+                idle.append(slot)
+        return results  # type: ignore[return-value]
+
+    def close(self) -> None:
+        ray = self._ray
+        actors, self.actors = self.actors, []
+        for a in actors:
+            try:
+                ray.kill(a)
+            except Exception:  # noqa: BLE001
+                pass
+        if self._started and ray.is_initialized():
+            ray.shutdown()
+            self._started = False
+
+
+def make_measurer(
+    start_text: str,
+    entry: str | None = None,
+    target: str = "cpu",
+    workers=1,
+    ray_address: str | None = None,
+    repeat: int = 10,
+    seed: int = 0,
+) -> Measurer:
+    """A measurer of schedules of ``start_text`` (speedups are against it).
+
+    ``workers=1``: in this process; ``workers=N``: N spawned worker
+    processes; ``workers="ray"``: one Ray actor per CPU of the Ray cluster
+    at ``ray_address`` (a local instance when None and Ray is not running).
+    ``target``: ``cpu``, ``cuda-emulated`` or ``cuda`` (without a device
+    every result carries the CUDA runtime's error)."""
+    if target not in ("cpu", "cuda", "cuda-emulated"):
+        raise LtError(f"error: unknown target '{target}' (targets: cpu, cuda, cuda-emulated)")
+    _start_specs(start_text, entry)  # an unreadable start schedule: an error now, in this process
+    config = _Config(start_text, entry, target, max(1, int(repeat)), int(seed), _hook_env())
+    if workers == "ray":
+        return RayMeasurer(config, ray_address)
+    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+        raise LtError(f"error: workers must be a positive integer or 'ray', got {workers!r}")
+    if workers == 1:
+        return LocalMeasurer(config)
+    return PoolMeasurer(config, workers)

@@ -1,0 +1,350 @@
+"""Schedule search: a strategy proposes, a measurer measures, a log records.
+
+``Tuner`` holds what a search knows: the start schedule, every evaluation
+(cached by schedule text; a cached candidate costs nothing), the budget
+(evaluations and/or seconds), the best correct schedule, the cost model and
+the JSON-lines log (``--resume`` replays it).  Strategies (``STRATEGIES``)
+are functions of the tuner and a seeded generator; each calls
+``tuner.measure(candidates, keep)``, where ``keep`` is how many the cost
+model may pick from the candidates (all of them without a model).
+
+Scores are speedups over the start schedule measured on the same worker
+(``measure.py``), so measurements from different workers compare; GFLOP/s
+are the start's (measured once here) times that speedup.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..errors import LtError
+from ..schedule import Schedule
+from . import space
+from .model import CostModel
+
+
+@dataclass
+class Candidate:
+    moves: list  # of space.Move
+    schedule: Schedule
+
+    @property
+    def text(self) -> str:
+        return self.schedule.text
+
+
+@dataclass
+class Evaluation:
+    index: int
+    moves: list
+    pipeline: str
+    text: str
+    speedup: float | None
+    runtime_s: float | None
+    worker: str
+    correct: bool | None
+    error: str
+    predicted: float | None
+    elapsed_s: float
+
+    def to_json(self) -> dict:
+        d = dict(self.__dict__)
+        d["moves"] = [str(m) for m in self.moves]
+        return d
+
+    @property
+    def score(self) -> float:
+        """What the search maximises: the speedup of a correct schedule."""
+        return self.speedup if (self.speedup is not None and self.correct and not self.error) else 0.0
+
+
+@dataclass
+class Tuner:
+    start: Schedule
+    measurer: object
+    target: str = "cpu"
+    budget: int = 300
+    seconds: float | None = None
+    use_model: bool = True
+    log_path: str | None = None
+    start_gflops: float | None = None
+    evaluations: list = field(default_factory=list)
+    progress: object = None  # called with the tuner after every batch
+
+    def __post_init__(self):
+        self.model = CostModel() if self.use_model else None
+        self.known: dict[str, Evaluation] = {}
+        self.schedules: dict[str, Schedule] = {}  # text -> the Schedule (with its history: its pipeline)
+        self.t0 = time.perf_counter()
+        self.flops = self.start.flops()
+        self._log = None
+
+    # ------------------------------------------------------------ budget
+    @property
+    def exhausted(self) -> bool:
+        if len(self.evaluations) >= self.budget:
+            return True
+        return self.seconds is not None and time.perf_counter() - self.t0 >= self.seconds
+
+    @property
+    def left(self) -> int:
+        return max(0, self.budget - len(self.evaluations))
+
+    @property
+    def best(self) -> Evaluation | None:
+        good = [e for e in self.evaluations if e.score > 0]
+        return max(good, key=lambda e: e.score) if good else None
+
+    def schedule_of(self, e: Evaluation) -> Schedule:
+        """The evaluated schedule, its history (pipeline) included: replayed
+        from the start when it came from a resumed log."""
+        s = self.schedules.get(e.text)
+        if s is None:
+            s = space.replay(self.start, e.moves, self.target) or Schedule(e.text, self.start.entry)
+            self.schedules[e.text] = s
+        return s
+
+    def best_schedule(self) -> tuple[Schedule, list]:
+        best = self.best
+        if best is None:
+            return self.start, []
+        return self.schedule_of(best), best.moves
+
+    # ------------------------------------------------------------ measuring
+    def measure(self, candidates: list[Candidate], keep: int | None = None) -> list[tuple[Candidate, float | None]]:
+        """Scores of ``candidates``: cached ones free, then at most ``keep``
+        (the cost model's pick; all without a model) new ones measured,
+        within the budget.  Unmeasured candidates score None."""
+        unique, seen = [], set()
+        for c in candidates:
+            if c.text not in seen:
+                seen.add(c.text)
+                unique.append(c)
+        new = [c for c in unique if c.text not in self.known]
+        predicted = [None] * len(new)
+        if self.model is not None and self.model.ready and new:
+            xs = [space.feature_vector(c.schedule) for c in new]
+            order = self.model.rank(xs)
+            guesses = self.model.predict(xs)
+            new = [new[i] for i in order]
+            predicted = [float(np.exp(guesses[i])) for i in order]
+        limit = len(new) if keep is None or self.model is None or not self.model.ready else keep
+        chosen = list(zip(new, predicted))[: min(limit, self.left)]
+        if chosen and not self.exhausted:
+            results = self.measurer.measure([c.text for c, _ in chosen])
+            for (c, guess), r in zip(chosen, results):
+                self._record(c, r, guess)
+            if self.model is not None:
+                self.model.fit()
+            if self.progress is not None:
+                self.progress(self)
+        return [(c, self.known[c.text].score if c.text in self.known else None) for c in unique]
+
+    def _record(self, c: Candidate, r, guess) -> None:
+        e = Evaluation(
+            len(self.evaluations), list(c.moves), c.schedule.pipeline, c.text, r.speedup, r.runtime_s,
+            r.worker, r.correct, r.error, guess, time.perf_counter() - self.t0,
+        )
+        self.schedules[c.text] = c.schedule
+        self._add(e, c.schedule)
+        self._write(e.to_json())
+
+    def _add(self, e: Evaluation, schedule: Schedule) -> None:
+        self.evaluations.append(e)
+        self.known[e.text] = e
+        if self.model is not None:
+            self.model.add(space.feature_vector(schedule), e.score if e.score > 0 else 0.1)
+
+    # ------------------------------------------------------------ the log
+    def open_log(self, header: dict) -> None:
+        if self.log_path is None:
+            return
+        fresh = not os.path.exists(self.log_path) or os.path.getsize(self.log_path) == 0
+        self._log = open(self.log_path, "a")
+        if fresh:
+            self._write({"header": header})
+
+    def _write(self, record: dict) -> None:
+        if self._log is not None:
+            self._log.write(json.dumps(record) + "\n")
+            self._log.flush()
+
+    def resume(self, path: str) -> None:
+        """Take in a previous search's evaluations (same start schedule)."""
+        try:
+            with open(path) as fh:
+                lines = [json.loads(line) for line in fh if line.strip()]
+        except (OSError, json.JSONDecodeError) as e:
+            raise LtError(f"error: cannot resume from '{path}': {e}") from None
+        if not lines or "header" not in lines[0]:
+            raise LtError(f"error: '{path}' is not an lt-tune log (no header line)")
+        if lines[0]["header"].get("start") != self.start.text:
+            raise LtError(f"error: '{path}' is the log of a search from another start schedule")
+        for d in lines[1:]:
+            moves = [space.Move.parse(m) for m in d["moves"]]
+            e = Evaluation(
+                len(self.evaluations), moves, d["pipeline"], d["text"], d["speedup"], d["runtime_s"], d["worker"],
+                d["correct"], d["error"], d.get("predicted"), d["elapsed_s"],
+            )
+            self._add(e, Schedule(e.text, self.start.entry))
+        if self.model is not None:
+            self.model.fit()
+
+    def close(self) -> None:
+        if self._log is not None:
+            self._log.close()
+            self._log = None
+
+    def best_curve(self) -> list[float]:
+        """Best speedup after each evaluation."""
+        out, best = [], 0.0
+        for e in self.evaluations:
+            best = max(best, e.score)
+            out.append(best)
+        return out
+
+
+# ------------------------------------------------------------ strategies
+
+
+def _batch(tuner: Tuner, workers: int) -> int:
+    return max(2, 2 * workers)
+
+
+def _walk(tuner: Tuner, rng, origin: Candidate, depth: int) -> Candidate | None:
+    c = origin
+    for _ in range(depth):
+        step = space.random_move(c.schedule, rng, tuner.target)
+        if step is None:
+            break
+        move, s = step
+        c = Candidate(c.moves + [move], s)
+    return c if c.moves != origin.moves else None
+
+
+def _start(tuner: Tuner) -> Candidate:
+    return Candidate([], tuner.start)
+
+
+def _best_candidate(tuner: Tuner) -> Candidate:
+    best = tuner.best
+    if best is None:
+        return _start(tuner)
+    return Candidate(list(best.moves), tuner.schedule_of(best))
+
+
+def random_search(tuner: Tuner, rng, workers: int = 1, depth: int = 6) -> None:
+    """Random move sequences (1..depth) from the start or the best so far."""
+    pool = 4 if tuner.model is not None else 1
+    while not tuner.exhausted:
+        cands = []
+        for _ in range(_batch(tuner, workers) * pool):
+            origin = _best_candidate(tuner) if rng.random() < 0.5 else _start(tuner)
+            c = _walk(tuner, rng, origin, int(rng.integers(1, depth + 1)))
+            if c is not None:
+                cands.append(c)
+        if not cands:
+            return
+        before = len(tuner.evaluations)
+        tuner.measure(cands, keep=_batch(tuner, workers))
+        if len(tuner.evaluations) == before and all(c.text in tuner.known for c in cands):
+            continue
+
+
+def greedy(tuner: Tuner, rng, workers: int = 1, lookahead: int = 1) -> None:
+    """Best single step (``lookahead`` > 1: best sequence of that many
+    steps, expanding the 4 best of each level), restarting from a random
+    walk off the best when no step improves."""
+    current = _best_candidate(tuner)
+    while not tuner.exhausted:
+        frontier = [current]
+        scored = []
+        for level in range(lookahead):
+            cands = [Candidate(f.moves + [m], s) for f in frontier for m, s in space.neighbours(f.schedule, tuner.target)]
+            if not cands:
+                break
+            keep = max(_batch(tuner, workers), len(cands) // 4)
+            results = [(c, sc) for c, sc in tuner.measure(cands, keep=keep) if sc is not None]
+            scored += results
+            results.sort(key=lambda x: -x[1])
+            frontier = [c for c, _ in results[:4]]
+            if tuner.exhausted or not frontier:
+                break
+        here = tuner.known[current.text].score if current.text in tuner.known else 1.0
+        better = [x for x in scored if x[1] > here * 1.01]
+        if better:
+            current = max(better, key=lambda x: x[1])[0]
+        else:
+            walk = _walk(tuner, rng, _best_candidate(tuner), 2)
+            if walk is None:
+                return
+            tuner.measure([walk])
+            current = walk
+
+
+def lookahead(tuner: Tuner, rng, workers: int = 1, steps: int = 2) -> None:
+    greedy(tuner, rng, workers, lookahead=steps)
+
+
+def beam(tuner: Tuner, rng, workers: int = 1, width: int = 4) -> None:
+    """Keep the ``width`` best schedules; expand all their single steps."""
+    frontier = [_start(tuner)]
+    while not tuner.exhausted:
+        cands = [Candidate(f.moves + [m], s) for f in frontier for m, s in space.neighbours(f.schedule, tuner.target)]
+        if not cands:
+            return
+        results = [(c, sc) for c, sc in tuner.measure(cands, keep=max(_batch(tuner, workers), len(cands) // 4)) if sc is not None]
+        pool = {c.text: (c, sc) for c, sc in results + [(f, tuner.known[f.text].score) for f in frontier if f.text in tuner.known]}
+        ranked = sorted(pool.values(), key=lambda x: -x[1])
+        new = [c for c, _ in ranked[:width]]
+        if [c.text for c in new] == [c.text for c in frontier]:  # converged: perturb the best
+            walk = _walk(tuner, rng, new[0], 2)
+            new = new[:-1] + ([walk] if walk is not None else [])
+        frontier = new
+
+
+def evolution(tuner: Tuner, rng, workers: int = 1, population: int = 8) -> None:
+    """Move sequences mutated (a move added, dropped or replaced) and crossed
+    (one's prefix, another's suffix, replayed); the fittest survive."""
+    pop = []
+    while len(pop) < population:
+        c = _walk(tuner, rng, _start(tuner), int(rng.integers(1, 5)))
+        if c is None:
+            break
+        pop.append(c)
+    tuner.measure(pop)
+    while not tuner.exhausted and pop:
+        children = []
+        for _ in range(2 * population):
+            a = pop[int(rng.integers(len(pop)))]
+            moves = list(a.moves)
+            r = rng.random()
+            if r < 0.3 and len(pop) > 1:
+                b = pop[int(rng.integers(len(pop)))]
+                cut_a, cut_b = int(rng.integers(len(moves) + 1)), int(rng.integers(len(b.moves) + 1))
+                moves = moves[:cut_a] + list(b.moves)[cut_b:]
+            elif r < 0.5 and moves:
+                del moves[int(rng.integers(len(moves)))]
+            elif r < 0.7 and moves:
+                i = int(rng.integers(len(moves)))
+                step = space.random_move(space.replay(tuner.start, moves[:i], tuner.target) or tuner.start, rng, tuner.target)
+                if step is not None:
+                    moves[i] = step[0]
+            s = space.replay(tuner.start, moves, tuner.target) if moves else None
+            child = Candidate(moves, s) if s is not None else _walk(tuner, rng, a, 1)
+            if child is not None and child.moves:
+                child = _walk(tuner, rng, child, 1) if rng.random() < 0.5 else child
+            if child is not None:
+                children.append(child)
+        results = tuner.measure(children, keep=_batch(tuner, workers) * 2)
+        scored = [(c, sc) for c, sc in results if sc is not None] + [(p, tuner.known[p.text].score) for p in pop if p.text in tuner.known]
+        unique = {c.text: (c, sc) for c, sc in scored}
+        pop = [c for c, _ in sorted(unique.values(), key=lambda x: -x[1])[:population]]
+
+
+STRATEGIES = {"random": random_search, "greedy": greedy, "lookahead": lookahead, "beam": beam, "evolution": evolution}
