@@ -198,3 +198,16 @@ def test_vector_env_in_subprocesses_closes():
     t0 = time.perf_counter()
     envs.close()
     assert time.perf_counter() - t0 < 30
+
+
+def test_unroll_is_bounded_by_body_copies():
+    """Full unrolling nested in full unrolling multiplies the body: the
+    action stops at 256 copies (the compile time grows with them)."""
+    env = LoopToolEnv(programs.matmul(8, 48, 64), "extended", reward=None, action_mask=False)
+    env.reset()
+    env.cursor = 1  # n: 48 iterations
+    _, _, _, _, info = act(env, "unroll")
+    assert "refused" not in info and "[unroll full]" in env.observe("loop_tree")
+    env.cursor = 0  # m: 8 x 48 = 384 copies
+    _, _, _, _, info = act(env, "unroll")
+    assert "384 copies" in info["refused"]

@@ -70,6 +70,7 @@ OBSERVATIONS = (
 )
 GRAPHS = ("ir_tree_networkx", "ir_graph_networkx")
 MAX_UNROLL = 64
+MAX_COPIES = 256  # body copies full unrolling may make in one nest
 _TEXT = spaces.Text(max_length=1 << 20, charset=string.printable)
 
 
@@ -393,6 +394,10 @@ def apply_loop_action(s: Schedule, name: str, c: int, target: str = "cpu", modul
         size = lt.loop_size(loop) + (1 if lt.loop_tail(loop) else 0)
         if size > MAX_UNROLL:
             raise LtError(f"error: unroll: L{c} runs {size} iterations; this action unrolls loops of at most {MAX_UNROLL} fully")
+        copies = size * _unrolled_copies(loop)
+        if copies > MAX_COPIES:
+            raise LtError(f"error: unroll: L{c} with the unrolled loops around and inside it would make {copies} copies "
+                          f"of its body (at most {MAX_COPIES}: compile time grows with them)")
         s.unroll(c, 0)
         return c
     if name == "vectorize":
@@ -405,6 +410,20 @@ def apply_loop_action(s: Schedule, name: str, c: int, target: str = "cpu", modul
         s.gpu_map(c, name.split("_")[1])
         return c
     raise LtError(f"error: unknown action '{name}'")
+
+
+def _unrolled_copies(loop) -> int:
+    """Body copies the fully unrolled loops around and inside ``loop`` make."""
+    copies = 1
+    for other in lt.enclosing_loops(loop):
+        if lt.annotations(other).get("unroll") == 0:
+            copies *= lt.loop_size(other) + (1 if lt.loop_tail(other) else 0)
+    inner = []
+    loop.walk(lambda o: (inner.append(o) if o != loop and o.name == "lt.loop" else None, ir.WalkResult.ADVANCE)[1])
+    for other in inner:
+        if lt.annotations(other).get("unroll") == 0:
+            copies *= lt.loop_size(other) + (1 if lt.loop_tail(other) else 0)
+    return copies
 
 
 def _element_bytes(module) -> int:

@@ -153,7 +153,10 @@ class _WorkerState:
         if hasattr(kernel, "time"):  # CudaKernel: CUDA events around the launches, no copies
             times = kernel.time(*arrays, warmup=1, repeat=repeat)
         else:
+            t0 = time.perf_counter()
             kernel(*arrays)  # warm-up
+            if getattr(self, "baseline_s", None) and time.perf_counter() - t0 > 4 * self.baseline_s:
+                repeat = min(repeat, 2)  # far slower than the start: a rough figure is enough to rank it
             times = []
             for _ in range(repeat):
                 t0 = time.perf_counter()
