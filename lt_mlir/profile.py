@@ -60,6 +60,7 @@ from .lowering.profile import COUNTERS, MAX_ENTRIES, ProfileLayout, define_cycle
 from .mlir import ir
 from .runtime import native
 from .runtime.kernel import Kernel
+from .runtime.specs import random_inputs
 from .runtime.timing import interleaved_medians
 
 __all__ = ["InstrumentedKernel", "LoopProfile", "LoopTime", "compile_instrumented", "cycles_per_second", "profile_loops"]
@@ -194,11 +195,7 @@ def _arrays(specs, inputs, seed: int = 0) -> list:
     when None, as ``lt-opt --run`` makes them), zeros for the written ones."""
     read_only = [s for s in specs if not s.written]
     if inputs is None:
-        rng = np.random.default_rng(seed)
-        inputs = [
-            rng.standard_normal(s.shape).astype(s.dtype) if s.dtype.kind == "f" else rng.integers(-100, 100, s.shape).astype(s.dtype)
-            for s in read_only
-        ]
+        inputs = random_inputs(read_only, seed)
     inputs = list(inputs)
     if len(inputs) != len(read_only):
         raise ArgumentError(f"the profile takes {len(read_only)} input arrays (the read-only arguments); got {len(inputs)}")

@@ -54,6 +54,7 @@ from ..frontend import Tensor
 from ..lowering.machine import host_vector_width
 from ..mlir import ir
 from ..runtime.kernel import find_function, signature
+from ..runtime.specs import random_inputs
 from ..schedule import Schedule
 from . import datasets, features
 
@@ -320,8 +321,7 @@ class LoopToolEnv(gym.Env):
         if self._inputs is None:
             module = self._module()
             specs = signature(find_function(module.operation, self.benchmark.entry))
-            rng = np.random.default_rng(0)
-            self._inputs = [rng.standard_normal(sp.shape).astype(sp.dtype) for sp in specs if not sp.written]
+            self._inputs = random_inputs(specs, 0)
         kernel(*self._inputs)
         times = []
         for _ in range(self.repeat):

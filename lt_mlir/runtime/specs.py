@@ -91,3 +91,19 @@ def check_host_arrays(name: str, specs: list[ArgSpec], arrays) -> None:
                 raise ArgumentError(
                     f"@{name} arguments {spec.index} and {other.index} overlap; the kernel writes one of them"
                 )
+
+
+def random_inputs(specs, seed: int = 0) -> list:
+    """Seeded inputs for the read-only arguments among ``specs``, in order:
+    standard normal floats, integers in [-100, 100) (what ``lt-opt --run``,
+    ``lt-ui``, the profile, the search and the environment run on)."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for spec in specs:
+        if spec.written:
+            continue
+        if spec.dtype.kind == "f":
+            out.append(rng.standard_normal(spec.shape).astype(spec.dtype))
+        else:
+            out.append(rng.integers(-100, 100, spec.shape).astype(spec.dtype))
+    return out

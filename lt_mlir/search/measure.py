@@ -46,6 +46,7 @@ from multiprocessing.connection import wait as _wait_ready
 import numpy as np
 
 from ..errors import LtError
+from ..runtime.specs import random_inputs
 
 MAX_RETRIES = 2  # a text whose worker died is tried at most 1 + MAX_RETRIES times
 BASELINE_EVERY = 20  # re-time the start schedule after this many measurements
@@ -85,16 +86,8 @@ def _message(e: BaseException) -> str:
 def _random_arrays(specs, seed: int) -> list:
     """Seeded inputs as ``lt-opt --run`` makes them (standard normal floats,
     integers in [-100, 100)); ``None`` for the written arguments."""
-    rng = np.random.default_rng(seed)
-    arrays = []
-    for spec in specs:
-        if spec.written:
-            arrays.append(None)
-        elif spec.dtype.kind == "f":
-            arrays.append(rng.standard_normal(spec.shape).astype(spec.dtype))
-        else:
-            arrays.append(rng.integers(-100, 100, spec.shape).astype(spec.dtype))
-    return arrays
+    inputs = iter(random_inputs(specs, seed))
+    return [None if spec.written else next(inputs) for spec in specs]
 
 
 def _start_specs(start_text: str, entry: str | None) -> list:

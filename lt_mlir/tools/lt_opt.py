@@ -97,16 +97,10 @@ def _random_arrays(specs, seed: int) -> list:
     """Seeded random inputs (standard normal floats, integers in [-100, 100)) and zeroed outputs."""
     import numpy as np
 
-    rng = np.random.default_rng(seed)
-    arrays = []
-    for spec in specs:
-        if spec.written:
-            arrays.append(np.zeros(spec.shape, spec.dtype))
-        elif spec.dtype.kind == "f":
-            arrays.append(rng.standard_normal(spec.shape).astype(spec.dtype))
-        else:
-            arrays.append(rng.integers(-100, 100, spec.shape).astype(spec.dtype))
-    return arrays
+    from ..runtime.specs import random_inputs
+
+    inputs = iter(random_inputs(specs, seed))
+    return [np.zeros(spec.shape, spec.dtype) if spec.written else next(inputs) for spec in specs]
 
 
 def _run(module, args) -> str:

@@ -27,6 +27,7 @@ from ..mlir import ir
 from ..passes.registry import run_pipeline
 from ..profile import profile_loops
 from ..runtime.kernel import find_function, signature
+from ..runtime.specs import random_inputs
 from ..schedule import Schedule
 
 TARGETS = ("cpu", "cuda", "cuda-emulated")
@@ -47,18 +48,6 @@ def _with_mlir(method):
 
     locked.__name__, locked.__doc__ = method.__name__, method.__doc__
     return locked
-
-
-def random_inputs(specs, seed: int = 0) -> list:
-    """Inputs for a kernel's read-only arguments (as ``lt-opt --run`` makes them)."""
-    rng = np.random.default_rng(seed)
-    out = []
-    for spec in specs:
-        if spec.dtype.kind == "f":
-            out.append(rng.standard_normal(spec.shape).astype(spec.dtype))
-        else:
-            out.append(rng.integers(-100, 100, spec.shape).astype(spec.dtype))
-    return out
 
 
 @dataclass
