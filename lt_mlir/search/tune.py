@@ -97,7 +97,8 @@ class Tuner:
 
     @property
     def best(self) -> Evaluation | None:
-        good = [e for e in self.evaluations if e.score > 0]
+        """The fastest correct schedule that beats the start (None: nothing did)."""
+        good = [e for e in self.evaluations if e.score > 1.0]
         return max(good, key=lambda e: e.score) if good else None
 
     def schedule_of(self, e: Evaluation) -> Schedule:
