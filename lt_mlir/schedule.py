@@ -91,14 +91,6 @@ class Schedule:
         other._states, other._undone, other.remarks = list(self._states), [], list(self.remarks)
         return other
 
-    @property
-    def can_undo(self) -> bool:
-        return len(self._states) > 1
-
-    @property
-    def can_redo(self) -> bool:
-        return bool(self._undone)
-
     # ------------------------------------------------------------ moves
     def split(self, loop: int, factor: int) -> "Schedule":
         return self.apply(f"lt-split{{loop={loop} factor={factor}}}")

@@ -231,13 +231,9 @@ class LoopToolEnv(gym.Env):
         if name in ("up", "down"):  # size mode
             s.apply(f"lt-resize{{loop={c} delta={1 if name == 'up' else -1}}}")
             return None
-        if name == "merge":
-            s.merge(c)
+        self.cursor = apply_loop_action(s, name, c, self.benchmark.target, module, loops)
+        if name == "merge":  # one loop fewer
             self.cursor = min(self.cursor, len(self._loops()[1]) - 1)
-            return None
-        moved = apply_loop_action(s, name, c, self.benchmark.target, module, loops)
-        if name == "swap_up":
-            self.cursor = moved
         return None
 
     def action_mask(self) -> np.ndarray:

@@ -7,7 +7,7 @@ before.  ``cpu_target("znver2")`` is that CPU with the features LLVM gives
 it, whatever this machine is, so IR and assembly can be checked for an
 AVX2 or an AVX-512 CPU on either; ``features`` adds or removes features
 (``+avx512f``, ``-fma``) on top.  Names are checked against LLVM's own
-lists (``cpu_names()``, ``feature_names()``; ``lt-opt --mcpu=help``): a
+lists (``help_text()``, ``lt-opt --mcpu=help``): a
 misspelt name is an error here, not a warning LLVM prints and ignores.
 Code built for a CPU runs only on machines that have its features.
 """
@@ -67,14 +67,6 @@ def _llvm_help() -> tuple[dict, dict]:
     return cpus, features
 
 
-def cpu_names() -> list[str]:
-    return sorted(_llvm_help()[0])
-
-
-def feature_names() -> list[str]:
-    return sorted(_llvm_help()[1])
-
-
 def help_text() -> str:
     """The CPU and feature names, for ``lt-opt --mcpu=help``."""
     cpus, features = _llvm_help()
@@ -93,9 +85,6 @@ class CpuTarget:
     cpu: str
     features: str
     host: bool
-
-    def describe(self) -> str:
-        return "this host" if self.host else f"--mcpu={self.cpu}" + (f" --mattr={self.features}" if self.features else "")
 
 
 _FEATURE = re.compile(r"[+-][A-Za-z0-9][A-Za-z0-9_.\-]*")

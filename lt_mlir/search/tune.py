@@ -80,6 +80,7 @@ class Tuner:
         self.model = CostModel() if self.use_model else None
         self.known: dict[str, Evaluation] = {}
         self.schedules: dict[str, Schedule] = {}  # text -> the Schedule (with its history: its pipeline)
+        self._features: dict[str, np.ndarray] = {}  # text -> space.feature_vector, computed once
         self.t0 = time.perf_counter()
         self.flops = self.start.flops()
         self._log = None
@@ -129,7 +130,7 @@ class Tuner:
         new = [c for c in unique if c.text not in self.known]
         predicted = [None] * len(new)
         if self.model is not None and self.model.ready and new:
-            xs = [space.feature_vector(c.schedule) for c in new]
+            xs = [self.features(c.schedule) for c in new]
             order = self.model.rank(xs)
             guesses = self.model.predict(xs)
             new = [new[i] for i in order]
@@ -159,7 +160,7 @@ class Tuner:
         self.evaluations.append(e)
         self.known[e.text] = e
         if self.model is not None:
-            self.model.add(space.feature_vector(schedule), e.score if e.score > 0 else 0.1)
+            self.model.add(self.features(schedule), e.score if e.score > 0 else 0.1)
 
     # ------------------------------------------------------------ the log
     def open_log(self, header: dict) -> None:
@@ -195,6 +196,12 @@ class Tuner:
             self._add(e, Schedule(e.text, self.start.entry))
         if self.model is not None:
             self.model.fit()
+
+    def features(self, schedule: Schedule) -> np.ndarray:
+        x = self._features.get(schedule.text)
+        if x is None:
+            x = self._features[schedule.text] = space.feature_vector(schedule)
+        return x
 
     def close(self) -> None:
         if self._log is not None:

@@ -220,7 +220,7 @@ class LtUi(App):
         if current is not None:
             self.query_one("#figures", Static).update(Text(current.line(), style="bold"))
         else:
-            last = next((s.cached_figures(t) for t in reversed(list(s._figures)) if s.cached_figures(t)), None)
+            last = s.latest_figures()
             old = last.line() if last is not None else "no figures yet"
             self.query_one("#figures", Static).update(Text(f"measuring... (was: {old})", style="dim"))
         self.query_one("#spark", Sparkline).data = [t * 1e3 for t in s.history] or [0.0]

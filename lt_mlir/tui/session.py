@@ -265,16 +265,14 @@ class Session:
         return loop
 
     def undo(self) -> str | None:
-        try:
-            self.schedule.undo()
-        except LtError as e:
-            return str(e)
-        self._place_cursor()
-        return None
+        return self._history_step(self.schedule.undo)
 
     def redo(self) -> str | None:
+        return self._history_step(self.schedule.redo)
+
+    def _history_step(self, step) -> str | None:
         try:
-            self.schedule.redo()
+            step()
         except LtError as e:
             return str(e)
         self._place_cursor()
@@ -363,6 +361,10 @@ class Session:
     # ------------------------------------------------------------ benchmark
     def cached_figures(self, text: str | None = None) -> Figures | None:
         return self._figures.get(text or self.schedule.text)
+
+    def latest_figures(self) -> Figures | None:
+        """The figures measured last (of any schedule), or None."""
+        return next(reversed(self._figures.values()), None)
 
     def benchmark(self, text: str | None = None, on_first=None) -> Figures:
         """Compile and time ``text`` (default: the current schedule), check
