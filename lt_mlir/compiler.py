@@ -20,6 +20,7 @@ from .lowering import machine
 from .lowering import passes as _lowering_passes  # noqa: F401  (registers the lowering steps)
 from .lowering.gpu.lt_to_gpu import lower_lt_to_gpu
 from .lowering.gpu.nvptx import DEFAULT_ARCH, compile_to_ptx
+from .lowering.lt_to_scf import set_fastmath
 from .lowering.llvm import lower_to_llvm_dialect, scf_to_llvm_dialect, translate_to_llvm_ir
 from .mlir import ir
 from .runtime import cuda, native
@@ -50,10 +51,18 @@ class Lowered:
 
 
 def lower(
-    module_or_text, entry: str | None = None, filename: str = "-", check_bounds: bool = True, target: str = "cpu"
+    module_or_text,
+    entry: str | None = None,
+    filename: str = "-",
+    check_bounds: bool = True,
+    target: str = "cpu",
+    fastmath: str | None = None,
 ) -> Lowered:
     """lt module (or its text) -> unoptimised LLVM IR of the whole module
-    (``target="cuda-emulated"``: GPU mappings run as sequential loops)."""
+    (``target="cuda-emulated"``: GPU mappings run as sequential loops).
+    ``fastmath``: the floating-point mode of every function (``default``,
+    ``strict``, ``fast`` or LLVM flags such as ``"nnan,nsz"``; README,
+    "Floating point"); None keeps each function's ``lt.fastmath``."""
     if target not in ("cpu", "cuda-emulated"):
         known = ", ".join(TARGETS)
         raise CompileError(
@@ -61,6 +70,7 @@ def lower(
             else "error: lower() makes CPU code; target cuda compiles with lower_cuda()"
         )
     module = _as_module(module_or_text, filename)
+    set_fastmath(module.operation, fastmath)
     f = find_function(module.operation, entry)
     name, specs = function_name(f), signature(f)
     try:
@@ -75,10 +85,16 @@ def lower(
 
 
 def lower_cuda(
-    module_or_text, entry: str | None = None, filename: str = "-", check_bounds: bool = True, arch: str = DEFAULT_ARCH
+    module_or_text,
+    entry: str | None = None,
+    filename: str = "-",
+    check_bounds: bool = True,
+    arch: str = DEFAULT_ARCH,
+    fastmath: str | None = None,
 ):
     """lt module (or its text) -> PTX and the launch plan (``lowering/gpu/nvptx.py``)."""
     module = _as_module(module_or_text, filename)
+    set_fastmath(module.operation, fastmath)
     f = find_function(module.operation, entry)
     name, specs = function_name(f), signature(f)
     try:
@@ -96,6 +112,7 @@ def compile(  # noqa: A001
     arch: str = DEFAULT_ARCH,
     cpu: str | None = None,
     features: str | None = None,
+    fastmath: str | None = None,
 ):
     """Compile an lt module to a callable.
 
@@ -111,15 +128,16 @@ def compile(  # noqa: A001
     tails, atomics) with blocks and threads run one after another as CPU
     code, a ``Kernel``: a schedule's GPU semantics checked on any machine.
 
-    Accesses are proven in bounds first; ``check_bounds=False`` skips that
-    (only for testing what happens when they are not)."""
+    ``fastmath``: the floating-point mode (``lower``; README, "Floating
+    point").  Accesses are proven in bounds first; ``check_bounds=False``
+    skips that (only for testing what happens when they are not)."""
     if target == "cuda":
-        lowered = lower_cuda(module_or_text, entry, filename, check_bounds, arch)
+        lowered = lower_cuda(module_or_text, entry, filename, check_bounds, arch, fastmath)
         return CudaKernel(lowered.meta, lowered.ptx)
     if target not in ("cpu", "cuda-emulated"):
         raise CompileError(f"error: unknown target '{target}' (targets: cpu, cuda, cuda-emulated)")
     cpu_target = machine.cpu_target(cpu, features)
-    lowered = lower(module_or_text, entry, filename, check_bounds, target)
+    lowered = lower(module_or_text, entry, filename, check_bounds, target, fastmath)
     mod = machine.optimize(lowered.llvm_ir, cpu_target)
     jit = native.JitModule(mod, lowered.openmp, cpu_target)
     return Kernel(lowered.name, lowered.specs, jit.address(lowered.name), jit, str(mod))
@@ -164,6 +182,7 @@ def compile_aot(
     arch: str = DEFAULT_ARCH,
     cpu: str | None = None,
     features: str | None = None,
+    fastmath: str | None = None,
 ) -> dict:
     """Write ``<prefix>.o``, ``<prefix>.h`` and (``shared``) ``<prefix>.so``.
 
@@ -173,13 +192,13 @@ def compile_aot(
     argument layout, launch plan), which ``lt_mlir.runtime.cuda.load``
     runs without MLIR or LLVM installed."""
     if target == "cuda":
-        lowered = lower_cuda(module_or_text, entry, arch=arch)
+        lowered = lower_cuda(module_or_text, entry, arch=arch, fastmath=fastmath)
         os.makedirs(os.path.dirname(os.path.abspath(out_prefix)), exist_ok=True)
         return cuda.save(out_prefix, lowered.meta, lowered.ptx)
     if target != "cpu":
         raise CompileError(f"error: unknown target '{target}' (targets: cpu, cuda)")
     cpu_target = machine.cpu_target(cpu, features)
-    lowered = lower(module_or_text, entry)
+    lowered = lower(module_or_text, entry, fastmath=fastmath)
     mod = machine.optimize(lowered.llvm_ir, cpu_target)
     os.makedirs(os.path.dirname(os.path.abspath(out_prefix)), exist_ok=True)
     paths = {"object": out_prefix + ".o", "header": out_prefix + ".h"}

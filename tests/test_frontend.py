@@ -153,12 +153,22 @@ def test_kernels_are_cached_by_structure_sizes_and_schedule():
     t = program(A, B)
     x = t._inputs[0]._inputs[0]
     runs = stats["runs"]
-    t.numpy()
-    t.numpy()
-    assert stats["runs"] == runs + 1  # the result is kept
+    t.resolve()
+    t.resolve()
+    close(t.numpy(), A @ B)
+    assert stats["runs"] == runs + 1  # resolve() keeps the result; numpy() hands it over
+    first = t.numpy()
+    assert stats["runs"] == runs + 2  # so the next numpy() computes again
+    first[:] = -1  # the caller owns it: the next result is unaffected
+    close(t.numpy(), A @ B)
+    t.resolve()
     t.force_recompute()
     t.numpy()
-    assert stats["runs"] == runs + 2
+    assert stats["runs"] == runs + 5
+    lowerings = stats["lowerings"]
+    for _ in range(3):
+        t.force_recompute().numpy()
+    assert stats["lowerings"] == lowerings  # nothing changed: the module is not lowered again
     x.set(3 * A)  # a new input value invalidates the result, not the kernel
     close(t.numpy(), 3 * A @ B)
     assert stats["compiles"] == before + 2

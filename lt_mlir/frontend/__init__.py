@@ -14,7 +14,7 @@ See ``tensor.py`` (the Tensor API), ``sizes.py`` (size inference) and
 
 from .errors import FrontendError, SizeError
 from .symbols import Expr, Size, Symbol, SymbolGenerator, symbols
-from .tensor import Tensor, as_tensor, clear_cache, default_hardware, set_default_hardware, stats
+from .tensor import Tensor, as_tensor, clear_cache, default_hardware, fastmath, set_default_hardware, set_fastmath, stats
 
 
 def _unary(fn: str):
@@ -62,6 +62,7 @@ __all__ = [
     "default_hardware",
     "divide",
     "exp",
+    "fastmath",
     "log",
     "max",
     "min",
@@ -69,6 +70,7 @@ __all__ = [
     "negate",
     "reciprocal",
     "set_default_hardware",
+    "set_fastmath",
     "sqrt",
     "stats",
     "subtract",

@@ -406,6 +406,8 @@ class _Emitter:
     def _read(self, body: _Body, node, env: dict):
         """(value, guards): the value is ``node``'s where every guard holds."""
         if node._op == "leaf":
+            if node._weak:  # a Python number: a constant the compiler sees
+                return self.const_float(float(node._data)), []
             return self.load(body, self.buffer[node], node._dims, env), []
         if node._op == "view":
             src, src_env, guards = self.view_source(node, env)
@@ -581,8 +583,10 @@ class _Emitter:
                 out.append(pad + f"}}) {attrs} : () -> ()")
 
 
-def lower(root, sizes: dict, dtype: str, name: str = "graph") -> Lowered:
-    """The lt module computing ``root`` (all of its dims' sizes in ``sizes``)."""
+def lower(root, sizes: dict, dtype: str, name: str = "graph", fastmath: str = "default") -> Lowered:
+    """The lt module computing ``root`` (all of its dims' sizes in ``sizes``);
+    a ``fastmath`` mode other than ``default`` becomes the function's
+    ``lt.fastmath`` attribute."""
     em = _Emitter(sizes, dtype)
     out = root
     source = _permutation_source(root)
@@ -594,7 +598,7 @@ def lower(root, sizes: dict, dtype: str, name: str = "graph") -> Lowered:
     for node in nodes:  # name dims in the order the graph meets them
         for d in (*node._dims, *(node._inputs[0]._dims if node._op == "reduce" else ())):
             em.dim_name(d)
-    leaves = [n for n in nodes if n._op == "leaf"]
+    leaves = [n for n in nodes if n._op == "leaf" and not n._weak]
     args = []
     for i, leaf in enumerate(leaves):
         em.buffer[leaf] = f"%a{i}"
@@ -618,7 +622,8 @@ def lower(root, sizes: dict, dtype: str, name: str = "graph") -> Lowered:
             continue
         names = ", ".join(f'"{em.dim_name(d)}"' for d in em.buf_dims[node])
         allocs.append(f'  {em.buffer[node]} = "lt.alloc"() {{dims = [{names}]}} : () -> {em.memref_type(em.buf_dims[node])}')
-    lines = [f"func.func @{name}({', '.join(args)}) {{"]
+    attrs = f' attributes {{lt.fastmath = "{fastmath}"}}' if fastmath != "default" else ""
+    lines = [f"func.func @{name}({', '.join(args)}){attrs} {{"]
     lines += ["  " + c for c in em.const_lines]
     lines += allocs
     lines += body

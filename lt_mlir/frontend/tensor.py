@@ -19,9 +19,12 @@ Looking inside: ``loop_tree`` (loop_tool's picture, lt_mlir's printer),
 ``code`` (the lt module, input for ``lt-opt``), ``llvm`` (the optimised
 LLVM IR), ``ir`` (the DAG in Graphviz DOT), ``schedule`` (a fresh
 ``lt_mlir.Schedule``; change it and hand it back with ``set``).
-Results are kept until an input's data changes (``set``) or
-``force_recompute()``; data given with ``copy=False`` is shared, so call
-``force_recompute()`` after changing it in place.
+``numpy()`` hands over the kernel's output array (no copy) and computes
+again on the next call; ``resolve()`` computes ahead and keeps the result
+until an input's data changes (``set``) or ``force_recompute()``.  Data
+given with ``copy=False`` is shared, so call ``force_recompute()`` after
+changing it in place.  The module is lowered again only when the program
+changes (a new node, a size, a schedule, data of a new shape or type).
 
 Departures from loop_tool 0.1.0, where its behaviour is a bug or a crash:
 ``a.shape`` works after ``b.set_size(...)`` without ``unify()``;
@@ -40,6 +43,8 @@ import numpy as np
 from ..compiler import compile as compile_module
 from ..compiler import parse_module
 from ..dialect.loop_tree import loop_tree
+from ..errors import LtError
+from ..lowering.lt_to_scf import fastmath_flags
 from ..runtime.kernel import find_function, signature
 from ..schedule import Schedule
 from . import sizes as _sizes
@@ -51,7 +56,10 @@ _KERNELS: "OrderedDict[str, object]" = OrderedDict()
 _KERNEL_CACHE_SIZE = 256
 _SCHEDULED: dict = {}  # (default text, pipeline) -> scheduled text
 _CHECKED: dict = {}  # (default text, schedule text) -> None (signature checked)
-stats = {"compiles": 0, "kernel_hits": 0, "runs": 0}
+stats = {"compiles": 0, "kernel_hits": 0, "runs": 0, "lowerings": 0}
+# Bumped by everything that can change a lowered module (a new node, a size,
+# data of a new shape or type, a schedule): a tensor re-lowers only then.
+_EPOCH = [0]
 
 _UNARY_NAMES = ("neg", "exp", "log", "sqrt", "abs", "reciprocal")
 
@@ -71,6 +79,27 @@ def set_default_hardware(name: str) -> None:
 
 def default_hardware() -> str:
     return _DEFAULT_HARDWARE[0]
+
+
+_FASTMATH = ["default"]
+
+
+def set_fastmath(mode: str = "default") -> None:
+    """The floating-point mode of the kernels tensors compile from now on:
+    ``"default"`` (FMA contraction; NaNs propagate through ``max``/``min``
+    as in NumPy, the sign of a zero they return unspecified), ``"strict"``
+    (IEEE 754), ``"fast"``, or LLVM flags such as ``"nnan,nsz"`` (README,
+    "Floating point").  The module says it: ``lt.fastmath`` on its function."""
+    try:
+        fastmath_flags(mode)
+    except LtError as e:
+        raise FrontendError(str(e).removeprefix("error: ")) from None
+    _FASTMATH[0] = mode.strip()
+    _EPOCH[0] += 1
+
+
+def fastmath() -> str:
+    return _FASTMATH[0]
 
 
 def _target(target: str | None) -> str:
@@ -196,6 +225,8 @@ class Tensor:
         self._consumers = weakref.WeakSet()
         self._schedule = None
         self._result = None
+        self._code = None  # (epoch, Lowered, scheduled text)
+        _EPOCH[0] += 1
         for x in self._inputs:
             x._consumers.add(self)
 
@@ -236,10 +267,12 @@ class Tensor:
         target = _NP[dtype or "f64"]
         if copy or arr.dtype != target or not arr.flags.c_contiguous:
             arr = np.array(arr, dtype=target, order="C", copy=True)
-        self._data_dtype = dtype
         eqs = [_sizes.fix(d, int(n), f"data of shape {arr.shape}") for d, n in zip(self._dims, arr.shape)]
         _sizes.solve(eqs + list(self._size_facts.values()))  # contradicts set_size?
+        if self._data is None or self._data.shape != arr.shape or self._data_dtype != dtype:
+            _EPOCH[0] += 1
         self._data = arr
+        self._data_dtype = dtype
         self._data_eqs = eqs
         self._version += 1
         self._converted = {}
@@ -294,6 +327,7 @@ class Tensor:
                 schedule = ("pipeline", p[len("builtin.module(") : -1])
         old = self._schedule
         self._schedule = schedule
+        _EPOCH[0] += 1
         try:
             low = self._lowered()
         except SizeError:
@@ -324,6 +358,7 @@ class Tensor:
             facts[d] = _sizes.fix(d, n, "set_size")
         _sizes.solve(list(facts.values()) + self._data_eqs)
         self._size_facts = facts
+        _EPOCH[0] += 1
         return self
 
     # ------------------------------------------------------------ shapes
@@ -652,14 +687,26 @@ class Tensor:
     def _graph(self) -> list:
         return topological(self)
 
+    def _current(self) -> tuple:
+        """(Lowered, scheduled text), lowered again only when something that
+        changes the module changed since the last time."""
+        cached = self._code
+        if cached is not None and cached[0] == _EPOCH[0]:
+            return cached[1], cached[2]
+        low = self._lowered()
+        text = self._scheduled_text(low)
+        self._code = (_EPOCH[0], low, text)
+        return low, text
+
     def _lowered(self) -> Lowered:
+        stats["lowerings"] += 1
         nodes = self._graph()
         sizes = self._solve()
         missing = [d for n in nodes for d in n._dims if d not in sizes]
         if missing:
             raise SizeError(self._unknown_message(missing))
         f64 = any(n._op == "leaf" and not n._weak and n._leaf_dtype() == "f64" for n in nodes)
-        return lower(self, sizes, "f64" if f64 else "f32")
+        return lower(self, sizes, "f64" if f64 else "f32", fastmath=_FASTMATH[0])
 
     def _scheduled_text(self, low: Lowered) -> str:
         if self._schedule is None:
@@ -682,7 +729,7 @@ class Tensor:
     def code(self) -> str:
         """The lt module this tensor runs (its schedule applied): input for
         ``lt-opt`` or ``lt_mlir.Schedule``."""
-        return self._scheduled_text(self._lowered())
+        return self._current()[1]
 
     @property
     def mlir(self) -> str:
@@ -719,14 +766,16 @@ class Tensor:
             if self._data is None:
                 raise FrontendError(f"{self._describe()} has no data: call .set(array) on it first")
             return self._array(self._leaf_dtype() or "f32", 0)
-        low = self._lowered()
-        text = self._scheduled_text(low)
+        low, text = self._current()
         key = (text, target, tuple((id(leaf), leaf._version) for leaf in low.leaves))
         if self._result is not None and self._result[0] == key:
             return self._result[1]
         arrays = [leaf._array(low.dtype, i) for i, leaf in enumerate(low.leaves)]
         kernel = _kernel(text, target)
-        out = kernel(*arrays)
+        # Every program the frontend emits writes each element of its output
+        # before anything reads it, so the output need not be zeroed.
+        out = np.empty(low.out_shape, _NP[low.dtype])
+        kernel(*arrays, out)
         stats["runs"] += 1
         self._result = (key, out)
         return out
@@ -737,13 +786,23 @@ class Tensor:
         ``numpy()`` passes it)."""
         if self._op == "leaf":
             raise FrontendError(f"{self._describe()} is an input, not a computation: it has no kernel")
-        low = self._lowered()
+        low = self._current()[0]
         return [leaf._array(low.dtype, i) for i, leaf in enumerate(low.leaves)]
 
     def numpy(self, target: str | None = None) -> np.ndarray:
-        """The values, computed (once per change of inputs) as a NumPy array,
-        on ``target`` (default: ``lt.set_default_hardware``'s)."""
-        return np.array(self._run(target), copy=True)
+        """The values as a NumPy array of your own, computed on ``target``
+        (default: ``lt.set_default_hardware``'s).
+
+        The kernel's output array itself is handed over, not a copy of it
+        (copying costs as much as an elementwise kernel): the tensor keeps no
+        reference to it, so the next ``numpy()`` runs the kernel again.
+        ``resolve()`` computes ahead and keeps the result for the next
+        ``numpy()``."""
+        out = self._run(target)
+        if self._op != "leaf":
+            self._result = None
+            return out
+        return np.array(out, copy=True)
 
     def resolve(self, target: str | None = None) -> "Tensor":
         """Compute now (``numpy()`` then returns the stored result)."""
@@ -759,8 +818,8 @@ class Tensor:
         return self.force_recompute()
 
     def __array__(self, dtype=None, copy=None):
-        out = self._run()
-        return out.astype(dtype) if dtype is not None else np.array(out, copy=True)
+        out = self.numpy()
+        return out.astype(dtype, copy=False) if dtype is not None else out
 
     def __iter__(self):
         raise TypeError("a Tensor is not iterable; use .numpy() for its values or X[...] with Symbols for a view")

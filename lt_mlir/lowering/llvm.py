@@ -13,6 +13,7 @@ from __future__ import annotations
 import ctypes
 import os
 import re
+import struct
 
 from ..dialect import lt
 from ..errors import CompileError, from_mlir_error
@@ -180,6 +181,23 @@ _SPECIAL_FLOATS = {
     ("bfloat", "-nan"): "0xRFFC0",
 }
 _SPECIAL_FLOAT = re.compile(r"\b(float|double|half|bfloat) ([+-]?(?:inf|nan))\b")
+# It also spells constants that have no short decimal form as the type's own
+# bits, `fmul float %9, f0x3E2AAAAB`; the older parser wants `0x` with the
+# value as a double for float and double, `0xH`/`0xR` with the bits for
+# half/bfloat.  The type is the last one named before the constant.
+_BITS_FLOAT = re.compile(r"(?<![\w.%@])f0x([0-9A-Fa-f]+)\b")
+_FLOAT_TYPE = re.compile(r"\b(float|double|half|bfloat)\b")
+
+
+def _legacy_hex(kind: str, bits: str) -> str:
+    if kind == "half":
+        return "0xH" + bits.upper()
+    if kind == "bfloat":
+        return "0xR" + bits.upper()
+    if kind == "float":
+        value = struct.unpack(">f", bytes.fromhex(bits.zfill(8)))[0]
+        bits = struct.pack(">d", value).hex()
+    return "0x" + bits.zfill(16).upper()
 
 
 def _hex_special_floats(text: str) -> str:
@@ -187,4 +205,15 @@ def _hex_special_floats(text: str) -> str:
         kind, value = m.group(1), m.group(2).lstrip("+")
         return f"{kind} {_SPECIAL_FLOATS[('float' if kind == 'double' else kind, value)]}"
 
+    if "f0x" in text:
+        text = "\n".join(_legacy_bits(line) if "f0x" in line else line for line in text.split("\n"))
     return _SPECIAL_FLOAT.sub(hexed, text)
+
+
+def _legacy_bits(line: str) -> str:
+    def hexed(m):
+        kinds = _FLOAT_TYPE.findall(line, 0, m.start())
+        kind = kinds[-1] if kinds else {4: "half", 8: "float"}.get(len(m.group(1)), "double")
+        return _legacy_hex(kind, m.group(1))
+
+    return _BITS_FLOAT.sub(hexed, line)

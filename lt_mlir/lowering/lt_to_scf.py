@@ -66,22 +66,88 @@ def finish_function(f, lowering: "LtToScf") -> None:
     entry = f.regions[0].blocks[0]
     hoist_allocs(f, entry)
     lowering.lower_ops(list(entry.operations), {})
-    _allow_contraction(f)
+    apply_fastmath(f)
 
 
 _CONTRACTIBLE = ("arith.addf", "arith.subf", "arith.mulf")
+_MINMAX = ("arith.maximumf", "arith.minimumf")
+# Ops whose result LLVM fast-math flags may change: arith's float ops and
+# math's functions (every one takes a ``fastmath`` attribute).
+_FLOAT_OPS = _CONTRACTIBLE + _MINMAX + ("arith.divf", "arith.remf", "arith.negf", "arith.maxnumf", "arith.minnumf")
+_MATH_WITH_FLAGS = ("math.exp", "math.log", "math.sqrt", "math.absf", "math.tanh", "math.powf", "math.rsqrt", "math.erf")
+FASTMATH_FLAGS = ("reassoc", "nnan", "ninf", "nsz", "arcp", "contract", "afn")
+FASTMATH_MODES = ("default", "strict", "fast")
 
 
-def _allow_contraction(f) -> None:
-    """Let LLVM fuse a multiply and an add into one FMA (what C compilers do
-    by default with -ffp-contract=on): one rounding instead of two."""
+def fastmath_flags(mode: str) -> dict:
+    """Fast-math flags per op name for a ``fastmath`` mode (see README,
+    "Floating point"): ``default`` lets a multiply and an add fuse into an
+    FMA (``contract``) and leaves the sign of a zero from ``max``/``min`` of
+    equal operands unspecified (``nsz``; NaNs still propagate as in NumPy);
+    ``strict`` adds nothing (IEEE 754: one rounding per op, ``maximumf``
+    orders -0 below +0); ``fast`` allows every rewrite LLVM knows; a comma
+    list of LLVM's flags (``nnan,nsz``) puts those on every float op."""
+    mode = (mode or "default").strip()
+    if mode == "default":
+        return {**{n: ("contract",) for n in _CONTRACTIBLE}, **{n: ("nsz",) for n in _MINMAX}}
+    if mode == "strict":
+        return {}
+    flags = FASTMATH_FLAGS if mode == "fast" else tuple(f.strip() for f in mode.split(",") if f.strip())
+    bad = [f for f in flags if f not in FASTMATH_FLAGS]
+    if bad or not flags:
+        raise CompileError(
+            f"error: unknown fastmath mode '{mode}' (one of {', '.join(FASTMATH_MODES)}, "
+            f"or a comma list of {', '.join(FASTMATH_FLAGS)})"
+        )
+    return dict.fromkeys(_FLOAT_OPS + _MATH_WITH_FLAGS, flags)
+
+
+def set_fastmath(module_op, mode: str | None) -> None:
+    """Ask every function of the module for ``mode`` (checked here): the
+    ``lt.fastmath`` attribute, which the lowering reads."""
+    if mode is None:
+        return
+    fastmath_flags(mode)
+    value = ir.StringAttr.get(mode.strip(), module_op.context)
+    for f in lt.functions(module_op):
+        f.attributes["lt.fastmath"] = value
+
+
+def function_fastmath(f) -> str:
+    """The ``lt.fastmath`` mode a function asks for (``default`` if none)."""
+    if "lt.fastmath" in f.attributes:
+        return ir.StringAttr(f.attributes["lt.fastmath"]).value
+    return "default"
+
+
+def apply_fastmath(f) -> None:
+    """Put the fast-math flags of the function's ``lt.fastmath`` mode on its
+    float ops (by default: FMA contraction, as C compilers do with
+    -ffp-contract=on, and ``nsz`` on max/min).  An op that carries flags of
+    its own keeps them: per-op choices win."""
+    table = fastmath_flags(function_fastmath(f))
+    if "lt.fastmath" in f.attributes:
+        del f.attributes["lt.fastmath"]
+    if not table:
+        return
     ops = []
-    f.walk(lambda o: (ops.append(o) if o.name in _CONTRACTIBLE else None, ir.WalkResult.ADVANCE)[1])
-    if ops:
-        contract = ir.Attribute.parse("#arith.fastmath<contract>")
-        for o in ops:
-            if "fastmath" not in o.attributes or str(o.attributes["fastmath"]) == "#arith.fastmath<none>":
-                o.attributes["fastmath"] = contract
+
+    def visit(o):
+        if o.name in table:
+            ops.append(o)
+        return ir.WalkResult.ADVANCE
+
+    f.walk(visit)
+    attrs: dict = {}
+    for o in ops:
+        flags = table[o.name]
+        if "fastmath" not in o.attributes or str(o.attributes["fastmath"]) == "#arith.fastmath<none>":
+            key = ",".join(flags)
+            if key not in attrs:
+                attrs[key] = ir.Attribute.parse(f"#arith.fastmath<{key}>")
+            o.attributes["fastmath"] = attrs[key]
+
+
 
 
 def check_annotations(f) -> None:

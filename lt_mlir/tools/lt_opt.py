@@ -37,6 +37,10 @@ def _arg_parser() -> argparse.ArgumentParser:
     p.add_argument("--mcpu", default=None, metavar="NAME",
                    help="CPU for --emit=llvm|asm and --run (default: this host; 'help' lists CPUs and features)")
     p.add_argument("--mattr", default=None, metavar="+f1,-f2", help="CPU features to add (+) or remove (-)")
+    p.add_argument("--fastmath", default=None, metavar="MODE",
+                   help="floating-point mode of every function: default (FMA contraction; NaNs propagate through "
+                   "max/min, the sign of their zero unspecified), strict (IEEE 754), fast, or LLVM flags such as "
+                   "nnan,nsz (sets lt.fastmath)")
     p.add_argument("--entry", default=None, help="function to compile/run (default: the first)")
     run = p.add_mutually_exclusive_group()
     run.add_argument("--run", action="store_true", help="compile, run on random inputs, report the time")
@@ -144,17 +148,21 @@ def run(argv: list[str] | None = None) -> int:
     from ..dialect.loop_tree import loop_tree
     from ..errors import LtError, with_filename
     from ..lowering import machine
+    from ..lowering.lt_to_scf import fastmath_flags, set_fastmath
     from ..passes.registry import parse_pipeline, run_pipeline
 
     if args.mcpu == "help":
         _write(args.output, machine.help_text())
         return 0
     cpu_target = machine.cpu_target(args.mcpu, args.mattr)  # bad names: an error before any work
+    if args.fastmath is not None:
+        fastmath_flags(args.fastmath)  # a bad mode too
     stages = [s for text in args.pass_pipeline for s in parse_pipeline(text)]
     text, filename = _read(args.input)
 
     def process(chunk: str) -> str:
         module = compiler.parse_module(chunk, filename)
+        set_fastmath(module.operation, args.fastmath)
         for remark in run_pipeline(module, stages):
             sys.stderr.write(f"remark: {remark}\n")
         if args.run:
