@@ -20,8 +20,8 @@ from .lowering import machine
 from .lowering import passes as _lowering_passes  # noqa: F401  (registers the lowering steps)
 from .lowering.gpu.lt_to_gpu import lower_lt_to_gpu
 from .lowering.gpu.nvptx import DEFAULT_ARCH, compile_to_ptx
-from .lowering.lt_to_scf import set_fastmath
 from .lowering.llvm import lower_to_llvm_dialect, scf_to_llvm_dialect, translate_to_llvm_ir
+from .lowering.lt_to_scf import set_fastmath
 from .mlir import ir
 from .runtime import cuda, native
 from .runtime.cuda import CudaKernel
