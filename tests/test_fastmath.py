@@ -116,11 +116,12 @@ def test_python_numbers_are_constants():
     """x.max(0.0), x * 2: constants in the kernel, not 0-d input arrays."""
     s = lt.SymbolGenerator()
     a = np.random.default_rng(1).standard_normal((4, 8)).astype(np.float32)
-    t = (lt.Tensor(a).to(s.m, s.n) * 2).max(0.0) + 1 / 6
+    t = (lt.Tensor(a).to(s.m, s.n) * 1.2).max(0.0) + 1 / 6
     assert "memref<f32>" not in t.code and "read C[]" not in t.loop_tree
     assert len(t.arguments) == 1  # only the array
-    np.testing.assert_allclose(t.numpy(), np.maximum(a * 2, 0) + np.float32(1 / 6), rtol=1e-6)
-    # 1/6 has no short decimal form: LLVM spells it by its bits (f0x...)
+    np.testing.assert_allclose(t.numpy(), np.maximum(a * np.float32(1.2), 0) + np.float32(1 / 6), rtol=1e-6)
+    # 1/6 has no short decimal form: LLVM spells it by its bits (f0x...);
+    # 1.2 as a float is 1.2000000476837158: LLVM writes 1.200000e+00
     assert "f0x" not in t.compile().llvm_ir
     u = lt.Tensor(a).to(s.m, s.n).max(lt.Tensor(0.0))  # a tensor is an input, settable later
     assert len(u.arguments) == 2

@@ -207,7 +207,28 @@ def _hex_special_floats(text: str) -> str:
 
     if "f0x" in text:
         text = "\n".join(_legacy_bits(line) if "f0x" in line else line for line in text.split("\n"))
+    if "float" in text:  # decimals of float constants: see _legacy_decimals
+        text = "\n".join(_legacy_decimals(line) if "float" in line and "e+" in line or "e-" in line else line for line in text.split("\n"))
     return _SPECIAL_FLOAT.sub(hexed, text)
+
+
+_DECIMAL = re.compile(r"(?<![\w.%@\"])(-?\d+\.\d+e[+-]\d+)")
+
+
+def _legacy_decimals(line: str) -> str:
+    """The translator writes a float constant as its shortest decimal
+    (``1.200000e+00``); the older parser reads a decimal as a double and
+    refuses one a float cannot hold exactly, so float constants go as the
+    hex of their double value."""
+
+    def hexed(m):
+        kinds = _FLOAT_TYPE.findall(line, 0, m.start())
+        if not kinds or kinds[-1] != "float":
+            return m.group(1)
+        value = float(struct.unpack(">f", struct.pack(">f", float(m.group(1))))[0])
+        return "0x" + struct.pack(">d", value).hex().upper()
+
+    return _DECIMAL.sub(hexed, line)
 
 
 def _legacy_bits(line: str) -> str:

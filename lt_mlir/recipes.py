@@ -1,0 +1,91 @@
+"""Documented schedules: the moves that make a common loop nest fast on this
+CPU, as ``Schedule`` methods (what a person would do in ``lt-ui``).
+
+``register_tile`` takes loop_tool's default schedule of a contraction —
+
+    for m : L0
+     for n : L1          C[m, n] <- init
+    for k : L2           (under m)
+     for n : L3          C[m, n] += f(A[m, k], B[k, n])
+
+(matmul, the blog's clipped matmul, any ``(a * b).sum(k)`` over ``m, k`` and
+``k, n``) — and keeps a tile of ``rows x vectors*W`` of C in vector
+registers while k runs, W being this CPU's vector width in elements (8
+floats with AVX2, 16 with AVX-512):
+
+    for m in M/rows : L0
+     for m' in rows : L1
+      for n in N : L2            C <- init
+     for n in N/(vectors*W) : L3 (when N is wider than one tile)
+      for k in K : L4
+       for m' in rows : L5     [unroll full]
+        for n' in vectors*W : L6 [unroll full, vectorize W]
+
+Each k step loads ``vectors`` rows of B once and broadcasts ``rows``
+elements of A; the ``rows * vectors`` accumulators and those loads must fit
+the register file (16 vector registers with AVX2: 3 x 3 leaves room for
+B, the broadcast and a temporary; 32 with AVX-512: 4 x 3).
+``parallel=True`` runs the tile rows on every core (OpenMP over L0).
+"""
+
+from __future__ import annotations
+
+from .errors import PassError
+from .lowering.machine import host_vector_width
+from .schedule import Schedule
+
+
+def default_rows(width: int) -> int:
+    """Rows of the register tile for vectors of ``width`` lanes: 3 with
+    16 registers (AVX2, ``width <= 8``), 4 with 32 (AVX-512)."""
+    return 3 if width <= 8 else 4
+
+
+def register_tile(
+    schedule: Schedule,
+    rows: int | None = None,
+    vectors: int = 3,
+    width: int | None = None,
+    parallel: bool = False,
+) -> Schedule:
+    """Apply the register-tile moves (module docstring) to ``schedule``,
+    which must hold loop_tool's default schedule of a contraction; returns
+    it.  ``width``: lanes a vector (default: this CPU's for the element
+    type); ``rows`` (default ``default_rows(width)``) and ``vectors``: the
+    tile of C, ``rows x vectors*width`` elements.  Refuses (``PassError``)
+    another loop structure, or a tile wider than the problem."""
+    dims = _loop_dims(schedule)
+    if len(dims) != 4 or dims[1] != dims[3] or len({dims[0], dims[1], dims[2]}) != 3:
+        raise PassError(
+            "error: register_tile wants loop_tool's default contraction schedule "
+            f"(for m {{ for n: init }} for k {{ for n }}), not loops over {dims}"
+        )
+    m, n = _loop_sizes(schedule)[0], _loop_sizes(schedule)[1]
+    width = width or host_vector_width(_element_bytes(schedule))
+    rows = rows or default_rows(width)
+    if rows < 1 or vectors < 1 or width < 1:
+        raise PassError("error: register_tile needs rows, vectors and width of at least 1")
+    if rows > m or width > n:
+        raise PassError(f"error: a {rows} x {width} tile does not fit C of {m} x {n}")
+    tile = min(vectors * width, n - n % width)
+    schedule.split(0, rows).distribute(1).swap(3)
+    if tile < n:
+        schedule.split(5, tile).swap(4).swap(3)
+        schedule.vectorize(6, width).unroll(6).unroll(5)
+    else:
+        schedule.vectorize(5, width).unroll(5).unroll(4)
+    if parallel:
+        schedule.parallel(0)
+    return schedule
+
+
+def _loop_dims(schedule: Schedule) -> list:
+    return [line.split()[1] for line in schedule.loop_tree.splitlines() if line.lstrip().startswith("for ")]
+
+
+def _loop_sizes(schedule: Schedule) -> list:
+    return [int(line.split()[3]) for line in schedule.loop_tree.splitlines() if line.lstrip().startswith("for ")]
+
+
+def _element_bytes(schedule: Schedule) -> int:
+    return 8 if "xf64>" in schedule.text else 4
