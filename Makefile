@@ -41,6 +41,7 @@ tmux:
 
 bench: $(STAMP)
 	$(PY) -m pip install --quiet -e '.[test,bench]'
+	$(PY) benchmarks/bench_cpu.py
 	$(PY) benchmarks/bench_foundation.py
 	$(PY) benchmarks/bench_passes.py
 	$(PY) benchmarks/bench_ui.py

@@ -1,8 +1,8 @@
 """Neural-network helpers over frontend tensors (loop_tool's ``lt.nn``).
 
 Every helper builds lazy tensors; nothing runs until a result is asked for.
-Constants (``0``, ``1``, ``6``, ...) are scalar inputs, so graphs that differ
-only in them share one compiled kernel.
+Constants (``0``, ``1``, ``6``, ...) are compile-time constants of the
+kernel (``arith.constant``), which the compiler folds and vectorizes.
 
     import lt_mlir as lt
     y = lt.nn.relu(lt.nn.linear(x, w, bias))
