@@ -169,19 +169,9 @@ def nb_add(x, y):
     return out
 
 
+# numba.prange is range unless the function is jitted with parallel=True:
+# one loop nest serves as the @njit and the prange variant.
 def nb_matmul(A, B):
-    m, k = A.shape
-    n = B.shape[1]
-    C = np.zeros((m, n), A.dtype)
-    for i in range(m):
-        for kk in range(k):
-            a = A[i, kk]
-            for j in range(n):
-                C[i, j] += a * B[kk, j]
-    return C
-
-
-def nb_matmul_prange(A, B):
     m, k = A.shape
     n = B.shape[1]
     C = np.zeros((m, n), A.dtype)
@@ -194,19 +184,6 @@ def nb_matmul_prange(A, B):
 
 
 def nb_clipped(A, B):
-    m, k = A.shape
-    n = B.shape[1]
-    C = np.zeros((m, n), A.dtype)
-    zero = A.dtype.type(0)
-    for i in range(m):
-        for kk in range(k):
-            a = A[i, kk]
-            for j in range(n):
-                C[i, j] += max(a * B[kk, j], zero)
-    return C
-
-
-def nb_clipped_prange(A, B):
     m, k = A.shape
     n = B.shape[1]
     C = np.zeros((m, n), A.dtype)
@@ -287,7 +264,7 @@ def rand(rng, *shape):
     return rng.standard_normal(shape).astype(np.float32)
 
 
-def add_peers(w: Workload, program, inputs, numba_fn=None, numba_par=None, tile=False):
+def add_peers(w: Workload, program, inputs, numba_fn=None, prange=False, tile=False):
     w.variants["lt_mlir default"] = frontend(program, inputs)
     if tile:
         w.variants["lt_mlir tiled"] = frontend(program, inputs, tiled)
@@ -299,9 +276,9 @@ def add_peers(w: Workload, program, inputs, numba_fn=None, numba_par=None, tile=
         w.notes.append(lt_run)
     else:
         w.variants["loop_tool default"] = lt_run
-    for label, fn in (("Numba", numba_fn), ("Numba prange", numba_par)):
-        if fn is not None and numba is not None:
-            jitted = njit(fn, parallel=label.endswith("prange"))
+    for label, parallel in (("Numba", False), ("Numba prange", True)):
+        if numba_fn is not None and numba is not None and (prange or not parallel):
+            jitted = njit(numba_fn, parallel=parallel)
             w.variants[label] = lambda j=jitted: j(*inputs)
     if numba is None and numba_fn is not None:
         w.notes.append("Numba not installed")
@@ -330,7 +307,7 @@ def workloads(quick: bool, only: str | None) -> list:
         A, B = rand(rng, n, n), rand(rng, n, n)
         w = Workload(name, "GFLOP/s", 2 * n**3, A.astype(np.float64) @ B)
         w.variants["NumPy"] = lambda A=A, B=B: A @ B
-        add_peers(w, p_matmul, (A, B), nb_matmul, nb_matmul_prange, tile=True)
+        add_peers(w, p_matmul, (A, B), nb_matmul, prange=True, tile=True)
         out.append(w)
     for m, n, k in (((33, 48, 64), (20, 24, 16)) if quick else ((33, 48, 4096), (256, 256, 256))):
         name = f"clipped matmul {m}x{n}x{k}"
@@ -340,7 +317,7 @@ def workloads(quick: bool, only: str | None) -> list:
         ref = np.maximum(A.astype(np.float64)[:, :, None] * B[None], 0).sum(1)
         w = Workload(name, "GFLOP/s", 3 * m * n * k, ref)
         w.variants["NumPy"] = lambda A=A, B=B: np.maximum(A[:, :, None] * B[None], 0).sum(1)
-        add_peers(w, p_clipped, (A, B), nb_clipped, nb_clipped_prange, tile=True)
+        add_peers(w, p_clipped, (A, B), nb_clipped, prange=True, tile=True)
         out.append(w)
     r, c = (64, 48) if quick else (4096, 4096)
     if want("row sum"):

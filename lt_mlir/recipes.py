@@ -30,6 +30,8 @@ B, the broadcast and a temporary; 32 with AVX-512: 4 x 3).
 
 from __future__ import annotations
 
+from .dialect import lt
+from .dialect.loop_tree import preorder_loops
 from .errors import PassError
 from .lowering.machine import host_vector_width
 from .schedule import Schedule
@@ -54,14 +56,16 @@ def register_tile(
     type); ``rows`` (default ``default_rows(width)``) and ``vectors``: the
     tile of C, ``rows x vectors*width`` elements.  Refuses (``PassError``)
     another loop structure, or a tile wider than the problem."""
-    dims = _loop_dims(schedule)
+    module = schedule.module  # a fresh parse: kept alive while its loops are read
+    loops = preorder_loops(module)
+    dims = [lt.loop_dim(loop) for loop in loops]
     if len(dims) != 4 or dims[1] != dims[3] or len({dims[0], dims[1], dims[2]}) != 3:
         raise PassError(
             "error: register_tile wants loop_tool's default contraction schedule "
             f"(for m {{ for n: init }} for k {{ for n }}), not loops over {dims}"
         )
-    m, n = _loop_sizes(schedule)[0], _loop_sizes(schedule)[1]
-    width = width or host_vector_width(_element_bytes(schedule))
+    m, n = lt.loop_size(loops[0]), lt.loop_size(loops[1])
+    width = width or host_vector_width(lt.element_bytes(module.operation))
     rows = rows or default_rows(width)
     if rows < 1 or vectors < 1 or width < 1:
         raise PassError("error: register_tile needs rows, vectors and width of at least 1")
@@ -77,15 +81,3 @@ def register_tile(
     if parallel:
         schedule.parallel(0)
     return schedule
-
-
-def _loop_dims(schedule: Schedule) -> list:
-    return [line.split()[1] for line in schedule.loop_tree.splitlines() if line.lstrip().startswith("for ")]
-
-
-def _loop_sizes(schedule: Schedule) -> list:
-    return [int(line.split()[3]) for line in schedule.loop_tree.splitlines() if line.lstrip().startswith("for ")]
-
-
-def _element_bytes(schedule: Schedule) -> int:
-    return 8 if "xf64>" in schedule.text else 4

@@ -336,6 +336,16 @@ def parse_module(text: str, filename: str = "-", context: ir.Context | None = No
             raise from_mlir_error(e, ParseError, filename) from None
 
 
+def element_bytes(module_op) -> int:
+    """Bytes of the elements of a module's first memref argument (what a
+    vector of the host's width packs); 4 when it has none."""
+    for f in functions(module_op):
+        for t in ir.FunctionType(ir.TypeAttr(f.attributes["function_type"]).value).inputs:
+            if isinstance(t, ir.MemRefType):
+                return nbytes([1], ir.MemRefType(t).element_type)
+    return 4
+
+
 def functions(module_op) -> list:
     """The ``func.func`` operations at the top of a module (as Operations:
     ``FuncOp.name`` is the symbol name, not the op name)."""

@@ -397,7 +397,7 @@ def apply_loop_action(s: Schedule, name: str, c: int, target: str = "cpu", modul
         s.unroll(c, 0)
         return c
     if name == "vectorize":
-        s.vectorize(c, host_vector_width(_element_bytes(module)))
+        s.vectorize(c, host_vector_width(lt.element_bytes(module.operation)))
         return c
     if name == "parallel":
         s.parallel(c)
@@ -422,10 +422,3 @@ def _unrolled_copies(loop) -> int:
     return copies
 
 
-def _element_bytes(module) -> int:
-    """Bytes of the first memref argument's elements (what vectorize packs)."""
-    for f in lt.functions(module.operation):
-        for t in ir.FunctionType(ir.TypeAttr(f.attributes["function_type"]).value).inputs:
-            if isinstance(t, ir.MemRefType):
-                return lt.nbytes([1], ir.MemRefType(t).element_type)
-    return 4

@@ -181,60 +181,46 @@ _SPECIAL_FLOATS = {
     ("bfloat", "-nan"): "0xRFFC0",
 }
 _SPECIAL_FLOAT = re.compile(r"\b(float|double|half|bfloat) ([+-]?(?:inf|nan))\b")
-# It also spells constants that have no short decimal form as the type's own
-# bits, `fmul float %9, f0x3E2AAAAB`; the older parser wants `0x` with the
-# value as a double for float and double, `0xH`/`0xR` with the bits for
-# half/bfloat.  The type is the last one named before the constant.
-_BITS_FLOAT = re.compile(r"(?<![\w.%@])f0x([0-9A-Fa-f]+)\b")
+# It also spells a float constant by the type's own bits when it has no
+# short decimal form (`fmul float %9, f0x3E2AAAAB`), or by its shortest
+# decimal (`1.200000e+00`), which the older parser reads as a double and
+# refuses when a float cannot hold it exactly.  The older forms: `0x` with
+# the value as a double for float and double, `0xH`/`0xR` with the bits for
+# half/bfloat.  A constant's type is the last one named before it.
+_FLOAT_CONSTANT = re.compile(r"(?<![\w.%@\"])(?:f0x([0-9A-Fa-f]+)\b|(-?\d+\.\d+e[+-]\d+))")
 _FLOAT_TYPE = re.compile(r"\b(float|double|half|bfloat)\b")
 
 
-def _legacy_hex(kind: str, bits: str) -> str:
+def _double_hex(value: float) -> str:
+    return "0x" + struct.pack(">d", value).hex().upper()
+
+
+def _legacy_constant(line: str, m) -> str:
+    kinds = _FLOAT_TYPE.findall(line, 0, m.start())
+    bits, decimal = m.group(1), m.group(2)
+    if decimal is not None:  # only a float's decimal may be inexact
+        if not kinds or kinds[-1] != "float":
+            return decimal
+        return _double_hex(struct.unpack(">f", struct.pack(">f", float(decimal)))[0])
+    kind = kinds[-1] if kinds else {4: "half", 8: "float"}.get(len(bits), "double")
     if kind == "half":
         return "0xH" + bits.upper()
     if kind == "bfloat":
         return "0xR" + bits.upper()
     if kind == "float":
-        value = struct.unpack(">f", bytes.fromhex(bits.zfill(8)))[0]
-        bits = struct.pack(">d", value).hex()
+        return _double_hex(struct.unpack(">f", bytes.fromhex(bits.zfill(8)))[0])
     return "0x" + bits.zfill(16).upper()
 
 
 def _hex_special_floats(text: str) -> str:
+    """``text`` in the float syntax llvmlite's parser reads."""
+
     def hexed(m):
         kind, value = m.group(1), m.group(2).lstrip("+")
         return f"{kind} {_SPECIAL_FLOATS[('float' if kind == 'double' else kind, value)]}"
 
-    if "f0x" in text:
-        text = "\n".join(_legacy_bits(line) if "f0x" in line else line for line in text.split("\n"))
-    if "float" in text:  # decimals of float constants: see _legacy_decimals
-        text = "\n".join(_legacy_decimals(line) if "float" in line and "e+" in line or "e-" in line else line for line in text.split("\n"))
-    return _SPECIAL_FLOAT.sub(hexed, text)
-
-
-_DECIMAL = re.compile(r"(?<![\w.%@\"])(-?\d+\.\d+e[+-]\d+)")
-
-
-def _legacy_decimals(line: str) -> str:
-    """The translator writes a float constant as its shortest decimal
-    (``1.200000e+00``); the older parser reads a decimal as a double and
-    refuses one a float cannot hold exactly, so float constants go as the
-    hex of their double value."""
-
-    def hexed(m):
-        kinds = _FLOAT_TYPE.findall(line, 0, m.start())
-        if not kinds or kinds[-1] != "float":
-            return m.group(1)
-        value = float(struct.unpack(">f", struct.pack(">f", float(m.group(1))))[0])
-        return "0x" + struct.pack(">d", value).hex().upper()
-
-    return _DECIMAL.sub(hexed, line)
-
-
-def _legacy_bits(line: str) -> str:
-    def hexed(m):
-        kinds = _FLOAT_TYPE.findall(line, 0, m.start())
-        kind = kinds[-1] if kinds else {4: "half", 8: "float"}.get(len(m.group(1)), "double")
-        return _legacy_hex(kind, m.group(1))
-
-    return _BITS_FLOAT.sub(hexed, line)
+    lines = text.split("\n")
+    for i, line in enumerate(lines):
+        if "f0x" in line or "e+" in line or "e-" in line:
+            lines[i] = _FLOAT_CONSTANT.sub(lambda m, line=line: _legacy_constant(line, m), line)
+    return _SPECIAL_FLOAT.sub(hexed, "\n".join(lines))

@@ -148,8 +148,6 @@ def apply_fastmath(f) -> None:
             o.attributes["fastmath"] = attrs[key]
 
 
-
-
 def check_annotations(f) -> None:
     """Refuse annotations this lowering does not lower (``lt.gpu``: the GPU
     lowering's)."""
