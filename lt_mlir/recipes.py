@@ -26,6 +26,22 @@ elements of A; the ``rows * vectors`` accumulators and those loads must fit
 the register file (16 vector registers with AVX2: 3 x 3 leaves room for
 B, the broadcast and a temporary; 32 with AVX-512: 4 x 3).
 ``parallel=True`` runs the tile rows on every core (OpenMP over L0).
+
+``pack=True`` (the default; when N is wider than one tile) also packs B: C's
+initialisation gets a nest of its own, the panels of B (K x vectors*W)
+become the outermost loop, and ``lt-cache`` copies each panel into a
+contiguous local buffer, which the rows of A then stream past (B's rows are
+N floats apart; a panel read in place touches a new page every row and
+fights over the same L1 sets):
+
+    for m in M/rows : L0 { for m' in rows : L1 { for n in N : L2  C <- init } }
+    for n in N/(vectors*W) : L3          (parallel: one panel a thread)
+     %0 <- alloc f32[k, n]              the panel of B
+     for k : L4 { for n' : L5  %0[k, n'] <- B[k, n] }
+     for m in M/rows : L6
+      for k in K : L7
+       for m' in rows : L8 [unroll full]
+        for n' in vectors*W : L9 [unroll full, vectorize W]
 """
 
 from __future__ import annotations
@@ -49,13 +65,16 @@ def register_tile(
     vectors: int = 3,
     width: int | None = None,
     parallel: bool = False,
+    pack: bool = True,
 ) -> Schedule:
     """Apply the register-tile moves (module docstring) to ``schedule``,
     which must hold loop_tool's default schedule of a contraction; returns
     it.  ``width``: lanes a vector (default: this CPU's for the element
     type); ``rows`` (default ``default_rows(width)``) and ``vectors``: the
-    tile of C, ``rows x vectors*width`` elements.  Refuses (``PassError``)
-    another loop structure, or a tile wider than the problem."""
+    tile of C, ``rows x vectors*width`` elements; ``pack``: copy panels of
+    B (module docstring; ignored when one tile spans N).  Refuses
+    (``PassError``) another loop structure, or a tile wider than the
+    problem."""
     module = schedule.module  # a fresh parse: kept alive while its loops are read
     loops = preorder_loops(module)
     dims = [lt.loop_dim(loop) for loop in loops]
@@ -78,6 +97,9 @@ def register_tile(
         schedule.vectorize(6, width).unroll(6).unroll(5)
     else:
         schedule.vectorize(5, width).unroll(5).unroll(4)
+        pack = False
+    if pack:
+        schedule.distribute(0).swap(3).cache(3, 1)
     if parallel:
-        schedule.parallel(0)
+        schedule.parallel(3 if pack else 0)
     return schedule

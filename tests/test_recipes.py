@@ -34,10 +34,15 @@ def program(m, k, n, clipped):
     ],
 )
 @pytest.mark.parametrize("clipped", [False, True])
-def test_register_tile_matches_numpy(m, k, n, width, rows, vectors, parallel, clipped):
+@pytest.mark.parametrize("pack", [False, True])
+def test_register_tile_matches_numpy(m, k, n, width, rows, vectors, parallel, clipped, pack):
     A, B, c, ref = program(m, k, n, clipped)
-    s = register_tile(c.schedule, rows=rows, vectors=vectors, width=width, parallel=parallel)
+    s = register_tile(c.schedule, rows=rows, vectors=vectors, width=width, parallel=parallel, pack=pack)
     assert f"vectorize {width}" in s.loop_tree
+    packed = pack and vectors * width < n
+    assert ("alloc f32[k, n]" in s.loop_tree) == packed  # a panel of B, only when N spans several tiles
+    if parallel:
+        assert s.loop_tree.splitlines()[4 if packed else 0].endswith("[parallel]")
     kernel = s.compile()
     out = guarded_copy(np.full((m, n), np.nan, np.float32))
     kernel(guarded_copy(A, readonly=True), guarded_copy(B, readonly=True), out)

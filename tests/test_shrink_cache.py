@@ -279,11 +279,11 @@ def test_cache_tail_iteration_copies_a_prefix():
         (MATMUL, "lt-uncache{loop=0}", r"error: lt-uncache: L0 .for m in 4 r 1. has no cache \(made by lt-cache\)"),
         (
             MATMUL,
-            "lt-parallel{loop=0}, lt-cache{loop=1 operand=0}",
-            r"error: lt-cache: the enclosing .for m in 4 r 1. is annotated 'parallel'",
+            "lt-gpu-map{loop=0 to=block}, lt-cache{loop=1 operand=0}",
+            r"error: lt-cache: the enclosing .for m in 4 r 1. is annotated 'gpu': its iterations run at the same time",
         ),
     ],
-    ids=["written", "operand-range", "loop-range", "not-read", "not-rebaseable", "uncache-none", "parallel"],
+    ids=["written", "operand-range", "loop-range", "not-read", "not-rebaseable", "uncache-none", "gpu"],
 )
 def test_refusals_are_located_and_change_nothing(program, pipeline, message):
     *setup, last = [p.strip() for p in pipeline.split(", ")]
@@ -294,6 +294,31 @@ def test_refusals_are_located_and_change_nothing(program, pipeline, message):
     with pytest.raises(PassError, match=message):
         run_pipeline(module, f"builtin.module({last})")
     assert str(module) == before
+
+
+@pytest.mark.parametrize(
+    "pipeline",
+    [
+        "lt-parallel{loop=0}, lt-cache{loop=1 operand=0}",  # a tile of A in each m iteration, filled per m'
+        "lt-cache{loop=0 operand=1}, lt-parallel{loop=0}",  # B cached at the parallel loop itself
+        "lt-cache{loop=2 operand=1}, lt-parallel{loop=0}",  # inside it, two levels down
+    ],
+    ids=["cache-under-parallel", "cache-at-parallel", "cache-deeper"],
+)
+def test_cache_in_a_parallel_loop_is_private_to_each_iteration(pipeline):
+    """A local buffer made inside a parallel loop is allocated in that loop's
+    body (one an iteration), so threads never share it; the result, tails
+    included, is the matmul's."""
+    module, _ = transformed(MATMUL, f"builtin.module({pipeline})")
+    lowered = lt_mlir.parse_module(str(module))
+    run_pipeline(lowered, "builtin.module(lower-lt-to-scf)")
+    text = str(lowered)
+    body = text[text.index("scf.parallel"):]
+    assert "memref.alloca" in body and "memref.alloca" not in text[: text.index("scf.parallel")]
+    rng = np.random.default_rng(11)
+    a, b = uniform(rng, (33, 64)), uniform(rng, (64, 48))
+    (got,) = execute(module, [a, b])
+    assert_close(got, *matmul_reference(a, b), what=pipeline)
 
 
 # ------------------------------------------------------------ guard pages

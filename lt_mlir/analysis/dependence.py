@@ -113,7 +113,7 @@ def reorder_conflicts(loop, roots=None) -> str | None:
         by_buffer.setdefault(a.buffer, []).append(a)
     for buffer, group in by_buffer.items():
         kinds = {a.kind for a in group}
-        if kinds == {"read"}:
+        if kinds == {"read"} or private_cache(buffer, loop):
             continue
         if len(kinds) == 1 and next(iter(kinds)).startswith("reduce:"):
             continue
@@ -123,6 +123,18 @@ def reorder_conflicts(loop, roots=None) -> str | None:
                 f"dim '{dim}' also access"
             )
     return None
+
+
+def private_cache(buffer, loop) -> bool:
+    """``buffer`` is an ``lt-cache`` tile allocated inside ``loop``: each
+    iteration refills it (the copy nest comes first in the body of the loop
+    it caches at) before reading it, so no iteration sees another's data,
+    and the lowering gives each iteration of a parallel loop its own."""
+    owner = buffer.owner
+    if isinstance(owner, ir.Block):
+        return False
+    op = owner.operation
+    return op.name == "lt.alloc" and "lt.cache" in op.attributes and loop in lt.enclosing_loops(op)
 
 
 def shared_reductions(loop) -> list:

@@ -6,7 +6,10 @@ where the pointers arrive through a struct: there it must assume a store to
 C may change B, and keeps accumulators in memory.  Tagging each load and
 store with the scope of the argument it addresses (``alias_scopes``) and
 the scopes of all other arguments (``noalias_scopes``) states the same fact
-in a form that survives outlining.
+in a form that survives outlining.  A scratch buffer (``lt.alloc``, an
+``llvm.alloca`` after lowering) is a fresh allocation, so it aliases no
+argument and no other buffer: it gets a scope of its own too (else a cached
+tile of B read in a parallel region keeps C's accumulators in memory).
 """
 
 from __future__ import annotations
@@ -39,34 +42,38 @@ def _noalias_args(f) -> list[int]:
 
 
 def _scope_function(f) -> None:
-    args = _noalias_args(f)
-    if len(args) < 2:
+    entry = f.regions[0].blocks[0]
+    base_of = {entry.arguments[i]: f"arg{i}" for i in _noalias_args(f)}
+    allocas = []
+    f.walk(lambda o: (allocas.append(o) if o.name == "llvm.alloca" else None, ir.WalkResult.ADVANCE)[1])
+    for k, a in enumerate(allocas):
+        base_of[a.result] = f"buffer{k}"
+    if len(base_of) < 2:
         return
     name = ir.StringAttr(f.attributes["sym_name"]).value
     domain = ir.Attribute.parse(f'#llvm.alias_scope_domain<id = distinct[0]<>, description = "{name}">')
     scopes = {
-        i: ir.Attribute.parse(
-            f'#llvm.alias_scope<id = distinct[{i + 1}]<>, domain = {domain}, description = "{name} arg{i}">'
+        base: ir.Attribute.parse(
+            f'#llvm.alias_scope<id = distinct[{n + 1}]<>, domain = {domain}, description = "{name} {base}">'
         )
-        for i in args
+        for n, base in enumerate(dict.fromkeys(base_of.values()))
     }
-    entry = f.regions[0].blocks[0]
-    arg_of = {entry.arguments[i]: i for i in args}
     accesses = []
     f.walk(lambda o: (accesses.append(o) if o.name in _ACCESSES else None, ir.WalkResult.ADVANCE)[1])
     for access in accesses:
         address = access.operands[0 if access.name == "llvm.load" else 1]
-        i = _base_argument(address, arg_of)
-        if i is None:
+        base = _base(address, base_of)
+        if base is None:
             continue
-        access.attributes["alias_scopes"] = ir.ArrayAttr.get([scopes[i]])
-        access.attributes["noalias_scopes"] = ir.ArrayAttr.get([s for j, s in scopes.items() if j != i])
+        access.attributes["alias_scopes"] = ir.ArrayAttr.get([scopes[base]])
+        access.attributes["noalias_scopes"] = ir.ArrayAttr.get([s for b, s in scopes.items() if b != base])
 
 
-def _base_argument(value, arg_of: dict):
+def _base(value, base_of: dict):
+    """The argument or buffer ``value`` points into (through GEPs), or None."""
     for _ in range(64):
-        if value in arg_of:
-            return arg_of[value]
+        if value in base_of:
+            return base_of[value]
         owner = value.owner
         if isinstance(owner, ir.Block) or owner.operation.name != "llvm.getelementptr":
             return None

@@ -174,7 +174,11 @@ def check_annotations(f) -> None:
 def hoist_allocs(f, entry: ir.Block, device: bool = False) -> None:
     """Move every lt.alloc in ``f`` to the start of ``entry`` as a memref
     alloca (small) or alloc (freed before every return).  ``device``: ``f``
-    is a gpu.launch and every buffer is a per-thread alloca."""
+    is a gpu.launch and every buffer is a per-thread alloca.  A buffer made
+    inside a parallel loop (an ``lt-cache`` tile there) goes to the start of
+    the outermost parallel loop's body instead: each iteration, run by
+    whichever thread, has its own (a large one is allocated and freed in
+    the body)."""
     allocs = []
     f.walk(lambda o: (allocs.append(o) if o.name == "lt.alloc" else None, ir.WalkResult.ADVANCE)[1])
     if not allocs:
@@ -186,14 +190,26 @@ def hoist_allocs(f, entry: ir.Block, device: bool = False) -> None:
     for a in allocs:
         t = ir.MemRefType(a.results[0].type)
         nbytes = lt.nbytes(t.shape, t.element_type)
-        with ir.InsertionPoint(first):
-            if nbytes <= STACK_ALLOC_LIMIT or device:
-                buf = memref.AllocaOp(t, [], []).result
-            else:
-                buf = memref.AllocOp(t, [], []).result
-                for r in returns:
-                    with ir.InsertionPoint(r):
+        parallel = [] if device else [loop for loop in lt.enclosing_loops(a) if "parallel" in lt.annotations(loop)]
+        if parallel:
+            body = lt.loop_body(parallel[-1])
+            start = next(o.operation for o in body.operations if o.operation != a)
+            with ir.InsertionPoint(start):
+                if nbytes <= STACK_ALLOC_LIMIT:
+                    buf = memref.AllocaOp(t, [], []).result
+                else:
+                    buf = memref.AllocOp(t, [], []).result
+                    with ir.InsertionPoint(body):
                         memref.DeallocOp(buf)
+        else:
+            with ir.InsertionPoint(first):
+                if nbytes <= STACK_ALLOC_LIMIT or device:
+                    buf = memref.AllocaOp(t, [], []).result
+                else:
+                    buf = memref.AllocOp(t, [], []).result
+                    for r in returns:
+                        with ir.InsertionPoint(r):
+                            memref.DeallocOp(buf)
         a.results[0].replace_all_uses_with(buf)
         a.erase()
 

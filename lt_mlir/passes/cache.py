@@ -45,9 +45,9 @@ itself.
 
 Refuses (with the location of the offending op): no loop L; ``operand`` is
 not an argument of L's function or not a memref; L or an enclosing loop is
-annotated ``lt.parallel``, ``lt.gpu`` or ``lt.vectorize`` (the local buffer
-is hoisted to the function entry by the lowering, so iterations running at
-the same time would share it); the argument is written or
+annotated ``lt.gpu`` or ``lt.vectorize`` (iterations running at the same
+time would share the local buffer; under ``lt.parallel`` each iteration of
+the parallel loop gets its own, see ``lower-lt-to-scf``); the argument is written or
 reduced into inside L, or used there other than by loads; it is not read
 inside L; an index of a read is not a sum of tiled and uniform terms
 (e.g. ``2 * k``, an inner loop's iteration number) or names a tiled dim
@@ -83,6 +83,11 @@ from . import common
 from .common import match_relative_index, new_dim, relative_index, relative_index_ops
 from .registry import Option, register
 from .shrink_buffers import CONCURRENT
+
+# Under these the local buffer would be shared by iterations running at the
+# same time.  Not under lt.parallel: the lowering allocates a buffer made
+# inside a parallel loop in that loop's body, one for each iteration.
+SHARED_UNDER = tuple(k for k in CONCURRENT if k != "parallel")
 
 CACHE = "lt-cache"
 UNCACHE = "lt-uncache"
@@ -220,7 +225,7 @@ def cache(module_op, loop: int, operand: int) -> str:
         raise common.refuse(CACHE, f"argument {operand} of @{_function_name(f)} is not a memref", target)
     name = value_names(f).get(buf, f"argument {operand}")
     for level in [target] + lt.enclosing_loops(target):
-        running = [k for k in CONCURRENT if k in lt.annotations(level)]
+        running = [k for k in SHARED_UNDER if k in lt.annotations(level)]
         if running:
             which = f"L{loop}" if level == target else f"the enclosing {common.loop_label(level)}"
             raise common.refuse(
