@@ -72,6 +72,21 @@ def frontend(program, inputs, schedule=None, parallel=False):
     return run
 
 
+def frontend_fastmath(program, inputs, mode):
+    """The default schedule compiled in the floating-point ``mode`` (README,
+    "Floating point"): ``reassoc`` lets LLVM reorder a reduction."""
+    t = program(lt_mlir, *inputs)
+    kernel = lt_mlir.compile(t.code, fastmath=mode)
+    args, (out,) = t.arguments, kernel.outputs
+
+    def run():
+        result = np.empty(out.shape, out.dtype)
+        kernel(*args, result)
+        return result
+
+    return run
+
+
 def with_loop_tool(program, inputs):
     if loop_tool is None:
         return None
@@ -264,8 +279,13 @@ def rand(rng, *shape):
     return rng.standard_normal(shape).astype(np.float32)
 
 
-def add_peers(w: Workload, program, inputs, numba_fn=None, prange=False, tile=False):
+REASSOC = "reassoc,contract,nsz"
+
+
+def add_peers(w: Workload, program, inputs, numba_fn=None, prange=False, tile=False, reassoc=False):
     w.variants["lt_mlir default"] = frontend(program, inputs)
+    if reassoc:
+        w.variants[f"lt_mlir {REASSOC}"] = frontend_fastmath(program, inputs, REASSOC)
     if tile:
         w.variants["lt_mlir tiled"] = frontend(program, inputs, tiled)
         w.variants[f"lt_mlir tiled x{os.cpu_count()}"] = frontend(program, inputs, tiled, parallel=True)
@@ -324,7 +344,7 @@ def workloads(quick: bool, only: str | None) -> list:
         X = rand(rng, r, c)
         w = Workload(f"row sum {r}x{c}", "GB/s", 4 * r * c, X.astype(np.float64).sum(1))
         w.variants["NumPy"] = lambda X=X: X.sum(1)
-        add_peers(w, p_row_sum, (X,), nb_row_sum)
+        add_peers(w, p_row_sum, (X,), nb_row_sum, reassoc=True)
         out.append(w)
     r, c = (64, 48) if quick else (4096, 1024)
     if want("softmax"):
@@ -339,7 +359,7 @@ def workloads(quick: bool, only: str | None) -> list:
             return e
 
         w.variants["NumPy"] = np_softmax
-        add_peers(w, p_softmax, (X,), nb_softmax)
+        add_peers(w, p_softmax, (X,), nb_softmax, reassoc=True)
         out.append(w)
     ch, hw = (4, 10) if quick else (16, 32)
     if want("conv2d"):
@@ -350,7 +370,7 @@ def workloads(quick: bool, only: str | None) -> list:
         w.variants["NumPy"] = lambda X=X, W=W: np.einsum(
             "cyxij,ocij->oyx", np.lib.stride_tricks.sliding_window_view(X, (3, 3), axis=(1, 2)), W, optimize=True
         )
-        add_peers(w, p_conv2d, (X, W), nb_conv2d)
+        add_peers(w, p_conv2d, (X, W), nb_conv2d, reassoc=True)
         out.append(w)
     n = 64 if quick else 4096
     if want("gesummv"):
@@ -358,7 +378,7 @@ def workloads(quick: bool, only: str | None) -> list:
         ref = 1.5 * A.astype(np.float64) @ x + 1.2 * B.astype(np.float64) @ x
         w = Workload(f"gesummv {n}", "GB/s", 2 * 4 * n * n, ref)
         w.variants["NumPy"] = lambda A=A, B=B, x=x: np.float32(1.5) * (A @ x) + np.float32(1.2) * (B @ x)
-        add_peers(w, p_gesummv, (A, B, x), nb_gesummv)
+        add_peers(w, p_gesummv, (A, B, x), nb_gesummv, reassoc=True)
         out.append(w)
     n = 34 if quick else 2050
     if want("jacobi"):
@@ -367,7 +387,7 @@ def workloads(quick: bool, only: str | None) -> list:
         ref = 0.2 * (a[1:-1, 1:-1] + a[1:-1, :-2] + a[1:-1, 2:] + a[2:, 1:-1] + a[:-2, 1:-1])
         w = Workload(f"jacobi_2d step {n}", "GB/s", 2 * 4 * (n - 2) ** 2, ref)
         w.variants["NumPy"] = lambda A=A: np.float32(0.2) * (A[1:-1, 1:-1] + A[1:-1, :-2] + A[1:-1, 2:] + A[2:, 1:-1] + A[:-2, 1:-1])
-        add_peers(w, p_jacobi, (A,), nb_jacobi)
+        add_peers(w, p_jacobi, (A,), nb_jacobi, reassoc=True)
         out.append(w)
     return out
 

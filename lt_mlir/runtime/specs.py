@@ -5,6 +5,7 @@ machines without torch-mlir) all describe arguments with ``ArgSpec``."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -21,7 +22,7 @@ class ArgSpec:
     element: str  # MLIR spelling: f32, i64, ...
     written: bool
 
-    @property
+    @cached_property
     def dtype(self) -> np.dtype:
         return np.dtype(NUMPY[self.element])
 
