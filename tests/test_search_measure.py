@@ -38,7 +38,10 @@ def test_local():
         assert isinstance(m, LocalMeasurer)
         results = m.measure(texts)
     _check(results, texts)
-    assert 0.5 <= results[0].speedup <= 2.0
+    # the start against its own baseline: the same kernel, so the ratio is 1
+    # up to timer noise on a microsecond kernel (2.08 seen on a loaded
+    # 2-core VM); a baseline of another program would be far off
+    assert 1 / 3 <= results[0].speedup <= 3.0
     assert {r.worker for r in results} == {"local"}
     assert "ranges over [0, 39]" in results[4].error, results[4].error
 
