@@ -176,6 +176,41 @@ def p_jacobi(lt, A):
     return (a[s.i + s.ki, s.j + s.kj] * lt.Tensor(STENCIL).to(s.ki, s.kj)).sum(s.ki, s.kj)
 
 
+def p_gemver(lt, A, u1, v1, u2, v2, y, z, x):
+    """npbench gemver's result w: A' = A + u1 v1^T + u2 v2^T,
+    x' = x + 1.2 A'^T y + z, w = 1.5 A' x' (w starts at 0)."""
+    s = lt.SymbolGenerator()
+    a = lt.Tensor(A).to(s.i, s.j) + lt.Tensor(u1).to(s.i) * lt.Tensor(v1).to(s.j) + lt.Tensor(u2).to(s.i) * lt.Tensor(v2).to(s.j)
+    xs = lt.Tensor(x).to(s.j) + (a * lt.Tensor(y).to(s.i)).sum(s.i) * const(lt, 1.2) + lt.Tensor(z).to(s.j)
+    return (a * xs).sum(s.j) * const(lt, 1.5)
+
+
+def p_covariance(lt, X):
+    """npbench covariance: cov = (X - mean)^T (X - mean) / (N - 1), X of N x M."""
+    s = lt.SymbolGenerator()
+    x = lt.Tensor(X).to(s.n, s.m)
+    n = X.shape[0]
+    d = x - x.sum(s.n) * const(lt, 1.0 / n)
+    return (d * d.to(s.n, s.p)).sum(s.n) * const(lt, 1.0 / (n - 1))
+
+
+HEAT = np.zeros((3, 3, 3), np.float32)
+HEAT[1, 1, 1] = 1 - 6 * 0.125
+for _axis in range(3):
+    for _side in (0, 2):
+        _at = [1, 1, 1]
+        _at[_axis] = _side
+        HEAT[tuple(_at)] = 0.125
+
+
+def p_heat(lt, A):
+    """One step of npbench heat_3d's update on the interior, as a 3 x 3 x 3
+    window against the 7-point mask."""
+    s = lt.SymbolGenerator()
+    a = lt.Tensor(A).to(s.r, s.q, s.t)
+    return (a[s.i + s.ki, s.j + s.kj, s.k + s.kk] * lt.Tensor(HEAT).to(s.ki, s.kj, s.kk)).sum(s.ki, s.kj, s.kk)
+
+
 # ---------------------------------------------------------------- numba loops
 def nb_add(x, y):
     out = np.empty_like(x)
@@ -271,6 +306,61 @@ def nb_jacobi(A):
     for i in range(1, n - 1):
         for j in range(1, m - 1):
             out[i - 1, j - 1] = A.dtype.type(0.2) * (A[i, j] + A[i, j - 1] + A[i, j + 1] + A[i + 1, j] + A[i - 1, j])
+    return out
+
+
+def nb_gemver(A, u1, v1, u2, v2, y, z, x):
+    n = A.shape[0]
+    a = np.empty_like(A)
+    for i in range(n):
+        for j in range(n):
+            a[i, j] = A[i, j] + u1[i] * v1[j] + u2[i] * v2[j]
+    xs = x.copy()
+    for i in range(n):
+        for j in range(n):
+            xs[j] += A.dtype.type(1.2) * a[i, j] * y[i]
+    for j in range(n):
+        xs[j] += z[j]
+    w = np.zeros(n, A.dtype)
+    for i in range(n):
+        acc = A.dtype.type(0)
+        for j in range(n):
+            acc += a[i, j] * xs[j]
+        w[i] = A.dtype.type(1.5) * acc
+    return w
+
+
+def nb_covariance(X):
+    n, m = X.shape
+    mean = np.zeros(m, X.dtype)
+    for i in range(n):
+        for j in range(m):
+            mean[j] += X[i, j]
+    d = np.empty_like(X)
+    for i in range(n):
+        for j in range(m):
+            d[i, j] = X[i, j] - mean[j] / n
+    cov = np.zeros((m, m), X.dtype)
+    for i in range(n):
+        for j in range(m):
+            for k in range(m):
+                cov[j, k] += d[i, j] * d[i, k]
+    return cov / (n - 1)
+
+
+def nb_heat(A):
+    n, m, l_ = A.shape
+    out = np.empty((n - 2, m - 2, l_ - 2), A.dtype)
+    c = A.dtype.type(0.125)
+    for i in range(1, n - 1):
+        for j in range(1, m - 1):
+            for k in range(1, l_ - 1):
+                out[i - 1, j - 1, k - 1] = (
+                    c * (A[i + 1, j, k] - 2 * A[i, j, k] + A[i - 1, j, k])
+                    + c * (A[i, j + 1, k] - 2 * A[i, j, k] + A[i, j - 1, k])
+                    + c * (A[i, j, k + 1] - 2 * A[i, j, k] + A[i, j, k - 1])
+                    + A[i, j, k]
+                )
     return out
 
 
@@ -388,6 +478,54 @@ def workloads(quick: bool, only: str | None) -> list:
         w = Workload(f"jacobi_2d step {n}", "GB/s", 2 * 4 * (n - 2) ** 2, ref)
         w.variants["NumPy"] = lambda A=A: np.float32(0.2) * (A[1:-1, 1:-1] + A[1:-1, :-2] + A[1:-1, 2:] + A[2:, 1:-1] + A[:-2, 1:-1])
         add_peers(w, p_jacobi, (A,), nb_jacobi, reassoc=True)
+        out.append(w)
+    n = 48 if quick else 2048
+    if want("gemver"):
+        A = rand(rng, n, n)
+        vecs = [rand(rng, n) for _ in range(7)]  # u1 v1 u2 v2 y z x
+        a64, (u1, v1, u2, v2, y, z, x) = A.astype(np.float64), [v.astype(np.float64) for v in vecs]
+        a2 = a64 + np.outer(u1, v1) + np.outer(u2, v2)
+        ref = 1.5 * a2 @ (x + 1.2 * y @ a2 + z)
+        w = Workload(f"gemver {n}", "GB/s", 3 * 4 * n * n, ref)
+
+        def np_gemver(A=A, vecs=vecs):
+            u1, v1, u2, v2, y, z, x = vecs
+            a = A + np.outer(u1, v1) + np.outer(u2, v2)
+            return np.float32(1.5) * (a @ (x + np.float32(1.2) * (y @ a) + z))
+
+        w.variants["NumPy"] = np_gemver
+        add_peers(w, p_gemver, (A, *vecs), nb_gemver, reassoc=True)
+        out.append(w)
+    n, m = (40, 24) if quick else (1400, 1200)
+    if want("covariance"):
+        X = rand(rng, n, m)
+        d64 = X.astype(np.float64) - X.astype(np.float64).mean(0)
+        w = Workload(f"covariance {n}x{m}", "GFLOP/s", 2 * n * m * m, d64.T @ d64 / (n - 1))
+
+        def np_cov(X=X, n=n):
+            d = X - X.mean(0)
+            return d.T @ d / np.float32(n - 1)
+
+        w.variants["NumPy"] = np_cov
+        add_peers(w, p_covariance, (X,), nb_covariance, reassoc=True)
+        out.append(w)
+    n = 18 if quick else 130
+    if want("heat"):
+        A = rand(rng, n, n, n)
+        a = A.astype(np.float64)
+        c = a[1:-1, 1:-1, 1:-1]
+        ref = 0.125 * (a[2:, 1:-1, 1:-1] - 2 * c + a[:-2, 1:-1, 1:-1]) + 0.125 * (a[1:-1, 2:, 1:-1] - 2 * c + a[1:-1, :-2, 1:-1]) \
+            + 0.125 * (a[1:-1, 1:-1, 2:] - 2 * c + a[1:-1, 1:-1, :-2]) + c
+        w = Workload(f"heat_3d step {n}", "GB/s", 2 * 4 * (n - 2) ** 3, ref)
+
+        def np_heat(A=A):
+            c = A[1:-1, 1:-1, 1:-1]
+            k = np.float32(0.125)
+            return (k * (A[2:, 1:-1, 1:-1] - 2 * c + A[:-2, 1:-1, 1:-1]) + k * (A[1:-1, 2:, 1:-1] - 2 * c + A[1:-1, :-2, 1:-1])
+                    + k * (A[1:-1, 1:-1, 2:] - 2 * c + A[1:-1, 1:-1, :-2]) + c)
+
+        w.variants["NumPy"] = np_heat
+        add_peers(w, p_heat, (A,), nb_heat, reassoc=True)
         out.append(w)
     return out
 

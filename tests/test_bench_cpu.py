@@ -19,7 +19,7 @@ def test_bench_cpu_quick_checks_every_workload():
     assert proc.returncode == 0, proc.stdout + proc.stderr
     lines = [line for line in proc.stdout.splitlines() if " ok: " in line]
     names = [line.split(" ok: ")[0].strip() for line in lines]
-    for want in ("add", "matmul", "clipped matmul", "row sum", "softmax", "conv2d", "gesummv", "jacobi_2d"):
+    for want in ("add", "matmul", "clipped matmul", "row sum", "softmax", "conv2d", "gesummv", "jacobi_2d", "gemver", "covariance", "heat_3d"):
         assert any(n.startswith(want) for n in names), (want, proc.stdout)
     for line in lines:
         assert "lt_mlir default" in line and "wrong" not in line, line
