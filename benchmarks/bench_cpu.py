@@ -107,6 +107,19 @@ def tiled(schedule, parallel):
     return register_tile(schedule, parallel=parallel)
 
 
+def conv_rows(schedule, parallel):
+    """conv2d: loop_tool's default puts the output channel o innermost
+    (C[o, y, x] and W[o, c, ky, kx] strided); move x innermost and y, o
+    outermost, so that one output row C[o, y, :] (x as vectors of this
+    CPU's width, unrolled) stays in registers while c, ky, kx accumulate."""
+    schedule.swap(7).swap(6).swap(7)  # c, y, ky, o, kx, x
+    schedule.swap(3).swap(5).swap(4)  # y, o, c, ky, kx, x
+    schedule.vectorize(8, host_vector_width(4)).unroll(8).unroll(7)
+    if parallel:
+        schedule.parallel(3)
+    return schedule
+
+
 def const(lt, value):
     """A scalar in ``lt``'s spelling: lt_mlir takes Python numbers;
     loop_tool needs a Tensor (and computes it in float32)."""
@@ -372,13 +385,17 @@ def rand(rng, *shape):
 REASSOC = "reassoc,contract,nsz"
 
 
-def add_peers(w: Workload, program, inputs, numba_fn=None, prange=False, tile=False, reassoc=False):
+def add_peers(w: Workload, program, inputs, numba_fn=None, prange=False, tile=False, reassoc=False, scheduled=None):
+    """The lt_mlir variants and the peers of a workload; ``tile``: the
+    documented ``register_tile`` schedule; ``scheduled``: a schedule of the
+    benchmark's own (a function of the default Schedule and ``parallel``)."""
     w.variants["lt_mlir default"] = frontend(program, inputs)
     if reassoc:
         w.variants[f"lt_mlir {REASSOC}"] = frontend_fastmath(program, inputs, REASSOC)
-    if tile:
-        w.variants["lt_mlir tiled"] = frontend(program, inputs, tiled)
-        w.variants[f"lt_mlir tiled x{os.cpu_count()}"] = frontend(program, inputs, tiled, parallel=True)
+    for label, fn in (("tiled", tiled if tile else None), ("scheduled", scheduled)):
+        if fn is not None:
+            w.variants[f"lt_mlir {label}"] = frontend(program, inputs, fn)
+            w.variants[f"lt_mlir {label} x{os.cpu_count()}"] = frontend(program, inputs, fn, parallel=True)
     lt_run = with_loop_tool(program, inputs)
     if lt_run is None:
         w.notes.append("loop_tool not installed")
@@ -460,7 +477,7 @@ def workloads(quick: bool, only: str | None) -> list:
         w.variants["NumPy"] = lambda X=X, W=W: np.einsum(
             "cyxij,ocij->oyx", np.lib.stride_tricks.sliding_window_view(X, (3, 3), axis=(1, 2)), W, optimize=True
         )
-        add_peers(w, p_conv2d, (X, W), nb_conv2d, reassoc=True)
+        add_peers(w, p_conv2d, (X, W), nb_conv2d, reassoc=True, scheduled=conv_rows)
         out.append(w)
     n = 64 if quick else 4096
     if want("gesummv"):
