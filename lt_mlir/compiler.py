@@ -14,7 +14,7 @@ import subprocess
 from dataclasses import dataclass
 
 from . import passes as _loop_passes  # noqa: F401  (registers the loop passes)
-from .dialect.lt import parse_module
+from .dialect.lt import parse_module, shared_context
 from .errors import CompileError, LtError, with_filename
 from .lowering import machine
 from .lowering import passes as _lowering_passes  # noqa: F401  (registers the lowering steps)
@@ -34,7 +34,7 @@ TARGETS = ("cpu", "cuda", "cuda-emulated")
 
 def _as_module(module_or_text, filename: str = "-") -> ir.Module:
     if isinstance(module_or_text, str):
-        return parse_module(module_or_text, filename)
+        return parse_module(module_or_text, filename, shared_context())
     # Work on a copy: lowering rewrites in place.
     op = module_or_text.operation
     return parse_module(op.get_asm(enable_debug_info=True), filename, op.context)
