@@ -20,7 +20,10 @@ import numpy as np
 
 import lt_mlir
 from lt_mlir import programs
+from lt_mlir.lowering.machine import host_vector_width
 from lt_mlir.runtime.timing import median_seconds
+
+W = host_vector_width(4)  # floats a vector on this CPU: 8 with AVX2, 16 with AVX-512
 
 
 def timed(fns: dict, repeat: int) -> dict:
@@ -30,23 +33,25 @@ def timed(fns: dict, repeat: int) -> dict:
     return {name: median_seconds(fn, repeat, warmup=3) for name, fn in fns.items()}
 
 # m split by 4: for m (8 r 1) { init; for k { for m' (4, unrolled) { for n (48, vector 16, unrolled) } } }
-# -> a 4 x 48 tile of C in 12 zmm registers, B rows streamed, A broadcast.
+# -> a 4 x 48 tile of C in vector registers (12 zmm with AVX-512; with AVX2's 8-float
+# vectors it takes 24 and spills: recipes.register_tile sizes the tile for the host).
 CLIPPED_SCHEDULE = [
     "lt-swap{loop=2}",  # n <-> k: C's initialisation gets its own n loop
     "lt-distribute{loop=1}",  # m' over {init} and {k nest}
     "lt-swap{loop=3}",  # m' <-> k
-    "lt-vectorize{loop=5 width=16}",
+    f"lt-vectorize{{loop=5 width={W}}}",
     "lt-unroll{loop=5 factor=0}",
     "lt-unroll{loop=4 factor=0}",
 ]
 # m by 4, n by 64: for n (8, parallel) { for m (128) { init; for k { for m' (4) { for n' (64, vector 16) } } } }
-# -> a 4 x 64 tile of C in 16 zmm registers; a 512 x 64 panel of B stays in L2 across m.
+# -> a 4 x 64 tile of C in 16 zmm registers with AVX-512 (it spills with AVX2: see
+# recipes.register_tile and benchmarks/bench_cpu.py); a 512 x 64 panel of B stays in L2 across m.
 MATMUL_SCHEDULE = [
     "lt-swap{loop=3}",
     "lt-swap{loop=1}",
     "lt-distribute{loop=2}",
     "lt-swap{loop=4}",
-    "lt-vectorize{loop=6 width=16}",
+    f"lt-vectorize{{loop=6 width={W}}}",
     "lt-unroll{loop=6 factor=0}",
     "lt-unroll{loop=5 factor=0}",
     "lt-swap{loop=0}",

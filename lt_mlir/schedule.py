@@ -1,7 +1,7 @@
 """Scripting the loop passes: a ``Schedule`` over one lt module.
 
     >>> s = Schedule(programs.matmul(33, 48, 64))
-    >>> s.split(0, 8).swap(2).vectorize(4, 16)
+    >>> s.split(0, 8).swap(2).vectorize(4, 8)  # width: host_vector_width()
     >>> print(s.loop_tree)
     >>> kernel = s.compile()
 
