@@ -51,13 +51,15 @@ def _scope_function(f) -> None:
     if len(base_of) < 2:
         return
     name = ir.StringAttr(f.attributes["sym_name"]).value
-    domain = ir.Attribute.parse(f'#llvm.alias_scope_domain<id = distinct[0]<>, description = "{name}">')
-    scopes = {
-        base: ir.Attribute.parse(
-            f'#llvm.alias_scope<id = distinct[{n + 1}]<>, domain = {domain}, description = "{name} {base}">'
-        )
-        for n, base in enumerate(dict.fromkeys(base_of.values()))
-    }
+    # One parse for all scopes: `distinct[0]` names one domain only within
+    # a single parse (parsed per scope, each scope got a domain of its own).
+    domain = f'#llvm.alias_scope_domain<id = distinct[0]<>, description = "{name}">'
+    bases = list(dict.fromkeys(base_of.values()))
+    parsed = ir.ArrayAttr(ir.Attribute.parse("[" + ", ".join(
+        f'#llvm.alias_scope<id = distinct[{n + 1}]<>, domain = {domain}, description = "{name} {base}">'
+        for n, base in enumerate(bases)
+    ) + "]"))
+    scopes = {base: parsed[n] for n, base in enumerate(bases)}
     accesses = []
     f.walk(lambda o: (accesses.append(o) if o.name in _ACCESSES else None, ir.WalkResult.ADVANCE)[1])
     for access in accesses:
