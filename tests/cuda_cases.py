@@ -145,6 +145,14 @@ CASES = [
     # the one-axis chains run on the threads with y = 0 only (found by the fuzzer)
     Case("softmax_mixed_chains", "softmax", (7, 33), ("lt-gpu-auto{threads=7}", "lt-gpu-map{loop=6 to=thread}"), _normal((7, 33)), _softmax, rtol=1e-5),
     Case("serial_row_sum", "row_sum", (16, 100), (), _normal((16, 100)), lambda a: a.astype(np.float64).sum(1), rtol=1e-4),
+    # block-shared row max and sum: 256 threads combine with shuffles and a
+    # shared slot a warp (the block-wide combine)
+    Case("softmax_block_combine", "softmax", (6, 2048), AUTO, _normal((6, 2048)), _softmax, rtol=1e-5),
+    # rows of odd length: the thread loops have tails, so no shuffles
+    Case("softmax_odd_rows", "softmax", (9, 301), AUTO, _normal((9, 301)), _softmax, rtol=1e-5),
+    # 100 threads: the last warp is partial; shared-memory atomics, no shuffles
+    Case("row_sum_partial_warp", "row_sum", (5, 1000), ("lt-gpu-auto{threads=100}",), _normal((5, 1000)), lambda a: a.astype(np.float64).sum(1), rtol=1e-4),
+    Case("row_max_block_combine", "row_max", (4, 4096), AUTO, _normal((4, 4096)), lambda a: a.astype(np.float64).max(1)),
 ]
 BY_NAME = {c.name: c for c in CASES}
 

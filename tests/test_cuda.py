@@ -62,26 +62,34 @@ def test_launch_plan_of_a_tiled_add(lowered):
 
 
 def test_shared_reduction_is_privatised_then_atomic(lowered):
-    """The 2^26 sum accumulates 64 elements per thread in a register, the
-    warp combines its 32 partial sums with shuffles, and lane 0 adds the
-    result to S: one atom.add per warp."""
+    """The 2^26 sum accumulates 64 elements per thread in a register, each
+    warp combines its 32 partial sums with shuffles, lane 0 of each warp
+    writes its sum to a shared slot, warp 0 combines the 8 slots with
+    shuffles again and thread 0 adds the block's sum to S: one atom.add per
+    block (it was one per warp)."""
     got = lowered["sum_2p26"]
     init, reduce = got.meta["launches"]
     assert init["grid"] == [1, 1, 1] and init["block"] == [1, 1, 1]  # S[0] = 0 on one thread
     assert reduce["grid"] == [4096, 1, 1] and reduce["block"] == [256, 1, 1]
     body = got.ptx.split(f".entry {reduce['kernel']}(")[1]
     assert body.count("atom.global.add.f32") == 1
-    assert body.count("shfl.sync.bfly.b32") == 5 and "%laneid" in body
+    assert body.count("shfl.sync.bfly.b32") == 10 and "%laneid" in body
+    assert ".shared .align 4 .b8 lt_shared_0[32];" in body  # 8 warps' slots
+    assert body.count("st.shared.b32") == 1 and body.count("ld.shared.b32") == 1
+    assert body.count("bar.sync") == 2
+    assert "atom.shared" not in body
     assert "ld.local" not in body and "st.local" not in body  # the partial sum lives in a register
 
 
 def test_no_warp_shuffle_under_a_thread_guard(lowered):
     """4000 columns = 15 r 160 blocks of 256 threads: full blocks combine
-    across the warp; in the tail block threads 160.. are off, so each thread
-    adds its own partial sum (a shuffle there would read inactive lanes)."""
+    across the warp, then across the block (the branch on the block id is
+    uniform in a block: the barriers are safe); in the tail block threads
+    160.. are off, so each thread adds its own partial sum (a shuffle there
+    would read inactive lanes, a barrier would wait for them)."""
     got = lowered["total_sum_tail"]
     body = got.ptx.split(f".entry {got.meta['launches'][1]['kernel']}(")[1]
-    assert body.count("shfl.sync.bfly.b32") == 5
+    assert body.count("shfl.sync.bfly.b32") == 10 and body.count("bar.sync") == 2
     assert body.count("atom.global.add.f32") == 2
 
 
@@ -98,10 +106,25 @@ def test_mul_reduction_uses_compare_and_swap(lowered):
     assert "atom.global.cas" in lowered["prod_atomic"].ptx or "atom.acq_rel" in lowered["prod_atomic"].ptx
 
 
-def test_softmax_scratch_is_device_memory(lowered):
-    meta = lowered["softmax_auto"].meta
+def test_softmax_scratch_is_block_shared_memory(lowered):
+    """lt-gpu-auto moves softmax's row max and row sum (scratch over m, one
+    element a row, a block a row) into the block: one shared f32 each, no
+    device scratch, and the threads combine into them without a single
+    device-memory atomic."""
+    got = lowered["softmax_auto"]
+    assert got.meta["scratch"] == []
+    assert all(p["kind"] != "scratch" for launch in got.meta["launches"] for p in launch["params"])
+    ptx = got.ptx
+    assert ".shared .align 4 .b8 lt_shared_0[4];" in ptx and ".shared .align 4 .b8 lt_shared_1[4];" in ptx
+    assert "atom.global" not in ptx and "ld.global.b32" not in ptx.replace("ld.global.nc", "")
+
+
+def test_scratch_used_by_several_kernels_stays_device_memory():
+    """A buffer written by one kernel and read by another cannot live in a
+    block: it stays a device scratch buffer of the launch plan."""
+    s = Schedule(programs.softmax(64, 32)).distribute(0).gpu_auto()
+    meta = lt_mlir.compiler.lower_cuda(s.text).meta
     assert meta["scratch"] == [{"shape": [64], "element": "f32"}, {"shape": [64], "element": "f32"}]
-    assert {"kind": "scratch", "index": 0} in meta["launches"][0]["params"]
 
 
 def test_exp_links_libdevice_and_keeps_only_kernels(lowered):
@@ -342,16 +365,57 @@ def test_values_and_buffers_beside_thread_loops_are_refused():
     Y = np.zeros((4, 64), np.float32)
     auto.compile(target="cuda-emulated")(X, S, Y)
     np.testing.assert_allclose(Y, X * S[:, None], rtol=1e-6)
-    buffer = _row_text('''
-    %t = "lt.alloc"() {dims = ["m", "n"]} : () -> memref<4x64xf32>
-    "lt.loop"() ({
+
+
+def _reverse_rows(n: int) -> str:
+    """Y[m, n] = X[m, N-1-n] through a buffer allocated in the block loop:
+    one thread loop writes it, the next reads other threads' elements."""
+    return _row_text(f'''
+    %t = "lt.alloc"() {{dims = ["n"]}} : () -> memref<{n}xf32>
+    "lt.loop"() ({{
     ^bb0(%i1: index):
-      %n = "lt.dim"() {dim = "n"} : () -> index
-      %x = memref.load %X[%m, %n] : memref<4x64xf32>
-      memref.store %x, %t[%m, %n] : memref<4x64xf32>
-    }) {dim = "n", size = 64 : i64, tail = 0 : i64} : () -> ()''')
-    with pytest.raises(PassError, match="a scratch buffer allocated beside thread loops"):
-        Schedule(buffer).gpu_map(0, "block").gpu_map(1, "thread")
+      %n = "lt.dim"() {{dim = "n"}} : () -> index
+      %x = memref.load %X[%m, %n] : memref<4x{n}xf32>
+      memref.store %x, %t[%n] : memref<{n}xf32>
+    }}) {{dim = "n", size = {n} : i64, tail = 0 : i64}} : () -> ()
+    "lt.loop"() ({{
+    ^bb0(%i1: index):
+      %n = "lt.dim"() {{dim = "n"}} : () -> index
+      %last = arith.constant {n - 1} : index
+      %r = arith.subi %last, %n : index
+      %x = memref.load %t[%r] : memref<{n}xf32>
+      memref.store %x, %Y[%m, %n] : memref<4x{n}xf32>
+    }}) {{dim = "n", size = {n} : i64, tail = 0 : i64}} : () -> ()''', n=n, extra_args=f', %Y: memref<4x{n}xf32> {{lt.name = "Y"}}')
+
+
+def test_buffer_in_a_block_loop_is_block_shared_memory(tmp_path):
+    """A buffer allocated in the block loop, beside its thread loops, is the
+    block's: shared memory (``.shared``), written by one thread loop and
+    read, other threads' elements, by the next after a barrier; it runs
+    emulated against NumPy and assembles."""
+    s = Schedule(_reverse_rows(64)).gpu_map(0, "block").gpu_map(1, "thread").gpu_map(2, "thread")
+    got = lt_mlir.compiler.lower_cuda(s.text)
+    assert got.meta["scratch"] == []
+    assert ".shared .align 4 .b8 lt_shared_0[256];" in got.ptx
+    body = got.ptx.split(".entry")[1]
+    assert body.index("st.shared") < body.index("bar.sync") < body.index("ld.shared")
+    (tmp_path / "k.ptx").write_text(got.ptx)
+    assert subprocess.run([_ptxas(), "-arch=sm_90", str(tmp_path / "k.ptx"), "-o", "/dev/null"], capture_output=True).returncode == 0
+    X = np.random.default_rng(0).standard_normal((4, 64)).astype(np.float32)
+    S = np.zeros(4, np.float32)
+    Y = np.full((4, 64), np.nan, np.float32)
+    s.compile(target="cuda-emulated")(X, S, Y)
+    np.testing.assert_array_equal(Y, X[:, ::-1])
+
+
+def test_block_shared_memory_over_48_kib_is_refused():
+    """Static shared memory is at most 48 KiB a block: 16384 floats (64 KiB)
+    in a block loop are refused when mapping, and lt-gpu-auto's move into
+    the block leaves a buffer that large in device memory."""
+    with pytest.raises(PassError, match="65536 bytes of block-shared scratch buffers .at most 49152 bytes"):
+        Schedule(_reverse_rows(16384)).gpu_map(0, "block").gpu_map(1, "thread").gpu_map(2, "thread")
+    s = Schedule(programs.softmax(4, 100)).gpu_auto()
+    assert "in shared memory" in s.remarks[-1]
 
 
 def test_gpu_auto_maps_fewer_loops_when_the_grid_is_too_big():

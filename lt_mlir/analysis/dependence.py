@@ -125,16 +125,26 @@ def reorder_conflicts(loop, roots=None) -> str | None:
     return None
 
 
+PRIVATE_MARKERS = ("lt.cache", "lt.private")
+
+
 def private_cache(buffer, loop) -> bool:
-    """``buffer`` is an ``lt-cache`` tile allocated inside ``loop``: each
-    iteration refills it (the copy nest comes first in the body of the loop
-    it caches at) before reading it, so no iteration sees another's data,
-    and the lowering gives each iteration of a parallel loop its own."""
+    """``buffer`` is allocated inside ``loop``: an ``lt.alloc`` in a loop's
+    body is new in each iteration (its contents are undefined when the
+    iteration starts; README, "The dialect"), so no iteration sees
+    another's data.  The lowerings give each iteration of a parallel or
+    GPU-mapped loop its own (a sequential loop may reuse one).  Under
+    ``lt.vectorize`` only buffers known to be refilled each iteration count
+    (an ``lt-cache`` tile, ``lt.cache``, or a tile ``lt-shrink-buffers``
+    moved into a mapped loop, ``lt.private``): the vector lowering has no
+    per-lane copies."""
     owner = buffer.owner
     if isinstance(owner, ir.Block):
         return False
     op = owner.operation
-    return op.name == "lt.alloc" and "lt.cache" in op.attributes and loop in lt.enclosing_loops(op)
+    if op.name != "lt.alloc" or loop not in lt.enclosing_loops(op):
+        return False
+    return "vectorize" not in lt.annotations(loop) or any(m in op.attributes for m in PRIVATE_MARKERS)
 
 
 def shared_reductions(loop) -> list:

@@ -32,6 +32,7 @@ from ..mlir import ir
 from .dependence import is_pure_index_op, reorder_conflicts
 
 MAX_THREADS = 1024
+SHARED_BYTES = 48 * 1024  # static shared memory a block may declare
 MAX_BLOCK_Z = 64
 MAX_GRID_YZ = 65535
 MAX_GRID_X = 2**31 - 1
@@ -166,7 +167,7 @@ def side_by_side_problem(block_loop) -> str | None:
         parts[op] = part
     for op in statements:
         if op.name == "lt.alloc":
-            return "a scratch buffer allocated beside thread loops would be each thread's own, not the block's"
+            continue  # block-shared memory: every part may use it
         for r in op.results:
             for use in r.uses:
                 user = _statement_of(use.owner, block_loop)
@@ -181,6 +182,8 @@ def kernel_problem(root) -> str | None:
         if n > 3:
             return f"a kernel maps at most 3 nested loops to {kind}s, this one maps {n}"
     grid, block = launch_size(root)
+    if blocks and (nbytes := shared_bytes(blocks[-1])) > SHARED_BYTES:
+        return f"{nbytes} bytes of block-shared scratch buffers (at most {SHARED_BYTES} bytes of static shared memory a block)"
     threads = block[0] * block[1] * block[2]
     if threads > MAX_THREADS:
         return f"{threads} threads per block (at most {MAX_THREADS})"
@@ -192,6 +195,35 @@ def kernel_problem(root) -> str | None:
         if grid[axis] > MAX_GRID_YZ:
             return f"{grid[axis]} blocks along {AXES[axis]} (at most {MAX_GRID_YZ})"
     return None
+
+
+def buffer_space(alloc) -> str | None:
+    """Where an ``lt.alloc`` lives in a kernel: ``"block"`` (its nearest
+    enclosing mapped loop is a block loop: block-shared memory), ``"thread"``
+    (a thread's own) or None (outside every kernel: device memory)."""
+    for loop in lt.enclosing_loops(alloc):
+        kind = mapping(loop)
+        if kind:
+            return kind
+    return None
+
+
+def shared_bytes(block_loop) -> int:
+    """Bytes of the block-shared buffers (``lt.alloc`` whose nearest mapped
+    loop is a block loop) in the kernel around ``block_loop``."""
+    root = block_loop
+    while root.parent is not None and root.parent.name == "lt.loop" and mapping(root.parent):
+        root = root.parent
+    total = []
+
+    def visit(o):
+        if o.name == "lt.alloc" and buffer_space(o) == "block":
+            t = ir.MemRefType(o.results[0].type)
+            total.append(lt.nbytes(t.shape, t.element_type))
+        return ir.WalkResult.ADVANCE
+
+    root.walk(visit)
+    return sum(total)
 
 
 def kernel_roots(f) -> list:

@@ -180,7 +180,7 @@ _SPECIAL_FLOATS = {
     ("bfloat", "nan"): "0xR7FC0",
     ("bfloat", "-nan"): "0xRFFC0",
 }
-_SPECIAL_FLOAT = re.compile(r"\b(float|double|half|bfloat) ([+-]?(?:inf|nan))\b")
+_SPECIAL_FLOAT = re.compile(r"(?<![\w.%@\"])([+-]?(?:inf|nan))\b")
 # It also spells a float constant by the type's own bits when it has no
 # short decimal form (`fmul float %9, f0x3E2AAAAB`), or by its shortest
 # decimal (`1.200000e+00`), which the older parser reads as a double and
@@ -215,12 +215,19 @@ def _legacy_constant(line: str, m) -> str:
 def _hex_special_floats(text: str) -> str:
     """``text`` in the float syntax llvmlite's parser reads."""
 
-    def hexed(m):
-        kind, value = m.group(1), m.group(2).lstrip("+")
-        return f"{kind} {_SPECIAL_FLOATS[('float' if kind == 'double' else kind, value)]}"
+    def hexed(line, m):
+        # the constant's type is the last one named before it (`float -inf`,
+        # `phi float [ -inf, %4 ]`)
+        kinds = _FLOAT_TYPE.findall(line, 0, m.start())
+        if not kinds:
+            return m.group(0)
+        kind, value = kinds[-1], m.group(1).lstrip("+")
+        return _SPECIAL_FLOATS[("float" if kind == "double" else kind, value)]
 
     lines = text.split("\n")
     for i, line in enumerate(lines):
         if "f0x" in line or "e+" in line or "e-" in line:
-            lines[i] = _FLOAT_CONSTANT.sub(lambda m, line=line: _legacy_constant(line, m), line)
-    return _SPECIAL_FLOAT.sub(hexed, "\n".join(lines))
+            line = lines[i] = _FLOAT_CONSTANT.sub(lambda m, line=line: _legacy_constant(line, m), line)
+        if "inf" in line or "nan" in line:
+            lines[i] = _SPECIAL_FLOAT.sub(lambda m, line=line: hexed(line, m), line)
+    return "\n".join(lines)

@@ -26,6 +26,12 @@ thread.  Otherwise the innermost loop is split by T when it has more than T
 iterations, that inner part becomes threads and the loops above it blocks.
 A nest with no such loop stays unmapped (it runs on one thread) and is
 named in the pass's remark.
+
+Last, every scratch buffer whose accesses all lie in one mapped loop moves
+into it, shrunk to what one block or thread uses (``lt-shrink-buffers``,
+GPU part): softmax's row maximum and sum become one shared f32 a block, and
+a block's threads reduce into them with warp shuffles and a shared array
+of per-warp values, not device-memory atomics.  The remark lists them.
 """
 
 from __future__ import annotations
@@ -39,6 +45,7 @@ from ..errors import PassError
 from ..mlir import ir
 from .common import find_loop, loop_label, refuse
 from .registry import Option, register
+from .shrink_buffers import into_kernels
 from .split import split
 from .swap import swap
 
@@ -225,9 +232,10 @@ def gpu_auto(module_op, threads: int = 256) -> str | None:
                     break
             if why is not None:
                 serial.append(f"L{_loop_index(module_op, root)} {loop_label(root)} ({why})")
+    notes = [f"scratch buffer {n}" for n in into_kernels(module_op)]
     if serial:
-        return "runs on one GPU thread: " + ", ".join(serial)
-    return None
+        notes.append("runs on one GPU thread: " + ", ".join(serial))
+    return "; ".join(notes) or None
 
 
 def _descendant_loops(root) -> list:

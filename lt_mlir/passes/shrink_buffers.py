@@ -31,6 +31,18 @@ number).  The pass never refuses; it returns a remark per shrunk buffer,
 ``%0 over [m, n]: 1584 -> 256 elements (6336 -> 1024 bytes)`` (the name is
 the buffer's name in the loop tree), or says that nothing shrank.
 
+GPU kernels: when the innermost common enclosing loops include a
+``lt.gpu``-mapped loop, the tile moves into the body of the innermost such
+loop H, and the mapped levels at and above H may shrink their axes too:
+each block (H mapped to blocks; the tile is block-shared memory, which the
+threads of the block loop's parts share across the barriers between them)
+or each thread (H mapped to threads; a per-thread buffer) gets its own
+copy, so the concurrent iterations never share one.  Softmax's row maximum
+``%0[m]`` under ``for m [gpu block]`` becomes one shared f32 a block
+instead of a device buffer of M.  A block's tile that would take its shared
+memory past ``gpu_mapping.SHARED_BYTES`` (48 KiB, the static limit) stays
+in device memory, shrunk only along sequential levels.
+
 Relative indices: the index written is ``lt.dim d - base``, clamped as
 ``min(max(lt.dim d - base, 0), E - 1)`` when the static bounds check run
 before lowering (``analysis/bounds.py``) cannot itself see that the
@@ -50,7 +62,7 @@ between iterations (``dependence.reorder_conflicts``).
 
 from __future__ import annotations
 
-from ..analysis import dependence
+from ..analysis import dependence, gpu_mapping
 from ..dialect import lt
 from ..dialect.loop_tree import value_names
 from ..mlir import ir
@@ -87,7 +99,25 @@ def run(module_op) -> str:
     return "; ".join(notes) if notes else "no lt.alloc could shrink"
 
 
-def _shrink(alloc, found: list, names: dict) -> str | None:
+def into_kernels(module_op) -> list[str]:
+    """Shrink only the buffers whose accesses all lie in one GPU-mapped loop
+    (moving each into it: block-shared or per-thread memory); the remarks.
+    ``lt-gpu-auto`` ends with this."""
+    notes = []
+    for f in lt.functions(module_op):
+        allocs = []
+        f.walk(lambda o: (allocs.append(o) if o.name == "lt.alloc" else None, ir.WalkResult.ADVANCE)[1])
+        if not allocs:
+            continue
+        names = value_names(f)
+        for alloc in allocs:
+            note = _shrink(alloc, dependence.accesses(f), names, only_gpu=True)
+            if note:
+                notes.append(note)
+    return notes
+
+
+def _shrink(alloc, found: list, names: dict, only_gpu: bool = False) -> str | None:
     result = alloc.results[0]
     for use in result.uses:
         owner = use.owner.operation
@@ -101,11 +131,33 @@ def _shrink(alloc, found: list, names: dict) -> str | None:
     if not shared:
         return None
     inner = shared[0]
+    # The innermost GPU-mapped loop around every access: the tile can live in
+    # its body, one per block (shared memory) or per thread, so the mapped
+    # levels at and above it need not share it.
+    home = next((l for l in shared if "gpu" in lt.annotations(l)), None)
+    plan = _plan(alloc, result, accs, shared, home)
+    t = ir.MemRefType(result.type)
+    if home is not None and plan and any(shared.index(level) >= shared.index(home) for _, level in plan.values()):
+        new_shape = [lt.inner_extent(plan[i][1]) if i in plan else s for i, s in enumerate(t.shape)]
+        if gpu_mapping.shared_bytes(home) + lt.nbytes(new_shape, t.element_type) > gpu_mapping.SHARED_BYTES and gpu_mapping.mapping(home) == "block":
+            home = None  # would not fit in shared memory: keep it in global memory
+            plan = _plan(alloc, result, accs, shared, None)
+    else:
+        home = None
+    if not plan or (only_gpu and home is None):
+        return None
+    plan = {axis: (dim, lt.inner_extent(level)) for axis, (dim, level) in plan.items()}
+    return _rewrite(alloc, result, accs, inner, plan, names, home)
 
+
+def _plan(alloc, result, accs, shared, home) -> dict:
+    """axis -> (dim, level) of the axes that shrink; with ``home`` (a mapped
+    loop the tile moves into) its own and enclosing mapped levels allowed."""
     t = ir.MemRefType(result.type)
     shape = list(t.shape)
     dims = [ir.StringAttr(a).value for a in ir.ArrayAttr(alloc.attributes["dims"])]
-    plan = {}  # axis -> (dim, inner extent)
+    private = shared[shared.index(home):] if home is not None else []
+    plan = {}
     for axis, dim in enumerate(dims):
         level = next((l for l in shared if lt.loop_dim(l) == dim), None)
         if level is None:
@@ -113,7 +165,7 @@ def _shrink(alloc, found: list, names: dict) -> str | None:
         extent = lt.inner_extent(level)
         if extent >= shape[axis]:
             continue
-        if any(_concurrent(l) for l in shared if lt.loop_dim(l) == dim):
+        if any(_concurrent(l) and not (l in private and "gpu" in lt.annotations(l)) for l in shared if lt.loop_dim(l) == dim):
             continue  # iterations that run at once would share the tile
         ok = True
         for a in accs:
@@ -122,10 +174,14 @@ def _shrink(alloc, found: list, names: dict) -> str | None:
                 ok = False
                 break
         if ok:
-            plan[axis] = (dim, extent)
-    if not plan:
-        return None
+            plan[axis] = (dim, level)
+    return plan
 
+
+def _rewrite(alloc, result, accs, inner, plan: dict, names: dict, home) -> str:
+    t = ir.MemRefType(result.type)
+    shape = list(t.shape)
+    dims = [ir.StringAttr(a).value for a in ir.ArrayAttr(alloc.attributes["dims"])]
     body = lt.loop_body(inner)
     bases = {}
     with ir.InsertionPoint.at_block_begin(body):
@@ -148,7 +204,10 @@ def _shrink(alloc, found: list, names: dict) -> str | None:
     new_shape = [plan[i][1] if i in plan else s for i, s in enumerate(shape)]
     new_type = ir.MemRefType.get(new_shape, t.element_type)
     attrs = {name: alloc.attributes[name] for name in alloc.attributes}  # iterating yields names
-    with ir.InsertionPoint(alloc), alloc.location:
+    where = ir.InsertionPoint.at_block_begin(lt.loop_body(home)) if home is not None else ir.InsertionPoint(alloc)
+    if home is not None:
+        attrs["lt.private"] = ir.UnitAttr.get()
+    with where, alloc.location:
         new = ir.Operation.create("lt.alloc", results=[new_type], attributes=attrs)
     result.replace_all_uses_with(new.results[0])
     name = names.get(result, "an lt.alloc")
@@ -156,9 +215,12 @@ def _shrink(alloc, found: list, names: dict) -> str | None:
 
     old_n, new_n = _count(shape), _count(new_shape)
     et = t.element_type
+    space = ""
+    if home is not None:
+        space = ", in shared memory (one per block)" if gpu_mapping.mapping(home) == "block" else ", one per thread"
     return (
         f"{name} over [{', '.join(dims)}]: {old_n} -> {new_n} elements "
-        f"({lt.nbytes(shape, et)} -> {lt.nbytes(new_shape, et)} bytes)"
+        f"({lt.nbytes(shape, et)} -> {lt.nbytes(new_shape, et)} bytes){space}"
     )
 
 

@@ -82,6 +82,7 @@ def _lower_function(f, emulate: bool) -> None:
     for launch, ids, body in form_launches(f, emulate):
         privatise_launch(launch)
         if not emulate:  # emulated threads run one by one: function-level buffers do
+            place_shared_buffers(launch, body)
             hoist_allocs(launch, body, device=True)
         extents = ids[EXTENTS]["thread"]
         threads = 0 if emulate else extents[0] * extents[1] * extents[2]
@@ -109,6 +110,8 @@ class GpuLowering(LtToScf):
             value, acc, *indices = list(op.operands)
             with ir.InsertionPoint(op), op.location:
                 value, first = combine_across_warp(kind, value)
+                if ctx[THREADS] > WARP:
+                    value, first = combine_across_block(kind, value, first, op, ctx)
                 branch = scf.IfOp(first)
                 with ir.InsertionPoint(branch.then_block):
                     atomic_update(kind, value, acc, indices)
@@ -128,7 +131,7 @@ class GpuLowering(LtToScf):
             ctx = _only_chain_threads(loop, ctx)
         iv = ctx[IDS][(kind, axis)]
         launch = ctx[LAUNCH]
-        mark_atomic_reduces(loop, private=lambda op: defined_inside(op.operands[1], launch))
+        mark_atomic_reduces(loop, private=lambda op: thread_private(op.operands[1], launch))
         emit = LoopEmitter(self, loop, ctx, parent_offset, step, {})
         # Code under a guard on a thread id runs on part of a warp only.
         guarded = LoopEmitter(self, loop, {**ctx, DIVERGENT: True} if kind == "thread" else ctx, parent_offset, step, {})
@@ -241,12 +244,34 @@ def _launch(ops: list, root, emulate: bool = False):
     return launch.operation, ids, body
 
 
+SHARED_SPACE = 3  # NVPTX's address space of block-shared memory
+
+
+def place_shared_buffers(launch, body) -> None:
+    """Each ``lt.alloc`` of the launch whose nearest mapped loop is a block
+    loop becomes block-shared memory: a ``memref.global`` in address space
+    3 (one symbol a buffer; outlining copies it into the kernel's module,
+    NVPTX declares it ``.shared``), read with ``memref.get_global`` at the
+    start of the launch.  Its size is checked by the mapping rules
+    (``gpu_mapping.SHARED_BYTES``)."""
+    allocs = []
+    launch.walk(lambda o: (allocs.append(o) if o.name == "lt.alloc" else None, ir.WalkResult.ADVANCE)[1])
+    allocs = [a for a in allocs if gpu_mapping.buffer_space(a) == "block"]
+    first = lt.body_ops(body)[0] if allocs else None
+    for a in allocs:
+        t = ir.MemRefType(a.results[0].type)
+        with ir.InsertionPoint(first), a.location:
+            value = shared_global(launch, ir.MemRefType.get(t.shape, t.element_type, memory_space=_shared_space()))
+        a.results[0].replace_all_uses_with(value)
+        a.erase()
+
+
 def _separate_parts(block_loop, thread_ids) -> None:
     """Side-by-side parts of the innermost block loop's body: each thread
     loop is a part, each run of other statements a part that thread 0 runs;
     a gpu.barrier between consecutive parts."""
     body = lt.loop_body(block_loop)
-    statements = [o for o in lt.body_ops(body) if not is_pure_index_op(o)]
+    statements = [o for o in lt.body_ops(body) if not is_pure_index_op(o) and o.name != "lt.alloc"]
     if not gpu_mapping.thread_roots(block_loop) or len(statements) <= 1:
         return
     parts, run = [], []
@@ -346,6 +371,15 @@ def defined_inside(value, ancestor) -> bool:
     """Whether ``value`` (an op result or block argument) is defined in ``ancestor``."""
     owner = value.owner
     return _inside(owner.owner.operation if isinstance(owner, ir.Block) else owner.operation, ancestor)
+
+
+def thread_private(buffer, launch) -> bool:
+    """Whether ``buffer`` is a thread's own: made inside the launch, and not
+    block-shared memory (``place_shared_buffers``)."""
+    owner = buffer.owner
+    if not isinstance(owner, ir.Block) and owner.operation.name == "memref.get_global":
+        return False
+    return defined_inside(buffer, launch)
 
 
 def _check_contained(launch, body) -> None:
@@ -460,6 +494,73 @@ def combine_across_warp(kind: str, value):
     zero = arith.ConstantOp(ir.IndexType.get(), 0).result
     first = arith.CmpIOp(ir.IntegerAttr.get(ir.IntegerType.get_signless(64), _CMPI["eq"]), lane, zero).result
     return value, first
+
+
+def combine_across_block(kind: str, value, lane_zero, anchor, ctx: dict):
+    """After ``combine_across_warp``: lane 0 of each warp writes its warp's
+    value to a shared array (a slot a warp), a barrier, and warp 0 combines
+    the slots with shuffles again (lanes past the last warp read the
+    identity); returns (value, whether this is thread 0).  A second barrier
+    lets the slots be written again (the reduction may sit in a loop).  Only
+    where every thread of the block reaches this point (``warp_combine``:
+    no thread guard, whole warps): the combination is deterministic and
+    the accumulator gets one update a block instead of one a warp."""
+    index = ir.IndexType.get()
+    extents = ctx[IDS][EXTENTS]["thread"]
+    warps = ctx[THREADS] // WARP
+    linear = ctx[IDS][("thread", "x")]
+    stride = extents[0]
+    for axis, extent in (("y", extents[1]), ("z", extents[2])):
+        if extent > 1:
+            term = arith.MulIOp(ctx[IDS][("thread", axis)], arith.ConstantOp(index, stride).result).result
+            linear = arith.AddIOp(linear, term).result
+        stride *= extent
+    element = value.type
+    slots = shared_global(anchor, ir.MemRefType.get([warps], element, memory_space=_shared_space()))
+    warp = arith.DivUIOp(linear, arith.ConstantOp(index, WARP).result).result
+    lane = gpu.LaneIdOp().result
+    write = scf.IfOp(lane_zero)
+    with ir.InsertionPoint(write.then_block):
+        memref.StoreOp(value, slots, [warp])
+        scf.YieldOp([])
+    gpu.BarrierOp()
+    identity = lt.reduce_identity(kind, element)
+    ident = arith.ConstantOp(element, int(identity) if isinstance(element, ir.IntegerType) else float(identity)).result
+    ult = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), _CMPI["ult"])
+    present = arith.CmpIOp(ult, lane, arith.ConstantOp(index, warps).result).result
+    read = scf.IfOp(present, [element], has_else=True)
+    with ir.InsertionPoint(read.then_block):
+        scf.YieldOp([memref.LoadOp(slots, [lane]).result])
+    with ir.InsertionPoint(read.else_block):
+        scf.YieldOp([ident])
+    # Every warp combines (no divergence around the shuffles); warp 0's is the block's.
+    total, _ = combine_across_warp(kind, read.results[0])
+    gpu.BarrierOp()
+    zero = arith.ConstantOp(index, 0).result
+    first = arith.CmpIOp(ir.IntegerAttr.get(ir.IntegerType.get_signless(64), _CMPI["eq"]), linear, zero).result
+    return total, first
+
+
+def _shared_space():
+    return ir.IntegerAttr.get(ir.IntegerType.get_signless(64), SHARED_SPACE)
+
+
+def shared_global(anchor, memref_type) -> ir.Value:
+    """A new block-shared ``memref.global`` of ``memref_type`` (address
+    space 3) in the module around ``anchor``, read with ``memref.get_global``
+    at the insertion point."""
+    module = anchor
+    while module.name != "builtin.module":
+        module = module.parent
+    table = ir.SymbolTable(module)
+    n = 0
+    while f"lt_shared_{n}" in table:
+        n += 1
+    name = f"lt_shared_{n}"
+    with ir.InsertionPoint.at_block_begin(module.regions[0].blocks[0]):
+        g = memref.GlobalOp(name, ir.TypeAttr.get(memref_type), sym_visibility="private")
+    table.insert(g.operation)
+    return memref.GetGlobalOp(memref_type, name).result
 
 
 def privatise(mapped) -> None:

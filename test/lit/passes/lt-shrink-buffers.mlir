@@ -220,3 +220,54 @@ func.func @kept(%A: memref<33xf32> {lt.name = "A"}) {
   }) {dim = "i", size = 32 : i64, tail = 0 : i64} : () -> ()
   return
 }
+
+// -----
+
+// GPU: the innermost mapped loop around every access of %0 is the block loop
+// over m, so the tile moves into it (block-shared memory) and its m axis
+// shrinks to what one block uses, although blocks run at the same time.
+// %1, over [m, n], would need 64 KiB of shared memory (more than the 48 KiB
+// a block may declare statically): it stays in device memory, unshrunk
+// (its only common level over m is the block loop).
+// REMARK-NEXT: remark: lt-shrink-buffers: %0 over [m]: 4 -> 1 elements (16 -> 4 bytes), in shared memory (one per block)
+//      TREE:%0 <- alloc f32[m, n] (65536 elements)
+// TREE-NEXT:for m in 4 : L0 [gpu block]
+// TREE-NEXT: %1 <- alloc f32[m] (1 elements)
+// TREE-NEXT: %1[m - m] <- 0.0
+// IR-LABEL: func.func @gpu_rows
+// IR:         "lt.alloc"() {dims = ["m", "n"]} : () -> memref<4x16384xf32>
+// IR:         "lt.loop"() ({
+// IR-NEXT:    ^bb0(%{{.*}}: index):
+// IR-NEXT:      "lt.alloc"() {dims = ["m"], lt.private} : () -> memref<1xf32>
+func.func @gpu_rows(%X: memref<4x16384xf32> {lt.name = "X"}, %S: memref<4xf32> {lt.name = "S"}, %Y: memref<4x16384xf32> {lt.name = "Y"}) {
+  %zero = arith.constant 0.0 : f32
+  %T = "lt.alloc"() {dims = ["m"]} : () -> memref<4xf32>
+  %U = "lt.alloc"() {dims = ["m", "n"]} : () -> memref<4x16384xf32>
+  "lt.loop"() ({
+  ^bb0(%i1: index):
+    %m = "lt.dim"() {dim = "m"} : () -> index
+    memref.store %zero, %T[%m] : memref<4xf32>
+    "lt.loop"() ({
+    ^bb0(%i0: index):
+      "lt.loop"() ({
+      ^bb0(%i2: index):
+        %n = "lt.dim"() {dim = "n"} : () -> index
+        %x = memref.load %X[%m, %n] : memref<4x16384xf32>
+        memref.store %x, %U[%m, %n] : memref<4x16384xf32>
+        "lt.reduce"(%x, %T, %m) {kind = "add"} : (f32, memref<4xf32>, index) -> ()
+      }) {dim = "n", size = 16 : i64, tail = 0 : i64} : () -> ()
+    }) {dim = "n", size = 1024 : i64, tail = 0 : i64, lt.gpu = "thread"} : () -> ()
+    "lt.loop"() ({
+    ^bb0(%i0: index):
+      "lt.loop"() ({
+      ^bb0(%i2: index):
+        %n = "lt.dim"() {dim = "n"} : () -> index
+        %u = memref.load %U[%m, %n] : memref<4x16384xf32>
+        memref.store %u, %Y[%m, %n] : memref<4x16384xf32>
+      }) {dim = "n", size = 16 : i64, tail = 0 : i64} : () -> ()
+    }) {dim = "n", size = 1024 : i64, tail = 0 : i64, lt.gpu = "thread"} : () -> ()
+    %t = memref.load %T[%m] : memref<4xf32>
+    memref.store %t, %S[%m] : memref<4xf32>
+  }) {dim = "m", size = 4 : i64, tail = 0 : i64, lt.gpu = "block"} : () -> ()
+  return
+}

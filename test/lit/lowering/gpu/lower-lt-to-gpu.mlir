@@ -54,7 +54,9 @@
 // CHECK:           gpu.terminator
 //
 // Reduction case: S[] = 0 runs on one thread; then 2 x 256 threads each sum
-// a column of 64 into a private accumulator, shuffle-combine, one atomic a warp.
+// a column of 64 into a private accumulator, shuffle-combine across the warp,
+// lane 0 of each warp writes a shared slot, a barrier, warp 0 (every warp,
+// converged) combines the 8 slots, a barrier, one atomic a block.
 // CHECK-LABEL: func.func @total_sum(
 // CHECK:         gpu.launch blocks(%{{.*}}, %{{.*}}, %{{.*}}) in (%{{.*}} = %[[ONE:.*]], %{{.*}} = %[[ONE]], %{{.*}} = %[[ONE]]) threads(%{{.*}}, %{{.*}}, %{{.*}}) in (%{{.*}} = %[[ONE]], %{{.*}} = %[[ONE]], %{{.*}} = %[[ONE]]) {
 // CHECK-NEXT:      memref.store %{{.*}}, %[[S:.*]][] : memref<f32>
@@ -73,7 +75,23 @@
 // CHECK-COUNT-4:   gpu.shuffle xor
 // CHECK:           %[[LANE:.*]] = gpu.lane_id
 // CHECK-NEXT:      %[[FIRST:.*]] = arith.cmpi eq, %[[LANE]], %{{.*}} : index
+// CHECK-NEXT:      %[[SLOTS:.*]] = memref.get_global @lt_shared_0 : memref<8xf32, 3>
+// CHECK-NEXT:      %[[WARP:.*]] = arith.divui %[[T]], %{{.*}} : index
 // CHECK-NEXT:      scf.if %[[FIRST]] {
+// CHECK-NEXT:        memref.store %{{.*}}, %[[SLOTS]][%[[WARP]]] : memref<8xf32, 3>
+// CHECK-NEXT:      }
+// CHECK-NEXT:      gpu.barrier
+// CHECK-NEXT:      %[[PRESENT:.*]] = arith.cmpi ult, %[[LANE]], %{{.*}} : index
+// CHECK-NEXT:      %[[W:.*]] = scf.if %[[PRESENT]] -> (f32) {
+// CHECK-NEXT:        memref.load %[[SLOTS]][%[[LANE]]] : memref<8xf32, 3>
+// CHECK:           } else {
+// CHECK-NEXT:        scf.yield %{{.*}} : f32
+// CHECK-NEXT:      }
+// CHECK-NEXT:      gpu.shuffle xor %[[W]]
+// CHECK-COUNT-4:   gpu.shuffle xor
+// CHECK:           gpu.barrier
+// CHECK-NEXT:      %[[T0:.*]] = arith.cmpi eq, %[[T]], %{{.*}} : index
+// CHECK-NEXT:      scf.if %[[T0]] {
 // CHECK-NEXT:        memref.atomic_rmw addf %{{.*}}, %[[S2:.*]][] : (f32, memref<f32>) -> f32
 // CHECK-NEXT:      }
 //
@@ -89,6 +107,24 @@
 // CHECK-NEXT:      %[[A:.*]] = memref.load %{{.*}}[%[[B]], %[[T]]] : memref<4x1000xf32>
 // CHECK-NEXT:      memref.atomic_rmw addf %[[A]], %[[S]][%[[B]]] : (f32, memref<4xf32>) -> f32
 // CHECK-NEXT:      gpu.terminator
+//
+// Block-shared buffer: %t, allocated in the block loop, is a shared-memory
+// global (address space 3); thread 0 initialises it, a barrier, the 1024
+// threads combine their maxima into it (shuffles, slots, one atomic a block,
+// on shared memory), a barrier, and the threads read it.
+// CHECK-LABEL: func.func @row_max(
+// CHECK:         gpu.launch blocks(%[[B:.*]], %{{.*}}, %{{.*}}) in (%{{.*}} = %{{.*}}, %{{.*}}) threads(%[[T:.*]], %{{.*}}, %{{.*}}) in (%{{.*}} = %[[C1024:.*]], %{{.*}}, %{{.*}}) {
+// CHECK-NEXT:      %[[TILE:.*]] = memref.get_global @lt_shared_{{.}} : memref<1xf32, 3>
+// CHECK:           scf.if
+// CHECK-NEXT:        memref.store %{{.*}}, %[[TILE]][%{{.*}}] : memref<1xf32, 3>
+// CHECK-NEXT:      }
+// CHECK-NEXT:      gpu.barrier
+// CHECK:           memref.get_global @lt_shared_{{.}} : memref<32xf32, 3>
+// CHECK:           gpu.barrier
+// CHECK:           gpu.barrier
+// CHECK:           memref.atomic_rmw maximumf %{{.*}}, %[[TILE]][%{{.*}}] : (f32, memref<1xf32, 3>) -> f32
+// CHECK:           gpu.barrier
+// CHECK-NEXT:      memref.load %[[TILE]][%{{.*}}] : memref<1xf32, 3>
 //
 // Refused: a mapped loop inside an unmapped one (only hand-written IR gets here;
 // lt-gpu-map refuses to make it).
@@ -160,6 +196,33 @@ func.func @row_sum(%A: memref<4x1000xf32> {lt.name = "A"}, %S: memref<4xf32> {lt
       %a = memref.load %A[%m, %n] : memref<4x1000xf32>
       "lt.reduce"(%a, %S, %m) {kind = "add"} : (f32, memref<4xf32>, index) -> ()
     }) {dim = "n", size = 1000 : i64, tail = 0 : i64, lt.gpu = "thread"} : () -> ()
+  }) {dim = "m", size = 4 : i64, tail = 0 : i64, lt.gpu = "block"} : () -> ()
+  return
+}
+
+// -----
+
+func.func @row_max(%A: memref<4x1024xf32> {lt.name = "A"}, %Y: memref<4x1024xf32> {lt.name = "Y"}) {
+  %ninf = arith.constant 0xFF800000 : f32
+  "lt.loop"() ({
+  ^bb0(%i1: index):
+    %m = "lt.dim"() {dim = "m"} : () -> index
+    %t = "lt.alloc"() {dims = ["m"]} : () -> memref<1xf32>
+    %m0 = "lt.dim"() {dim = "m"} : () -> index
+    %r = arith.subi %m, %m0 : index
+    memref.store %ninf, %t[%r] : memref<1xf32>
+    "lt.loop"() ({
+    ^bb0(%i0: index):
+      %n = "lt.dim"() {dim = "n"} : () -> index
+      %a = memref.load %A[%m, %n] : memref<4x1024xf32>
+      "lt.reduce"(%a, %t, %r) {kind = "max"} : (f32, memref<1xf32>, index) -> ()
+    }) {dim = "n", size = 1024 : i64, tail = 0 : i64, lt.gpu = "thread"} : () -> ()
+    "lt.loop"() ({
+    ^bb0(%i0: index):
+      %n = "lt.dim"() {dim = "n"} : () -> index
+      %x = memref.load %t[%r] : memref<1xf32>
+      memref.store %x, %Y[%m, %n] : memref<4x1024xf32>
+    }) {dim = "n", size = 1024 : i64, tail = 0 : i64, lt.gpu = "thread"} : () -> ()
   }) {dim = "m", size = 4 : i64, tail = 0 : i64, lt.gpu = "block"} : () -> ()
   return
 }
