@@ -13,7 +13,12 @@
 4. SGEMM 4096^3 fp32 (the same tiling, 4 x 4 and 8 x 8 tiles a thread) as a
    fraction of cuBLAS (torch.matmul with TF32 off).
 5. Softmax of 4096 x 4096 fp32 rows (lt-gpu-auto: a block a row, its three
-   loops side by side on the block's threads) against ``torch.softmax``.
+   loops side by side on the block's threads, the row max and sum in shared
+   memory, combined with warp shuffles) against ``torch.softmax``.
+
+Every workload also runs its Triton peer (``triton_peers.py``, written as
+Triton's tutorials write them) when Triton is installed: ``triton_ms`` and
+``lt_over_triton`` (the peer's time over lt_mlir's: above 1 is faster).
 
 The machine that runs the GPU need not have torch-mlir: compile where it is,
 run where the GPU is::
@@ -120,47 +125,73 @@ def run(directory: str, repeat: int) -> dict:
     def lt_time(name, *arrays):
         return statistics.median(kernels[name].time(*arrays, warmup=5, repeat=repeat))
 
-    def close(got, ref, rtol, what):
+    def close(got, ref, rtol, what, who="lt_mlir"):
         err = (got.double() - ref.double()).abs().max().item()
         scale = max(1.0, ref.double().abs().max().item())
         if not err <= rtol * scale:
-            raise SystemExit(f"{what}: lt_mlir differs from torch by {err:.3g} (scale {scale:.3g})")
+            raise SystemExit(f"{what}: {who} differs from torch by {err:.3g} (scale {scale:.3g})")
+
+    try:
+        import triton_peers
+    except ImportError as e:  # Triton is on the GPU machine; say so if not
+        triton_peers = None
+        results["triton"] = f"not run: {e}"
+
+    def triton_time(name, fn, ref, rtol, *arrays):
+        """Median time of the Triton peer ``fn(*arrays)`` (its last array
+        is the output, checked against ``ref`` first), or None."""
+        if triton_peers is None:
+            return None
+        fn(*arrays)
+        torch.cuda.synchronize()
+        close(arrays[-1], ref, rtol, name, "Triton")
+        return _torch_time(torch, lambda: fn(*arrays), 5, repeat)
+
+    def with_triton(entry: dict, t_lt: float, t_triton) -> dict:
+        if t_triton is not None:
+            entry.update(triton_ms=t_triton * 1e3, lt_over_triton=t_triton / t_lt)
+        return entry
 
     # 1. add
     a = torch.randn(ADD_N, device=dev, generator=g)
     b = torch.randn(ADD_N, device=dev, generator=g)
     c = torch.empty_like(a)
     t_torch = _torch_time(torch, lambda: torch.add(a, b, out=c), 5, repeat)
+    t_triton = triton_time("add", getattr(triton_peers, "add", None), a + b, 0, a, b, torch.full_like(a, float("nan")))
     nbytes = 3 * ADD_N * 4
     for name in ("add_2p26", "add_2p26_x1"):
         out = torch.full_like(a, float("nan"))
         kernels[name](a, b, out)
         close(out, a + b, 0, name)
         t = lt_time(name, a, b, out)
-        results[name] = {"lt_ms": t * 1e3, "torch_ms": t_torch * 1e3, "lt_GBps": nbytes / t / 1e9, "torch_GBps": nbytes / t_torch / 1e9, "ratio": t_torch / t}
+        entry = {"lt_ms": t * 1e3, "torch_ms": t_torch * 1e3, "lt_GBps": nbytes / t / 1e9, "torch_GBps": nbytes / t_torch / 1e9, "ratio": t_torch / t}
+        results[name] = with_triton(entry, t, t_triton)
 
     # 2. sum
     x = torch.rand(SUM_ROWS, SUM_COLS, device=dev, generator=g)
     # torch.sum over all elements has no out= overload: time the allocating call
     t_torch = _torch_time(torch, lambda: torch.sum(x), 5, repeat)
+    t_triton = triton_time("sum", getattr(triton_peers, "total_sum", None), x.double().sum(), 1e-4, x, torch.full((1,), float("nan"), device=dev))
     out = torch.full((), float("nan"), device=dev)
     kernels["sum_2p26"](x, out)
     close(out, x.double().sum(), 1e-4, "sum_2p26")
     t = lt_time("sum_2p26", x, out)
     nbytes = x.numel() * 4
-    results["sum_2p26"] = {"lt_ms": t * 1e3, "torch_ms": t_torch * 1e3, "lt_GBps": nbytes / t / 1e9, "torch_GBps": nbytes / t_torch / 1e9, "ratio": t_torch / t}
+    entry = {"lt_ms": t * 1e3, "torch_ms": t_torch * 1e3, "lt_GBps": nbytes / t / 1e9, "torch_GBps": nbytes / t_torch / 1e9, "ratio": t_torch / t}
+    results["sum_2p26"] = with_triton(entry, t, t_triton)
 
     # 3. clipped matmul
     A = torch.randn(CLIP_N, CLIP_N, device=dev, generator=g)
     B = torch.randn(CLIP_N, CLIP_N, device=dev, generator=g)
     ref = torch.clamp(A[:, :, None] * B[None], min=0).sum(1)
     t_torch = _torch_time(torch, lambda: torch.clamp(A[:, :, None] * B[None], min=0).sum(1), 2, max(5, repeat // 4))
+    t_triton = triton_time("clipped", getattr(triton_peers, "clipped_matmul", None), ref, 1e-4, A, B, torch.full((CLIP_N, CLIP_N), float("nan"), device=dev))
     for name in ("clipped_1024_t4", "clipped_1024_auto"):
         out = torch.full((CLIP_N, CLIP_N), float("nan"), device=dev)
         kernels[name](A, B, out)
         close(out, ref, 1e-4, name)
         t = lt_time(name, A, B, out)
-        results[name] = {"lt_ms": t * 1e3, "torch_materialised_ms": t_torch * 1e3, "speedup": t_torch / t}
+        results[name] = with_triton({"lt_ms": t * 1e3, "torch_materialised_ms": t_torch * 1e3, "speedup": t_torch / t}, t, t_triton)
     torch.cuda.empty_cache()
 
     # 4. SGEMM
@@ -168,23 +199,28 @@ def run(directory: str, repeat: int) -> dict:
     B = torch.randn(GEMM_N, GEMM_N, device=dev, generator=g)
     C = torch.empty(GEMM_N, GEMM_N, device=dev)
     t_torch = _torch_time(torch, lambda: torch.matmul(A, B, out=C), 3, repeat)
+    t_triton = triton_time("sgemm", getattr(triton_peers, "matmul", None), A @ B, 1e-4, A, B, torch.full_like(C, float("nan")))
     flops = 2 * GEMM_N**3
     for name in ("sgemm_4096_t4", "sgemm_4096_t8"):
         out = torch.full_like(C, float("nan"))
         kernels[name](A, B, out)
         close(out, A @ B, 1e-4, name)
         t = lt_time(name, A, B, out)
-        results[name] = {"lt_ms": t * 1e3, "cublas_ms": t_torch * 1e3, "lt_TFLOPs": flops / t / 1e12, "cublas_TFLOPs": flops / t_torch / 1e12, "fraction_of_cublas": t_torch / t}
+        entry = {"lt_ms": t * 1e3, "cublas_ms": t_torch * 1e3, "lt_TFLOPs": flops / t / 1e12, "cublas_TFLOPs": flops / t_torch / 1e12, "fraction_of_cublas": t_torch / t}
+        results[name] = with_triton(entry, t, t_triton)
 
     # 5. softmax
     X = torch.randn(SOFTMAX_N, SOFTMAX_N, device=dev, generator=g)
     t_torch = _torch_time(torch, lambda: torch.softmax(X, dim=1), 5, repeat)
+    ref = torch.softmax(X.double(), dim=1)
+    t_triton = triton_time("softmax", getattr(triton_peers, "softmax", None), ref, 1e-5, X, torch.full_like(X, float("nan")))
     out = torch.full_like(X, float("nan"))
     kernels["softmax_4096"](X, out)
-    close(out, torch.softmax(X.double(), dim=1), 1e-5, "softmax_4096")
+    close(out, ref, 1e-5, "softmax_4096")
     t = lt_time("softmax_4096", X, out)
     nbytes = 2 * X.numel() * 4
-    results["softmax_4096"] = {"lt_ms": t * 1e3, "torch_ms": t_torch * 1e3, "lt_GBps": nbytes / t / 1e9, "torch_GBps": nbytes / t_torch / 1e9, "ratio": t_torch / t}
+    entry = {"lt_ms": t * 1e3, "torch_ms": t_torch * 1e3, "lt_GBps": nbytes / t / 1e9, "torch_GBps": nbytes / t_torch / 1e9, "ratio": t_torch / t}
+    results["softmax_4096"] = with_triton(entry, t, t_triton)
     return results
 
 
