@@ -10,8 +10,10 @@
    tiled (blocks of 16 x 16 threads, a 4 x 4 tile of C a thread), against
    torch's materialised ``clamp(A[:,:,None] * B[None], min=0).sum(1)``.
    Target: >= 10x faster.
-4. SGEMM 4096^3 fp32 (the same tiling, 4 x 4 and 8 x 8 tiles a thread) as a
-   fraction of cuBLAS (torch.matmul with TF32 off).
+4. SGEMM 4096^3 fp32 (the same tiling, 4 x 4 and 8 x 8 tiles a thread; and
+   ``recipes.gpu_tiled_matmul``: 64 x 64 blocks, k-slices of 16 copied into
+   shared memory by the block, 4 x 4 registers a thread) as a fraction of
+   cuBLAS (torch.matmul with TF32 off).
 5. Softmax of 4096 x 4096 fp32 rows (lt-gpu-auto: a block a row, its three
    loops side by side on the block's threads, the row max and sum in shared
    memory, combined with warp shuffles) against ``torch.softmax``.
@@ -76,17 +78,23 @@ KERNELS = {
     "clipped_1024_auto": ("matmul", (CLIP_N, CLIP_N, CLIP_N), {"clipped": True}, ["lt-gpu-auto"]),
     "sgemm_4096_t4": ("matmul", (GEMM_N, GEMM_N, GEMM_N), {}, tiled_matmul_steps(4)),
     "sgemm_4096_t8": ("matmul", (GEMM_N, GEMM_N, GEMM_N), {}, tiled_matmul_steps(8)),
+    # shared-memory k-slices of A and B, 16 x 16 threads of 4 x 4 registers
+    "sgemm_4096_shared": ("matmul", (GEMM_N, GEMM_N, GEMM_N), {}, {"recipe": "gpu_tiled_matmul", "tile": 64, "regs": 4, "k_tile": 16}),
     "softmax_4096": ("softmax", (SOFTMAX_N, SOFTMAX_N), {}, ["lt-gpu-auto"]),
 }
 
 
 def build(directory: str, arch: str) -> None:
     import lt_mlir
-    from lt_mlir import programs
+    from lt_mlir import programs, recipes
 
     os.makedirs(directory, exist_ok=True)
     for name, (program, args, kwargs, steps) in KERNELS.items():
         s = lt_mlir.Schedule(getattr(programs, program)(*args, **kwargs))
+        if isinstance(steps, dict):  # a documented schedule of lt_mlir.recipes
+            options = dict(steps)
+            getattr(recipes, options.pop("recipe"))(s, **options)
+            steps = []
         for step in steps:
             s.apply(step)
         paths = lt_mlir.compile_aot(s.text, os.path.join(directory, name), target="cuda", arch=arch)
@@ -201,7 +209,7 @@ def run(directory: str, repeat: int) -> dict:
     t_torch = _torch_time(torch, lambda: torch.matmul(A, B, out=C), 3, repeat)
     t_triton = triton_time("sgemm", getattr(triton_peers, "matmul", None), A @ B, 1e-4, A, B, torch.full_like(C, float("nan")))
     flops = 2 * GEMM_N**3
-    for name in ("sgemm_4096_t4", "sgemm_4096_t8"):
+    for name in ("sgemm_4096_t4", "sgemm_4096_t8", "sgemm_4096_shared"):
         out = torch.full_like(C, float("nan"))
         kernels[name](A, B, out)
         close(out, A @ B, 1e-4, name)

@@ -1,5 +1,6 @@
 """Documented schedules: the moves that make a common loop nest fast on this
-CPU, as ``Schedule`` methods (what a person would do in ``lt-ui``).
+CPU (and, ``gpu_tiled_matmul``, on an NVIDIA GPU), as ``Schedule`` methods
+(what a person would do in ``lt-ui``).
 
 ``register_tile`` takes loop_tool's default schedule of a contraction —
 
@@ -103,3 +104,63 @@ def register_tile(
     if parallel:
         schedule.parallel(3 if pack else 0)
     return schedule
+
+
+# The interchanges that turn m, m', m'', n, n', n'', k, k' (L2..L9 after the
+# splits) into m, n, k, m', n', k', m'', n'' (adjacent swaps, outermost
+# loop first).
+_GPU_TILE_SWAPS = (4, 5, 7, 8, 3, 6, 7, 5, 4)
+
+
+def gpu_tiled_matmul(schedule: Schedule, tile: int = 32, regs: int = 2, k_tile: int = 8) -> Schedule:
+    """The shared-memory GEMM schedule for the GPU, applied to
+    ``programs.matmul``'s nest (``for m { for n { C <- 0; for k { C +=
+    A[m, k] B[k, n] } } }``); returns ``schedule``.
+
+    A block computes a ``tile x tile`` block of C with ``tile/regs x
+    tile/regs`` threads, each a ``regs x regs`` register tile (unrolled).
+    For each ``k_tile`` slice of k, the block first copies the slice of A
+    (``tile x k_tile``) and of B (``k_tile x tile``) into shared memory
+    (``lt-cache`` tiles in the block loop), the copies' loops mapped to the
+    same threads (consecutive threads read consecutive elements of a row),
+    then every thread reads its operands from shared memory; barriers
+    separate the copies from the compute and end each slice::
+
+        for m in M/tile [gpu block]
+         for n in N/tile [gpu block]
+          for k in K/k_tile                    (every thread, a barrier each)
+           %0 <- alloc f32[k, n]               B's slice, shared memory
+           for n' in tile/TH { for k' in k_tile [gpu thread] { for n'' in TH [gpu thread] ... } }
+           %2 <- alloc f32[m, k]               A's slice, shared memory
+           for m' in tile/TH { for m'' in TH [gpu thread] { for k' in k_tile [gpu thread] ... } }
+           for m' in TH [gpu thread]
+            for n' in TH [gpu thread]
+             for k' in k_tile
+              for m'' in regs [unroll full]
+               for n'' in regs [unroll full]   C[m, n] += A'[m, k] * B'[k, n]
+
+    (``TH = tile/regs``; C's initialisation is mapped by ``lt-gpu-auto``.)
+    Tails of M, N and K are predicated like every mapped loop's.  Refuses
+    (``PassError``) another loop structure or sizes that do not divide:
+    ``tile`` by ``regs``."""
+    module = schedule.module
+    loops = preorder_loops(module)
+    dims = [lt.loop_dim(loop) for loop in loops]
+    if len(dims) != 3 or len(set(dims)) != 3:
+        raise PassError(f"error: gpu_tiled_matmul wants programs.matmul's nest (for m {{ for n {{ init; for k }} }}), not loops over {dims}")
+    if regs < 1 or tile % regs or k_tile < 1:
+        raise PassError(f"error: gpu_tiled_matmul: tile ({tile}) must be a multiple of regs ({regs}); k_tile ({k_tile}) at least 1")
+    threads = tile // regs
+    if max(threads, k_tile) ** 2 > 1024:
+        raise PassError(f"error: gpu_tiled_matmul: {max(threads, k_tile)}^2 threads a block (at most 1024)")
+    schedule.distribute(1).distribute(0)
+    schedule.split(2, tile).split(3, regs).split(5, tile).split(6, regs).split(8, k_tile)
+    for loop in _GPU_TILE_SWAPS:
+        schedule.swap(loop)
+    schedule.cache(4, 0).cache(4, 1)  # A's slice, then B's before it
+    schedule.split(6, threads).swap(5)  # B's copy: n' in tile/TH { k' [thread] { n'' in TH [thread] } }
+    schedule.split(8, threads)  # A's copy: m' in tile/TH { m'' in TH [thread] { k' [thread] } }
+    schedule.gpu_map(2, "block").gpu_map(3, "block")
+    for loop in (6, 7, 9, 10, 11, 12):
+        schedule.gpu_map(loop, "thread")
+    return schedule.unroll(14).unroll(15).gpu_auto()

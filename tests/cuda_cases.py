@@ -35,14 +35,18 @@ class Case:
     rtol: float = 1e-5
     emulate: bool = True  # small enough for the emulated run in CI
     kwargs: dict = field(default_factory=dict)
+    recipe: str = ""  # a function of lt_mlir.recipes applied after the steps
+    recipe_kwargs: dict = field(default_factory=dict)
 
     def text(self) -> str:
         """The lt module after the schedule (needs torch-mlir)."""
-        from lt_mlir import Schedule, programs
+        from lt_mlir import Schedule, programs, recipes
 
         s = Schedule(getattr(programs, self.program)(*self.args, **self.kwargs))
         for step in self.steps:
             s.apply(step)
+        if self.recipe:
+            getattr(recipes, self.recipe)(s, **self.recipe_kwargs)
         return s.text
 
     def arrays(self) -> list:
@@ -153,6 +157,20 @@ CASES = [
     # 100 threads: the last warp is partial; shared-memory atomics, no shuffles
     Case("row_sum_partial_warp", "row_sum", (5, 1000), ("lt-gpu-auto{threads=100}",), _normal((5, 1000)), lambda a: a.astype(np.float64).sum(1), rtol=1e-4),
     Case("row_max_block_combine", "row_max", (4, 4096), AUTO, _normal((4, 4096)), lambda a: a.astype(np.float64).max(1)),
+    # shared-memory tiles (recipes.gpu_tiled_matmul): k-slices of A and B
+    # copied by the block's threads, barriers; tails on M, N and K
+    Case("sgemm_shared_tiles", "matmul", (100, 72, 45), (), _normal((100, 45), (45, 72)), _matmul, rtol=1e-4, recipe="gpu_tiled_matmul"),
+    Case(
+        "sgemm_shared_tiles_64",
+        "matmul",
+        (130, 200, 70),
+        (),
+        _normal((130, 70), (70, 200)),
+        _matmul,
+        rtol=1e-4,
+        recipe="gpu_tiled_matmul",
+        recipe_kwargs={"tile": 64, "regs": 4, "k_tile": 16},
+    ),
 ]
 BY_NAME = {c.name: c for c in CASES}
 

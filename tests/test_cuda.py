@@ -468,3 +468,38 @@ func.func @f(%A: memref<4xf32> {lt.name = "A"}, %B: memref<4xf32> {lt.name = "B"
 def test_empty_function_is_a_clear_error():
     with pytest.raises(CompileError, match="@f has no statements: nothing to run on the GPU"):
         lt_mlir.compile('func.func @f(%A: memref<4xf32>) {\n  return\n}\n', target="cuda")
+
+
+def test_shared_memory_tiles_of_a_gemm_are_copied_by_the_block():
+    """recipes.gpu_tiled_matmul: in each k-slice (a sequential loop of the
+    block, run by every thread) the block's threads copy A's and B's slices
+    into two shared tiles, a barrier, the register-tiled compute reads only
+    shared memory, and a barrier ends the slice; 16 x 16 threads; sizes
+    with tails everywhere run emulated against NumPy (cuda_cases)."""
+    from lt_mlir import recipes
+
+    s = recipes.gpu_tiled_matmul(Schedule(programs.matmul(100, 72, 45)))
+    assert "for k in 5 r 5 : L4\n" in s.loop_tree and s.loop_tree.count("[gpu thread]") == 7
+    got = lt_mlir.compiler.lower_cuda(s.text)
+    kernel = got.meta["launches"][1]
+    assert kernel["grid"] == [3, 4, 1] and kernel["block"] == [16, 16, 1]
+    body = got.ptx.split(f".entry {kernel['kernel']}(")[1]
+    assert body.count(".shared .align 4 .b8") == 2 and "[1024];" in body
+    assert "ld.shared" in body and "st.shared" in body and "bar.sync" in body
+    # the compute reads A and B only from shared memory: every read-only
+    # global load is a copy's (one per shared store, in the full and tail
+    # versions of the copies)
+    assert body.count("ld.global.nc") == body.count("st.shared")
+    with pytest.raises(PassError, match="tile .30. must be a multiple of regs .4."):
+        recipes.gpu_tiled_matmul(Schedule(programs.matmul(64, 64, 64)), tile=30, regs=4)
+    with pytest.raises(PassError, match="wants programs.matmul's nest"):
+        recipes.gpu_tiled_matmul(Schedule(programs.softmax(4, 8)))
+
+
+def test_thread_loops_in_a_sequential_loop_need_a_plain_loop():
+    """Thread loops may sit in sequential loops of the innermost block loop
+    (every thread runs those); an annotated loop between is refused."""
+    s = Schedule(programs.matmul(64, 64, 32)).distribute(1).distribute(0).split(4, 8).swap(3).swap(2)
+    s.gpu_map(2, "block").unroll(3, 2)
+    with pytest.raises(PassError, match="thread loops may sit in sequential loops of the innermost block loop only when no loop between has annotations"):
+        s.gpu_map(4, "thread")

@@ -94,12 +94,39 @@ def buffer_name(buffer) -> str:
     return "a scratch buffer" if owner.operation.name == "lt.alloc" else "a buffer"
 
 
-def _private_axis(group: list[Access], dim: str) -> bool:
-    """Some axis is exactly lt.dim ``dim`` in every access of the group."""
+def _inside(op, ancestor) -> bool:
+    while op is not None:
+        if op == ancestor:
+            return True
+        op = op.parent
+    return False
+
+
+def dim_or_shifted(value, dim: str, loop) -> bool:
+    """``value`` is ``lt.dim dim``, or ``lt.dim dim - base`` with ``base``
+    computed outside ``loop`` (the same in every iteration; the tile
+    offsets ``lt-cache`` and ``lt-shrink-buffers`` write): either way
+    distinct iterations of ``loop`` give distinct values."""
+    if is_dim_of(value, dim):
+        return True
+    owner = value.owner
+    if loop is None or isinstance(owner, ir.Block) or owner.operation.name != "arith.subi":
+        return False
+    index, base = owner.operation.operands
+    if not is_dim_of(index, dim):
+        return False
+    src = base.owner
+    where = src.owner if isinstance(src, ir.Block) else src.operation
+    return not _inside(where, loop)
+
+
+def _private_axis(group: list[Access], dim: str, loop=None) -> bool:
+    """Some axis is exactly lt.dim ``dim`` (or that minus an offset fixed
+    in ``loop``) in every access of the group."""
     if not group:
         return True
     rank = len(group[0].indices)
-    return any(all(is_dim_of(a.indices[axis], dim) for a in group) for axis in range(rank))
+    return any(all(dim_or_shifted(a.indices[axis], dim, loop) for a in group) for axis in range(rank))
 
 
 def reorder_conflicts(loop, roots=None) -> str | None:
@@ -117,7 +144,7 @@ def reorder_conflicts(loop, roots=None) -> str | None:
             continue
         if len(kinds) == 1 and next(iter(kinds)).startswith("reduce:"):
             continue
-        if not _private_axis(group, dim):
+        if not _private_axis(group, dim, loop):
             return (
                 f"{buffer_name(buffer)} is written and accessed at elements that other iterations of "
                 f"dim '{dim}' also access"
@@ -156,6 +183,6 @@ def shared_reductions(loop) -> list:
         groups.setdefault(a.buffer, []).append(a)
     shared = []
     for group in groups.values():
-        if all(a.kind.startswith("reduce:") for a in group) and not _private_axis(group, dim):
+        if all(a.kind.startswith("reduce:") for a in group) and not _private_axis(group, dim, loop):
             shared.extend(a.op for a in group)
     return shared

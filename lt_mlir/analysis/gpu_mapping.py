@@ -11,7 +11,14 @@ blocks outside threads, at most three nested of each.  One exception: the
 innermost block loop may hold several thread loops side by side, and other
 statements between them; the block's threads run the thread loops one after
 another with a barrier between consecutive parts, and the other statements
-on thread 0 (so a block can reduce a row, then normalise it).  Everything
+on thread 0 (so a block can reduce a row, then normalise it).  Thread loops
+may also sit in *block-level sequential loops*: unannotated, unmapped loops
+inside the innermost block loop (with only such loops between) that every
+thread of the block runs; their bodies are split into parts the same way,
+with a barrier ending each iteration (the k-slices of a shared-memory GEMM:
+copy a slice into shared memory, barrier, compute on it, barrier).  An
+``lt.alloc`` whose nearest mapped loop is a block loop is the block's shared
+memory (at most ``SHARED_BYTES`` a block).  Everything
 below the innermost mapped loop runs sequentially in each thread; top-level
 code outside any kernel runs as a kernel of one thread (see
 ``lowering/gpu/lt_to_gpu.py``).
@@ -63,8 +70,43 @@ def mapped_child(loop):
 
 
 def thread_roots(block_loop) -> list:
-    """The thread-mapped loops directly in the body of ``block_loop``."""
-    return [o for o in body_statements(lt.loop_body(block_loop)) if lt.is_loop(o) and mapping(o) == "thread"]
+    """The thread-mapped loops of the innermost block loop ``block_loop``
+    that no thread loop encloses: in its body, or in its block-level
+    sequential loops (see ``block_sequential``), in program order."""
+    roots = []
+    for o in body_statements(lt.loop_body(block_loop)):
+        if lt.is_loop(o):
+            if mapping(o) == "thread":
+                roots.append(o)
+            elif not mapping(o):
+                roots.extend(thread_roots(o))
+    return roots
+
+
+def block_sequential(loop) -> bool:
+    """Whether unmapped ``loop`` is a *block-level sequential loop*: inside
+    the innermost block loop, with only such loops between, and holding
+    thread loops.  Every thread of the block runs it (its trip count depends
+    on block-level dims only) and its body is split into parts like the
+    block loop's, with a barrier after each iteration."""
+    if mapping(loop) or lt.annotations(loop) or not thread_roots(loop):
+        return False
+    parent = loop.parent
+    while parent is not None and parent.name == "lt.loop" and not mapping(parent):
+        if lt.annotations(parent):
+            return False
+        parent = parent.parent
+    return parent is not None and parent.name == "lt.loop" and mapping(parent) == "block"
+
+
+def part_bodies(block_loop) -> list:
+    """The blocks whose statements are separated into parts: the innermost
+    block loop's body and the bodies of its block-level sequential loops."""
+    out = [lt.loop_body(block_loop)]
+    for o in body_statements(lt.loop_body(block_loop)):
+        if lt.is_loop(o) and block_sequential(o):
+            out.extend(part_bodies(o))
+    return out
 
 
 def kernel_chains(root) -> tuple[list, list]:
@@ -125,7 +167,26 @@ def loop_problem(loop) -> str | None:
     parent = loop.parent
     if parent.name == "lt.loop":
         if not mapping(parent):
+            if kind == "thread" and block_sequential(parent):
+                # thread loops in a sequential loop of the block (k-blocking:
+                # copy a tile into shared memory, then compute on it): every
+                # level up to the block loop is split into parts
+                level = parent
+                while True:
+                    why = side_by_side_problem(level)
+                    if why:
+                        return why
+                    if mapping(level) == "block":
+                        break
+                    level = level.parent
+                reorder = reorder_conflicts(loop)
+                return f"its iterations are not independent: {reorder}" if reorder else None
             if any(mapping(l) for l in outer):
+                if kind == "thread" and next((mapping(l) for l in outer if mapping(l)), None) == "block":
+                    return (
+                        "its enclosing loop is not mapped; thread loops may sit in sequential loops of the innermost "
+                        "block loop only when no loop between has annotations"
+                    )
                 return "its enclosing loop is not mapped: mapped loops must be directly nested in each other"
             return "it is inside an unmapped loop: a kernel's outermost mapped loop must be at the top of the function (map the enclosing loops first, outside in)"
         if kind == "block" and mapping(parent) == "thread":
@@ -156,18 +217,26 @@ def _statement_of(op, block_loop):
     return op
 
 
+def _structural(op) -> bool:
+    """A part of its own: a thread loop or a block-level sequential loop."""
+    return lt.is_loop(op) and (mapping(op) == "thread" or block_sequential(op))
+
+
 def side_by_side_problem(block_loop) -> str | None:
-    """Why the parts of a block loop holding thread loops (each thread loop,
-    each run of other statements, run by thread 0) cannot be separated."""
-    statements = body_statements(lt.loop_body(block_loop))
+    """Why the parts of a block loop (or block-level sequential loop)
+    holding thread loops (each thread loop, each block-level sequential
+    loop, each run of other statements, run by thread 0) cannot be
+    separated."""
+    statements = [o for o in body_statements(lt.loop_body(block_loop)) if o.name != "lt.alloc"]
     part, parts = 0, {}
     for i, op in enumerate(statements):
-        if lt.is_loop(op) and mapping(op) == "thread" or (i and lt.is_loop(statements[i - 1]) and mapping(statements[i - 1]) == "thread"):
+        if _structural(op) or (i and _structural(statements[i - 1])):
             part += 1
         parts[op] = part
+    for op in body_statements(lt.loop_body(block_loop)):
+        if op.name == "lt.alloc" and op not in parts:
+            parts[op] = -1  # block-shared memory: every part may use it
     for op in statements:
-        if op.name == "lt.alloc":
-            continue  # block-shared memory: every part may use it
         for r in op.results:
             for use in r.uses:
                 user = _statement_of(use.owner, block_loop)

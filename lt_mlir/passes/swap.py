@@ -16,7 +16,7 @@ distribution it needs is refused.
 
 from __future__ import annotations
 
-from ..analysis.dependence import accesses, is_dim_of, reads_dim
+from ..analysis.dependence import accesses, dim_or_shifted, reads_dim
 from ..dialect import lt
 from ..mlir import arith, ir
 from .common import find_loop, loop_label, refuse
@@ -65,7 +65,7 @@ def _check_interchange(outer, inner) -> None:
             continue
         rank = len(group[0].indices)
         private = any(
-            all(is_dim_of(a.indices[axis], d) for a in group) for d in dims for axis in range(rank)
+            all(dim_or_shifted(a.indices[axis], d, outer) for a in group) for d in dims for axis in range(rank)
         )
         if not private:
             raise refuse(

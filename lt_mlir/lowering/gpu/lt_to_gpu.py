@@ -267,22 +267,28 @@ def place_shared_buffers(launch, body) -> None:
 
 
 def _separate_parts(block_loop, thread_ids) -> None:
-    """Side-by-side parts of the innermost block loop's body: each thread
-    loop is a part, each run of other statements a part that thread 0 runs;
-    a gpu.barrier between consecutive parts."""
+    """Side-by-side parts of the innermost block loop's body (or of a
+    block-level sequential loop's): each thread loop is a part, each
+    block-level sequential loop a part split the same way inside, each run
+    of other statements a part that thread 0 runs; a gpu.barrier between
+    consecutive parts."""
     body = lt.loop_body(block_loop)
     statements = [o for o in lt.body_ops(body) if not is_pure_index_op(o) and o.name != "lt.alloc"]
-    if not gpu_mapping.thread_roots(block_loop) or len(statements) <= 1:
+    if not gpu_mapping.thread_roots(block_loop):
         return
     parts, run = [], []
     for op in statements:
         if lt.is_loop(op) and gpu_mapping.mapping(op) == "thread":
-            if run:
-                parts.append(("single", run))
-                run = []
-            parts.append(("threads", [op]))
+            kind = "threads"
+        elif lt.is_loop(op) and gpu_mapping.block_sequential(op):
+            kind = "sequential"
         else:
             run.append(op)
+            continue
+        if run:
+            parts.append(("single", run))
+            run = []
+        parts.append((kind, [op]))
     if run:
         parts.append(("single", run))
     for i, (kind, ops) in enumerate(parts):
@@ -291,6 +297,13 @@ def _separate_parts(block_loop, thread_ids) -> None:
                 gpu.BarrierOp()
         if kind == "single":
             _on_thread_zero(ops, thread_ids)
+        elif kind == "sequential":
+            # A block-level sequential loop: its body is split the same way,
+            # and a barrier ends each iteration (the next one may overwrite
+            # shared memory other threads still read).
+            _separate_parts(ops[0], thread_ids)
+            with ir.InsertionPoint(lt.loop_body(ops[0])), ops[0].location:
+                gpu.BarrierOp()
 
 
 def _on_thread_zero(ops: list, thread_ids) -> None:
