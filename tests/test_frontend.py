@@ -68,15 +68,16 @@ def test_blog_symbolic_shape_and_backward_inference():
     )
 
 
-def test_blog_numpy_integration_keeps_float64():
+def test_blog_numpy_integration_computes_float32_like_loop_tool():
     s = lt.SymbolGenerator()
-    a = lt.Tensor(np.random.randn(128, 128))
+    data = np.random.randn(128, 128)
+    a = lt.Tensor(data)
     a = a.to(s.m, s.n)
     assert a.symbolic_shape == [s.m, s.n]
     assert a.shape == [128, 128]
     b = a.sum(s.n).numpy()
-    assert b.dtype == np.float64
-    np.testing.assert_allclose(b, a.numpy().sum(axis=1), rtol=1e-12, atol=1e-12)
+    assert b.dtype == np.float32
+    np.testing.assert_allclose(b, data.sum(axis=1), rtol=1e-4, atol=1e-4)
 
 
 def test_blog_matmul_ir_is_graphviz():
@@ -124,14 +125,14 @@ def test_readme_eager_and_lazy():
     X = lt.Tensor(128).set(np.random.randn(128))
     N = lt.Symbol("N")
     Y = X.to(N).sum(N)
-    close(Y.numpy(), np.sum(X.numpy()), 1e-9)
+    close(Y.numpy(), np.sum(X.numpy()), 1e-5)
     K = lt.Symbol("K")
     Z = lt.Tensor(K)
     W = (Z.to(N) * X.to(N)).sum(N)
     W.unify()
     assert Z.shape[0] == 128
     Z.set(np.random.randn(Z.shape[0]))
-    close(W.numpy(), np.sum(X.numpy() * Z.numpy()), 1e-9)
+    close(W.numpy(), np.sum(X.numpy() * Z.numpy()), 1e-5)
 
 
 # ---------------------------------------------------------------- caching
@@ -258,19 +259,43 @@ def test_transpose_and_named_reorder():
     close(b.sum(s.q).numpy(), A.sum(1), 1e-5)
 
 
-def test_float64_and_float32_defaults():
+def test_float32_unless_float64_is_asked_for():
+    """loop_tool's rule: float32 whatever the data's NumPy type; a Python
+    number (``lt.Tensor(0.0)`` too) never widens; float64 only from an input
+    made with ``dtype=np.float64``."""
     x32 = lt.Tensor(np.arange(6, dtype=np.int64).reshape(2, 3))
     assert x32.exp().numpy().dtype == np.float32
     assert (lt.Tensor().set(1.0) + x32).numpy().dtype == np.float32
     a = np.random.randn(50)
-    x64 = lt.Tensor(a)
+    got = (lt.Tensor(a).exp() + 1.0).numpy()
+    assert got.dtype == np.float32
+    np.testing.assert_allclose(got, np.exp(a) + 1.0, rtol=1e-6)
+    assert lt.Tensor(np.ones((3, 4))).numpy().dtype == np.float32
+    s = lt.SymbolGenerator()
+    A, B = np.random.randn(33, 64), np.random.randn(64, 48)
+    c = (lt.Tensor(s.m, s.k).set(A) * lt.Tensor(s.k, s.n).set(B)).max(lt.Tensor(0.0)).sum(s.k)
+    assert "f64" not in c.code and c.numpy().dtype == np.float32
+    np.testing.assert_allclose(c.numpy(), np.maximum(A[:, :, None] * B[None], 0).sum(1), rtol=1e-4, atol=1e-4)
+    # asked for: the whole graph computes in float64
+    x64 = lt.Tensor(a, dtype=np.float64)
     got = (x64.exp() + 1.0).numpy()
     assert got.dtype == np.float64
     np.testing.assert_allclose(got, np.exp(a) + 1.0, rtol=1e-14)
-    s = lt.SymbolGenerator()
-    mixed = lt.Tensor(s.i).set(np.ones(3, np.float32)) + lt.Tensor(s.i).set(np.full(3, 1e-12))
+    mixed = lt.Tensor(s.i).set(np.ones(3, np.float32)) + lt.Tensor(s.i, dtype=np.float64).set(np.full(3, 1e-12))
     assert mixed.numpy().dtype == np.float64 and mixed.numpy()[0] == 1 + 1e-12
     assert "f64" in lt.Tensor(s.j, dtype=np.float64).set_size(4).exp().code
+
+
+def test_element_types_match_loop_tool():
+    """The same programs under loop_tool 0.1.0: every result is float32."""
+    loop_tool = pytest.importorskip("loop_tool")
+    A, B = np.random.randn(3, 4), np.random.randn(4, 5)
+    for mod in (lt, loop_tool):
+        s = mod.SymbolGenerator()
+        c = (mod.Tensor(s.m, s.k).set(A) * mod.Tensor(s.k, s.n).set(B)).max(mod.Tensor(0.0)).sum(s.k)
+        assert c.numpy().dtype == np.float32, mod.__name__
+        t = mod.Tensor(np.ones((3, 4)))
+        assert (t + t).numpy().dtype == np.float32, mod.__name__
 
 
 def test_scalar_tensors():
@@ -369,7 +394,7 @@ def test_conv2d_16x8x8_3x3(padded):
 def test_pad_one_and_two_sided():
     m, n = 128, 16
     base = np.random.randn(m, n)
-    t = lt.Tensor(m, n).set(base)
+    t = lt.Tensor(m, n, dtype=np.float64).set(base)
     padded = t.pad(t.symbolic_shape[1], 3)
     assert padded.shape == [128, 22] and padded.symbolic_shape[1].name.endswith("_p_3_3")
     close(padded.numpy(), np.pad(base, [(0, 0), (3, 3)]), 1e-12)
@@ -397,7 +422,7 @@ def test_offset_constraints_pad_like_loop_tool():
 def test_concat():
     m, n, k = 128, 16, 5
     A, B = np.random.randn(m, n), np.random.randn(m, k)
-    a, b = lt.Tensor(m, n).set(A), lt.Tensor(m, k).set(B)
+    a, b = lt.Tensor(m, n, dtype=np.float64).set(A), lt.Tensor(m, k).set(B)
     with lt.SymbolGenerator() as s:
         c = a.to(s.m, s.n) | b.to(s.m, s.k)
     assert c.shape == [128, 21] and c.symbolic_shape[1].name == "nk"

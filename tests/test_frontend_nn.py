@@ -36,6 +36,9 @@ def test_pointwise(name):
     ours, ref = POINTWISE[name]
     x = RNG.standard_normal((1, 32, 8, 8)) * 4  # float64, as loop_tool's tests
     got = ours(lt.Tensor(x)).numpy()
+    assert got.dtype == np.float32  # loop_tool's rule: float32 unless asked
+    close(got, ref(x), 1e-5)
+    got = ours(lt.Tensor(x, dtype=np.float64)).numpy()
     assert got.dtype == np.float64
     close(got, ref(x), 1e-9)
 
@@ -55,7 +58,7 @@ def test_pointwise_float32_shares_constants():
 
 def test_mean():
     A = RNG.standard_normal((32, 32))
-    a = lt.Tensor(A)
+    a = lt.Tensor(A, dtype=np.float64)
     close(nn.mean(a, [a.symbolic_shape[0]]).numpy(), A.mean(0), 1e-9)
     close(nn.mean(a, a.symbolic_shape).numpy(), A.mean(), 1e-9)
 
@@ -65,9 +68,9 @@ def test_linear(with_bias):
     M, N, K = 123, 231, 128
     A, B, bias = RNG.standard_normal((M, K)), RNG.standard_normal((K, N)), RNG.standard_normal(N)
     s = lt.SymbolGenerator()
-    a = lt.Tensor(s.M, s.K).set(A)
-    b = lt.Tensor(s.K, s.N).set(B)
-    c = nn.linear(a, b, lt.Tensor(s.N).set(bias) if with_bias else None)
+    a = lt.Tensor(s.M, s.K, dtype=np.float64).set(A)
+    b = lt.Tensor(s.K, s.N, dtype=np.float64).set(B)
+    c = nn.linear(a, b, lt.Tensor(s.N, dtype=np.float64).set(bias) if with_bias else None)
     close(c.numpy(), A @ B + (bias if with_bias else 0), 1e-9)
 
 
@@ -88,8 +91,8 @@ def _conv_ref(X, W, stride=1):
 def test_conv(stride):
     X, W = RNG.standard_normal((3, 16, 11, 11)), RNG.standard_normal((8, 16, 3, 3))
     s = lt.SymbolGenerator()
-    x = lt.Tensor(s.b, s.ic, s.y, s.x).set(X)
-    w = lt.Tensor(s.oc, s.ic, s.wy, s.wx).set(W)
+    x = lt.Tensor(s.b, s.ic, s.y, s.x, dtype=np.float64).set(X)
+    w = lt.Tensor(s.oc, s.ic, s.wy, s.wx, dtype=np.float64).set(W)
     y = nn.conv(x, w, [s.y, s.x], [s.wy, s.wx], stride=stride)
     b, yo, xo, oc = y.symbolic_shape
     assert [d.name for d in (b, yo, xo, oc)] == ["b", "yo", "xo", "oc"]
@@ -101,8 +104,8 @@ def test_conv(stride):
 def test_depthwise_conv():
     X, W = RNG.standard_normal((2, 4, 9, 9)), RNG.standard_normal((4, 3, 3))
     s = lt.SymbolGenerator()
-    x = lt.Tensor(s.b, s.c, s.y, s.x).set(X)
-    w = lt.Tensor(s.c, s.wy, s.wx).set(W)
+    x = lt.Tensor(s.b, s.c, s.y, s.x, dtype=np.float64).set(X)
+    w = lt.Tensor(s.c, s.wy, s.wx, dtype=np.float64).set(W)
     y = nn.conv(x, w, [s.y, s.x], [s.wy, s.wx], channel_reduce=False)
     assert [d.name for d in y.symbolic_shape] == ["b", "c", "yo", "xo"]
     want = np.zeros((2, 4, 7, 7))
@@ -116,8 +119,8 @@ def test_pad_then_conv():
     A = RNG.standard_normal((1, 2, 3, 3))
     Wt = RNG.standard_normal((1, 2, 3, 3))
     s = lt.SymbolGenerator()
-    a = lt.Tensor(s.b, s.c, s.y, s.x).set(A)
-    w = lt.Tensor(s.co, s.c, s.ky, s.kx).set(Wt)
+    a = lt.Tensor(s.b, s.c, s.y, s.x, dtype=np.float64).set(A)
+    w = lt.Tensor(s.co, s.c, s.ky, s.kx, dtype=np.float64).set(Wt)
     _, _, m, n = a.symbolic_shape
     p = nn.pad(a, (m, (2, 3)), (n, (2, 3)))
     P = np.pad(A, [(0, 0), (0, 0), (2, 3), (2, 3)])
@@ -134,13 +137,13 @@ def test_batch_norm():
     A = RNG.standard_normal((B, C, Y, X))
     mean, var = RNG.standard_normal(C), np.abs(RNG.standard_normal(C))
     weight, bias = RNG.standard_normal(C), RNG.standard_normal(C)
-    a = lt.Tensor(s.B, s.C, s.Y, s.X).set(A)
+    a = lt.Tensor(s.B, s.C, s.Y, s.X, dtype=np.float64).set(A)
     out = nn.batch_norm(
         a,
-        lt.Tensor(s.C).set(mean),
-        lt.Tensor(s.C).set(var),
-        lt.Tensor(s.C).set(weight),
-        lt.Tensor(s.C).set(bias),
+        lt.Tensor(s.C, dtype=np.float64).set(mean),
+        lt.Tensor(s.C, dtype=np.float64).set(var),
+        lt.Tensor(s.C, dtype=np.float64).set(weight),
+        lt.Tensor(s.C, dtype=np.float64).set(bias),
     )
     c = (None, slice(None), None, None)
     want = (A - mean[c]) * weight[c] / np.sqrt(var[c] + 1e-5) + bias[c]

@@ -11,9 +11,11 @@ their IR text, which encodes the graph's structure, its sizes, its element
 type and the schedule, so the same program with new data (or a
 structurally equal program) does not compile again.
 
-Element type: float32, unless an input was made from a float64 array (or
-with ``dtype=np.float64``); then the whole graph computes in float64.
-Python numbers in arithmetic (``x * 2``) adopt the graph's type.
+Element type (loop_tool's rule): float32, whatever the data's NumPy type
+(float64 arrays, ``np.ones(...)``, integer arrays are converted); a Python
+number, ``lt.Tensor(0.0)`` included, never widens a tensor.  float64 only
+when asked: an input made with ``dtype=np.float64`` makes the whole graph
+compute in float64.
 
 Looking inside: ``loop_tree`` (loop_tool's picture, lt_mlir's printer),
 ``code`` (the lt module, input for ``lt-opt``), ``llvm`` (the optimised
@@ -189,7 +191,7 @@ class Tensor:
         ):
             arr = np.asarray(args[0])
             self._dims = tuple(Symbol("X") for _ in range(arr.ndim))
-            self._set_data(arr, copy)
+            self._set_data(args[0] if isinstance(args[0], (float, list, tuple)) else arr, copy)
             return
         dims = []
         for i, a in enumerate(args):
@@ -254,17 +256,16 @@ class Tensor:
             raise FrontendError(
                 f"data of shape {arr.shape} does not fit a tensor over {len(self._dims)} dims {_describe_dims(self._dims)}"
             )
-        # float64 NumPy data makes the graph float64; Python numbers and
-        # lists, and other NumPy types, follow the graph (float32 by default).
-        if self._dtype:
-            dtype = self._dtype
-        elif isinstance(value, (np.ndarray, np.floating)) and arr.dtype == np.float64 and not self._weak:
-            dtype = "f64"
-        elif isinstance(value, (np.ndarray, np.generic)) and not self._weak:
-            dtype = "f32"
+        # The data follows the graph's element type (float32 unless some
+        # input was made with dtype=np.float64: loop_tool's rule, float64
+        # only when asked), whatever its NumPy type.  It is kept in full
+        # precision (float32 data as float32, other data as float64) and
+        # converted once for the graph's type when a kernel runs.
+        dtype = self._dtype
+        if dtype:
+            target = _NP[dtype]
         else:
-            dtype = None
-        target = _NP[dtype or "f64"]
+            target = np.float32 if arr.dtype == np.float32 else np.float64
         if copy or arr.dtype != target or not arr.flags.c_contiguous:
             arr = np.array(arr, dtype=target, order="C", copy=True)
         eqs = [_sizes.fix(d, int(n), f"data of shape {arr.shape}") for d, n in zip(self._dims, arr.shape)]
