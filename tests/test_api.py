@@ -130,6 +130,10 @@ def _lt_opt(*args, stdin=""):
         (["-", "--emit=pdf"], "", "invalid choice: 'pdf'"),
         (["-", "--run"], OOB, "<stdin>:8:"),
         (["/nonexistent/x.mlir"], "", "cannot read '/nonexistent/x.mlir'"),
+        (["-", "--run", "--emit=asm"], programs.pointwise_add(4), "--emit=asm prints a module; --run prints timings: use one"),
+        (["-", "--run", "--repeat", "0"], programs.pointwise_add(4), "--repeat must be at least 1, got 0"),
+        (["-", "--profile", "--repeat=-5"], programs.pointwise_add(4), "--repeat must be at least 1, got -5"),
+        (["-"], "import lt_mlir as lt\nprint(lt)\n", "<stdin>: error: this is Python source, not an MLIR module"),
     ],
 )
 def test_lt_opt_errors_are_one_line_exit_1(args, stdin, message):
@@ -151,3 +155,49 @@ def test_lt_opt_run_reports_time_and_checksum():
     expected = float((a + b).sum(dtype=np.float64))
     assert lines[1].strip().startswith("arg2 f32[33] checksum ")
     assert float(lines[1].split()[-1]) == pytest.approx(expected, rel=1e-5)
+
+
+def test_lt_opt_binary_input_is_a_plain_error(tmp_path):
+    path = tmp_path / "kernel.o"
+    path.write_bytes(bytes(range(256)))
+    result = subprocess.run([sys.executable, "-m", "lt_mlir.tools.lt_opt", str(path)], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 1 and "internal error" not in result.stderr
+    assert result.stderr.strip() == f"{path}: error: not a text file (byte 128 is not UTF-8); lt-opt reads MLIR modules (.mlir)"
+
+
+def test_lt_opt_pass_options_may_be_separated_by_commas():
+    """MLIR separates options with spaces; lt-opt also takes commas (no lt
+    option is a list): the same loop tree either way."""
+    spaced = _lt_opt("-", "-p", "builtin.module(lt-split{loop=0 factor=4})", "--emit=loop-tree", stdin=programs.pointwise_add(32))
+    commas = _lt_opt("-", "-p", "builtin.module(lt-split{loop=0,factor=4})", "--emit=loop-tree", stdin=programs.pointwise_add(32))
+    assert spaced.returncode == commas.returncode == 0, commas.stderr
+    assert commas.stdout == spaced.stdout and "for i in 8 : L0" in commas.stdout
+
+
+def test_lt_opt_ptx_of_an_unmapped_module_says_it_runs_on_one_thread():
+    result = _lt_opt("-", "--emit=launch-plan", stdin=programs.pointwise_add(32))
+    assert result.returncode == 0, result.stderr
+    assert "remark: no loop is mapped to the GPU: every statement runs on one GPU thread" in result.stderr
+    assert '"block": [1, 1, 1]' in result.stdout
+
+
+def test_lt_opt_slow_run_shows_progress_and_stops_on_ctrl_c(monkeypatch, capsys):
+    """A --run expected to take long says so and counts its runs; Ctrl-C
+    stops at once and the runs measured so far are reported."""
+    from lt_mlir.tools import lt_opt
+
+    monkeypatch.setattr(lt_opt, "PROGRESS_AFTER", 0.0)
+    calls = []
+
+    def fn():
+        calls.append(1)
+        if len(calls) == 4:  # warm-up + 2 timed runs, then Ctrl-C
+            raise KeyboardInterrupt
+
+    times = lt_opt._timed_runs(fn, 20, "f")
+    assert len(times) == 2
+    err = capsys.readouterr().err
+    assert "lt-opt: timing @f: 20 runs of about" in err and "Ctrl-C stops and reports what was measured" in err
+    assert "run 2 of 20" in err and "interrupted after 2 of 20 timed runs" in err
+    monkeypatch.setattr(lt_opt, "PROGRESS_AFTER", 2.0)  # a quick run says nothing
+    assert len(lt_opt._timed_runs(lambda: None, 3, "g")) == 3 and capsys.readouterr().err == ""

@@ -126,8 +126,10 @@ def strip_module_anchor(text: str) -> str:
 
 
 def _parse_options(pass_name: str, text: str) -> dict[str, str]:
+    """``key=value`` items separated by spaces (MLIR's syntax) or commas
+    (``lt-split{loop=0,factor=4}``: no lt option takes a list)."""
     out = {}
-    for item in text.split():
+    for item in text.replace(",", " ").split():
         key, eq, value = item.partition("=")
         if not eq or not key:
             raise PipelineError(f"error: {pass_name}: malformed option '{item}' (expected key=value)")

@@ -32,7 +32,7 @@ def _arg_parser() -> argparse.ArgumentParser:
     p.add_argument("-o", dest="output", default="-", help="output file (default: stdout)")
     p.add_argument("--pass-pipeline", "-p", action="append", default=[], metavar="PIPELINE",
                    help="pipeline of lt and upstream passes, e.g. 'builtin.module(lower-lt-to-scf,canonicalize)'")
-    p.add_argument("--emit", choices=EMITS, default="mlir", help="what to print (default: mlir)")
+    p.add_argument("--emit", choices=EMITS, default=None, help="what to print (default: mlir; not with --run or --profile)")
     p.add_argument("--gpu-arch", default="sm_90", help="GPU architecture for --emit=ptx|launch-plan (default sm_90)")
     p.add_argument("--mcpu", default=None, metavar="NAME",
                    help="CPU for --emit=llvm|asm and --run (default: this host; 'help' lists CPUs and features)")
@@ -58,15 +58,38 @@ def _arg_parser() -> argparse.ArgumentParser:
 
 
 def _read(path: str) -> tuple[str, str]:
-    if path == "-":
-        return sys.stdin.read(), "<stdin>"
-    try:
-        with open(path) as fh:
-            return fh.read(), path
-    except OSError as e:
-        from ..errors import LtError
+    from ..errors import LtError
 
+    name = "<stdin>" if path == "-" else path
+    try:
+        if path == "-":
+            data = sys.stdin.buffer.read()
+        else:
+            with open(path, "rb") as fh:
+                data = fh.read()
+    except OSError as e:
         raise LtError(f"error: cannot read '{path}': {e.strerror}") from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise LtError(f"{name}: error: not a text file (byte {e.start} is not UTF-8); lt-opt reads MLIR modules (.mlir)") from None
+    if "\0" in text:
+        raise LtError(f"{name}: error: not a text file (it holds NUL bytes); lt-opt reads MLIR modules (.mlir)")
+    return text, name
+
+
+_PYTHON_STARTS = ("import ", "from ", "def ", "#!", "class ", "print(", '"""')
+
+
+def looks_like_python(text: str) -> bool:
+    """Whether ``text`` is Python source rather than MLIR (its first
+    statement line)."""
+    for line in text.splitlines():
+        line = line.strip()
+        if not line or line.startswith("//"):
+            continue
+        return line.startswith(_PYTHON_STARTS) or (line.startswith("#") and not line.startswith("#loc") and not line.startswith("#map"))
+    return False
 
 
 def _write(path: str, text: str) -> None:
@@ -107,17 +130,52 @@ def _random_arrays(specs, seed: int) -> list:
     return [np.zeros(spec.shape, spec.dtype) if spec.written else next(inputs) for spec in specs]
 
 
+PROGRESS_AFTER = 2.0  # seconds: a --run expected to take longer reports its progress
+
+
+def _timed_runs(fn, repeat: int, name: str) -> list[float]:
+    """Run ``fn`` once to warm up, then up to ``repeat`` timed runs; when the
+    whole would take over PROGRESS_AFTER seconds, say so on stderr and show
+    progress.  Ctrl-C stops at once with the runs measured so far."""
+    import time
+
+    start = time.perf_counter()
+    fn()
+    first = time.perf_counter() - start
+    verbose = first * repeat > PROGRESS_AFTER
+    if verbose:
+        sys.stderr.write(f"lt-opt: timing @{name}: {repeat} runs of about {first:.2f} s (about {first * repeat:.0f} s; Ctrl-C stops and reports what was measured)\n")
+    times: list[float] = []
+    try:
+        for i in range(repeat):
+            start = time.perf_counter()
+            fn()
+            times.append(time.perf_counter() - start)
+            if verbose:
+                sys.stderr.write(f"\rlt-opt: run {i + 1} of {repeat}")
+                sys.stderr.flush()
+    except KeyboardInterrupt:
+        if verbose:
+            sys.stderr.write("\n")
+        sys.stderr.write(f"lt-opt: interrupted after {len(times)} of {repeat} timed runs\n")
+        if not times:
+            raise
+    else:
+        if verbose:
+            sys.stderr.write("\n")
+    return times
+
+
 def _run(module, args) -> str:
     import numpy as np
 
     from ..compiler import compile as compile_module
-    from ..runtime.timing import median_seconds
 
     kernel = compile_module(module, args.entry, target=args.target, cpu=args.mcpu, features=args.mattr)
     arrays = _random_arrays(kernel.specs, args.seed)
-    repeat = max(1, args.repeat)
-    median = median_seconds(lambda: kernel(*arrays), repeat)
-    lines = [f"@{kernel.name}: {median * 1e3:.4f} ms (median of {repeat} runs after warm-up)"]
+    times = sorted(_timed_runs(lambda: kernel(*arrays), args.repeat, kernel.name))
+    median = times[len(times) // 2]
+    lines = [f"@{kernel.name}: {median * 1e3:.4f} ms (median of {len(times)} runs after warm-up)"]
     for spec, a in zip(kernel.specs, arrays):
         if spec.written:
             lines.append(f"  arg{spec.index} {spec.element}{list(spec.shape)} checksum {float(a.sum(dtype=np.float64)):.6g}")
@@ -139,7 +197,13 @@ def _profile(module, args) -> str:
 
 
 def run(argv: list[str] | None = None) -> int:
-    args = _arg_parser().parse_args(argv)
+    parser = _arg_parser()
+    args = parser.parse_args(argv)
+    if args.emit is not None and (args.run or args.profile):
+        parser.error(f"--emit={args.emit} prints a module; --{'run' if args.run else 'profile'} prints timings: use one")
+    if args.repeat < 1:
+        parser.error(f"--repeat must be at least 1, got {args.repeat}")
+    args.emit = args.emit or "mlir"
     if args.list_passes:
         _write(args.output, _list_passes())
         return 0
@@ -161,7 +225,15 @@ def run(argv: list[str] | None = None) -> int:
     text, filename = _read(args.input)
 
     def process(chunk: str) -> str:
-        module = compiler.parse_module(chunk, filename)
+        try:
+            module = compiler.parse_module(chunk, filename)
+        except LtError:
+            if looks_like_python(chunk):
+                raise LtError(
+                    f"{filename}: error: this is Python source, not an MLIR module; lt-opt reads .mlir files "
+                    "(run the program with python, or print a frontend tensor's `.code` into a file)"
+                ) from None
+            raise
         set_fastmath(module.operation, args.fastmath)
         for remark in run_pipeline(module, stages):
             sys.stderr.write(f"remark: {remark}\n")
@@ -176,6 +248,14 @@ def run(argv: list[str] | None = None) -> int:
         if args.emit in ("ptx", "launch-plan"):
             import json
 
+            from ..analysis.gpu_mapping import mapping
+            from ..dialect.loop_tree import preorder_loops
+
+            if not any(mapping(loop) for loop in preorder_loops(module.operation)):
+                sys.stderr.write(
+                    "remark: no loop is mapped to the GPU: every statement runs on one GPU thread "
+                    "(map loops with lt-gpu-map or lt-gpu-auto, e.g. -p 'builtin.module(lt-gpu-auto)')\n"
+                )
             cuda = compiler.lower_cuda(module, args.entry, filename, arch=args.gpu_arch)
             if args.emit == "ptx":
                 return cuda.ptx
