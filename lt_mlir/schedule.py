@@ -13,16 +13,28 @@ leaves the schedule as it was; ``undo()`` steps back.
 
 from __future__ import annotations
 
+import os
+import re
+import sys
+
+import numpy as np
+
 from .compiler import compile as compile_module
 from .compiler import parse_module
 from .dialect import lt
 from .dialect.loop_tree import loop_tree, preorder_loops
-from .errors import LtError
+from .errors import LtError, PassError
 from .mlir import ir
+from .passes.common import loop_label
 from .passes.registry import run_pipeline
 
 
 class Schedule:
+    """A schedule over one lt module: moves (each a registered pass, the
+    same code ``lt-opt`` and ``lt-ui`` run), undo/redo, the loop tree, and
+    compilation.  ``module_or_text``: an lt module or its text; ``entry``:
+    the function to print and compile (default: the first)."""
+
     def __init__(self, module_or_text, entry: str | None = None):
         if not isinstance(module_or_text, str):
             module_or_text = module_or_text.operation.get_asm(enable_debug_info=True)
@@ -62,9 +74,16 @@ class Schedule:
         return self.loop_tree
 
     def apply(self, element: str) -> "Schedule":
-        """Run one pipeline element (lt or upstream pass) on the current IR."""
+        """Run one pipeline element (an lt pass with its options, or an
+        upstream MLIR pass) on the current IR and record it.  A refusal
+        raises ``PassError`` (``PipelineError`` for a malformed element)
+        naming the loop and the line of your code that asked, and leaves
+        the schedule unchanged."""
         module = self.module
-        remarks = run_pipeline(module, f"builtin.module({element})")
+        try:
+            remarks = run_pipeline(module, f"builtin.module({element})")
+        except LtError as e:
+            raise _in_user_terms(e, element, module) from None
         self.remarks.extend(remarks)
         self._states.append((module.operation.get_asm(enable_debug_info=True), element))
         self._undone.clear()
@@ -92,55 +111,113 @@ class Schedule:
         return other
 
     # ------------------------------------------------------------ moves
+    # Loops are numbered L0, L1, ... in pre-order over the whole module, as
+    # the loop tree prints them; every move returns the schedule (chainable).
+
     def split(self, loop: int, factor: int) -> "Schedule":
-        return self.apply(f"lt-split{{loop={loop} factor={factor}}}")
+        """Split loop ``loop`` into an outer loop and an inner one of
+        ``factor`` iterations (``for m in 33`` by 8: ``for m in 4 r 1`` over
+        ``for m' in 8``; the rest is a tail iteration, never padding).
+        Refuses a factor below 1 or above the loop's iterations."""
+        return self.apply(f"lt-split{{loop={_int('loop', loop)} factor={_int('factor', factor)}}}")
 
     def swap(self, loop: int) -> "Schedule":
-        return self.apply(f"lt-swap{{loop={loop}}}")
+        """Interchange loop ``loop`` with the one loop inside it (statements
+        beside that loop first get loops of their own).  Refuses when there
+        is no single inner loop, both iterate the same dim, or the
+        interchange would reorder dependent accesses."""
+        return self.apply(f"lt-swap{{loop={_int('loop', loop)}}}")
 
     def resize(self, loop: int, delta: int) -> "Schedule":
-        return self.apply(f"lt-resize{{loop={loop} delta={delta}}}")
+        """Grow (``delta`` > 0) or shrink loop ``loop`` by ``delta``
+        iterations, taken from or given to its parent level (the rest
+        becomes the parent's tail).  Refuses sizes the parent cannot
+        cover."""
+        return self.apply(f"lt-resize{{loop={_int('loop', loop)} delta={_int('delta', delta)}}}")
 
     def unannotate(self, loop: int, name: str) -> "Schedule":
-        return self.apply(f"lt-unannotate{{loop={loop} name={name}}}")
+        """Remove annotation ``name`` (``"unroll"``, ``"vectorize"``,
+        ``"parallel"``, ``"gpu"``) from loop ``loop``."""
+        return self.apply(f"lt-unannotate{{loop={_int('loop', loop)} name={_word('name', name)}}}")
 
     def merge(self, loop: int) -> "Schedule":
-        return self.apply(f"lt-merge{{loop={loop}}}")
+        """Fuse loop ``loop`` into the loop before it over the same dim and
+        sizes (``for m {A}; for m {B}`` becomes ``for m {A; B}``; the
+        inverse of ``distribute``), or, without one, into its parent over
+        the same dim (``for m in 4 : for m' in 8`` becomes ``for m in 32``).
+        Refuses loops that differ, different annotations, or a fusion that
+        would reorder dependent accesses."""
+        return self.apply(f"lt-merge{{loop={_int('loop', loop)}}}")
 
     def distribute(self, loop: int) -> "Schedule":
-        return self.apply(f"lt-distribute{{loop={loop}}}")
+        """Cut loop ``loop``'s body into parts (each inner loop a part, each
+        run of other statements one) and give each part a loop of its own
+        (loop fission; the inverse of ``merge``).  Refuses when a value
+        flows between parts, or two parts access a buffer one of them
+        writes at elements other iterations also access."""
+        return self.apply(f"lt-distribute{{loop={_int('loop', loop)}}}")
 
     def unroll(self, loop: int, factor: int = 0) -> "Schedule":
-        return self.apply(f"lt-unroll{{loop={loop} factor={factor}}}")
+        """Unroll loop ``loop`` by ``factor`` copies of its body per
+        generated iteration (0: completely, at most 64 iterations).  On a
+        vectorized loop the unit is one vector: ``unroll(L, 2)`` emits two
+        vector bodies per iteration, and full unrolling counts vectors."""
+        return self.apply(f"lt-unroll{{loop={_int('loop', loop)} factor={_int('factor', factor)}}}")
 
     def vectorize(self, loop: int, width: int = 8) -> "Schedule":
-        return self.apply(f"lt-vectorize{{loop={loop} width={width}}}")
+        """Run ``width`` iterations of innermost loop ``loop`` as one vector
+        operation (``width`` in elements; ``lowering.machine.
+        host_vector_width()`` gives this CPU's; iterations ``width`` does
+        not divide run as scalars).  Refuses loops that are not innermost
+        or whose accesses cannot be vectors."""
+        return self.apply(f"lt-vectorize{{loop={_int('loop', loop)} width={_int('width', width)}}}")
 
     def parallel(self, loop: int) -> "Schedule":
-        return self.apply(f"lt-parallel{{loop={loop}}}")
+        """Run loop ``loop``'s iterations on all CPU cores (OpenMP).
+        Reductions into elements several iterations share combine
+        atomically (a remark says when that is costly).  Refuses nested
+        parallel loops and iterations that depend on each other."""
+        return self.apply(f"lt-parallel{{loop={_int('loop', loop)}}}")
 
     def gpu_map(self, loop: int, to: str) -> "Schedule":
-        """Run loop ``loop``'s iterations as CUDA ``"block"``s or ``"thread"``s."""
-        return self.apply(f"lt-gpu-map{{loop={loop} to={to}}}")
+        """Run loop ``loop``'s iterations as CUDA ``"block"``s or
+        ``"thread"``s (tails are predicated).  Refuses mappings that break
+        the kernel shape or the hardware limits, and racy loops."""
+        return self.apply(f"lt-gpu-map{{loop={_int('loop', loop)} to={_word('to', to)}}}")
 
     def gpu_auto(self, threads: int = 256) -> "Schedule":
-        """Map every unmapped loop nest to blocks and threads automatically."""
-        return self.apply(f"lt-gpu-auto{{threads={threads}}}")
+        """Map every unmapped loop nest to blocks and threads (``threads``
+        a block for the innermost mapped loop) and move kernel-local
+        scratch buffers into shared memory; the remark names what stays
+        on one thread."""
+        return self.apply(f"lt-gpu-auto{{threads={_int('threads', threads)}}}")
 
     def shrink_buffers(self) -> "Schedule":
+        """Size every scratch buffer (``lt.alloc``) to the tile live under
+        the loops that share its accesses; the remark says what shrank."""
         return self.apply("lt-shrink-buffers")
 
     def cache(self, loop: int, operand: int) -> "Schedule":
-        return self.apply(f"lt-cache{{loop={loop} operand={operand}}}")
+        """Copy the tile of function argument ``operand`` (0-based) that
+        loop ``loop``'s body reads into a contiguous local buffer at the
+        start of each of its iterations.  Refuses an argument written in
+        the loop or not read there."""
+        return self.apply(f"lt-cache{{loop={_int('loop', loop)} operand={_int('operand', operand)}}}")
 
     def uncache(self, loop: int) -> "Schedule":
-        return self.apply(f"lt-uncache{{loop={loop}}}")
+        """Remove the ``lt-cache`` copy at the start of loop ``loop``'s
+        body (reads go to the argument again)."""
+        return self.apply(f"lt-uncache{{loop={_int('loop', loop)}}}")
 
     def canonicalize(self) -> "Schedule":
+        """The simplest equivalent loop tree: levels of one iteration
+        disappear, a level holding only a tail-less level of its dim merges
+        with it, index arithmetic folds.  Never refuses."""
         return self.apply("lt-canonicalize")
 
     # ------------------------------------------------------------ figures
     def loops(self) -> int:
+        """How many loops the module has (L0 .. L{loops - 1})."""
         module = self.module
         return len(preorder_loops(module))
 
@@ -170,6 +247,63 @@ class Schedule:
     def compile(self, target: str = "cpu", **options):
         """Compile the current IR (``target="cuda"``: PTX for an NVIDIA GPU)."""
         return compile_module(self.text, self.entry, target=target, **options)
+
+
+def _int(name: str, value) -> int:
+    """An integer option, checked from Python as ``lt-opt`` checks it."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise PassError(_located(f"error: option '{name}' takes an integer, got {type(value).__name__} {value!r}"))
+    return int(value)
+
+
+def _word(name: str, value) -> str:
+    if not isinstance(value, str) or not value.replace("-", "").replace("_", "").isalnum():
+        raise PassError(_located(f"error: option '{name}' takes a word, got {type(value).__name__} {value!r}"))
+    return value
+
+
+def _located(message: str) -> str:
+    where = _caller()
+    return f"{where}: {message}" if where else message
+
+
+_IR_LOCATION = re.compile(r"^(?:-|<stdin>):(\d+):(\d+): ")
+_LOOP_OPTION = re.compile(r"\bloop=(\d+)")
+
+
+def _in_user_terms(error: LtError, element: str, module) -> LtError:
+    """``error`` from a move, said in the user's terms: not the line of IR
+    text the user never saw, but the loop (``L0 "for m in 33"``) and the
+    line of the user's code that made the move."""
+    message = _IR_LOCATION.sub("", str(error), count=1)
+    found = _LOOP_OPTION.search(element)
+    if found:
+        index = int(found.group(1))
+        loops = preorder_loops(module)
+        if index < len(loops) and f"L{index} " not in message:
+            label = f"L{index} {loop_label(loops[index])}"
+            head, sep, rest = message.partition(": ")
+            pass_name, sep2, why = rest.partition(": ")
+            if sep and sep2 and pass_name.startswith("lt-"):
+                message = f"{head}: {pass_name}: {label}: {why}"
+    return type(error)(_located(message))
+
+
+_PACKAGE = os.path.dirname(os.path.abspath(__file__))
+
+
+def _caller() -> str | None:
+    """``file:line`` of the first frame outside lt_mlir, when it is the
+    user's code (not a library's: the UI, pytest's plugins)."""
+    frame = sys._getframe(1)
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(_PACKAGE):
+        frame = frame.f_back
+    if frame is None:
+        return None
+    path = frame.f_code.co_filename
+    if "site-packages" in path or path.startswith(("<frozen", sys.base_prefix, sys.prefix)):
+        return None
+    return f"{path}:{frame.f_lineno}"
 
 
 def _is_float_type(t) -> bool:

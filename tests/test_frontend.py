@@ -531,3 +531,20 @@ def test_usage_errors_are_clear():
             fn()
     # the loop tree of a program without data still prints: it needs sizes only
     assert "exp(%0)" in lt.Tensor(s.z2).set_size(3).exp().loop_tree
+
+
+def test_frontend_errors_speak_of_the_users_dims():
+    """Unnamed dims are named by axis and tensor, not by the internal
+    placeholder 'X'; max over a Symbol points to max_reduce."""
+    s = lt.SymbolGenerator()
+    with pytest.raises(lt.FrontendError, match=r"to\[a\]: cannot tell which new dims rename \[axes 0, 1 of Tensor\(data of shape \(3, 4\)\)\]"):
+        lt.Tensor(np.ones((3, 4))).to(s.a)
+    with pytest.raises(lt.SizeError, match=r"contradictory sizes for axis 0 of Tensor\(3, k\): 4 \(data of shape \(4, 4\)\) but 3"):
+        lt.Tensor(3, s.k).set(np.ones((4, 4)))
+    with pytest.raises(lt.FrontendError, match=r"input 0 over \[axes 0, 1 of Tensor\(3, 4\)\] has no data"):
+        (lt.Tensor(3, 4) * 2.0).numpy()
+    x = lt.Tensor(np.ones((3, 4))).to(s.m, s.n)
+    with pytest.raises(lt.FrontendError, match=r"max\(\) is elementwise \(a Tensor or a number\); to reduce over 'n' use max_reduce\(n\)"):
+        x.max(s.n)
+    with pytest.raises(lt.FrontendError, match=r"min\(\) is elementwise .* use min_reduce\(m\)"):
+        x.min(s.m)

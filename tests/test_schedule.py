@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import lt_mlir
-from lt_mlir import programs
+from lt_mlir import Schedule, programs
 from lt_mlir.passes.registry import run_pipeline
 
 
@@ -66,3 +66,47 @@ func.func @f(%A: memref<4x6xf32>, %B: memref<4x6xf32>) {
 }
 """
     assert lt_mlir.Schedule(text).scratch_bytes() == 4 * 6 * 4
+
+
+def test_refusals_name_the_loop_and_the_line_that_asked():
+    """From Python a refusal names the loop (not a line of IR the user
+    never saw) and the line of the user's code that made the move."""
+    import inspect
+
+    s = Schedule(programs.matmul(33, 48, 64))
+    line = inspect.currentframe().f_lineno + 2
+    with pytest.raises(lt_mlir.PassError) as info:
+        s.split(0, 0)
+    assert str(info.value) == f'{__file__}:{line}: error: lt-split: L0 "for m in 33": factor must be at least 1, got 0'
+    with pytest.raises(lt_mlir.PassError, match=r'test_schedule.py:\d+: error: lt-swap: L2 "for k in 64" has no inner loop to swap with$'):
+        s.swap(2)
+    assert s.steps == []
+
+
+def test_move_options_are_type_checked():
+    """``s.split(0, "4")`` is refused as lt-opt refuses ``factor=four``."""
+    s = Schedule(programs.matmul(8, 8, 8))
+    with pytest.raises(lt_mlir.PassError, match=r"option 'factor' takes an integer, got str '4'"):
+        s.split(0, "4")
+    with pytest.raises(lt_mlir.PassError, match=r"option 'loop' takes an integer, got bool True"):
+        s.swap(True)
+    with pytest.raises(lt_mlir.PassError, match=r"option 'to' takes a word, got str 'block thread'"):
+        s.gpu_map(0, "block thread")
+    assert s.split(0, np.int64(4)).steps == ["lt-split{loop=0 factor=4}"]
+
+
+def test_every_public_schedule_method_documents_itself():
+    for name, member in vars(Schedule).items():
+        if not name.startswith("_") and callable(member):
+            assert member.__doc__ and len(member.__doc__.split()) >= 5, name
+
+
+def test_unroll_of_a_vectorized_loop_counts_vectors():
+    """96 iterations in vectors of 16 are 6 vectors: full unrolling is
+    allowed (6 vector bodies) and the factor is checked against 6."""
+    s = Schedule(programs.pointwise_add(96)).vectorize(0, 16).unroll(0)
+    assert "[unroll full, vectorize 16]" in s.loop_tree
+    a, b = np.arange(96, dtype=np.float32), np.ones(96, np.float32)
+    np.testing.assert_array_equal(s.compile()(a, b), a + b)
+    with pytest.raises(lt_mlir.PassError, match="factor 7 exceeds the 6 vectors of 16 of L0"):
+        Schedule(programs.pointwise_add(96)).vectorize(0, 16).unroll(0, 7)

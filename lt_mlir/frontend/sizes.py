@@ -37,14 +37,14 @@ class Eq:
 
 def fix(sym, value: int, origin: str) -> Eq:
     if isinstance(value, bool) or not isinstance(value, int):
-        raise SizeError(f"sizes are integers: {origin} gives {value!r} for '{sym.name}'")
+        raise SizeError(f"sizes are integers: {origin} gives {value!r} for {sym.describe()}")
     if value <= 0:
-        raise SizeError(f"sizes must be positive: {origin} gives {value} for '{sym.name}'")
+        raise SizeError(f"sizes must be positive: {origin} gives {value} for {sym.describe()}")
     return Eq("fix", sym, value, [], origin)
 
 
 def _name(s) -> str:
-    return f"'{s.name}'"
+    return s.describe()
 
 
 class _Solver:

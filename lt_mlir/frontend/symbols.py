@@ -28,13 +28,21 @@ SIZE = "size"  # a term over a dim's size
 class Symbol:
     """A named dimension.  Identity matters, not the name."""
 
-    __slots__ = ("name", "id", "__weakref__")
+    __slots__ = ("name", "id", "origin", "__weakref__")
 
-    def __init__(self, name: str = "X"):
+    def __init__(self, name: str = "X", origin: str | None = None):
         if not isinstance(name, str) or not name:
             raise FrontendError(f"a Symbol needs a non-empty name, got {name!r}")
         self.name = name
         self.id = next(_ids)
+        # an unnamed dim (Tensor(array), Tensor(128, 7)): where it came from,
+        # for messages ("axis 1 of Tensor(128, 7)")
+        self.origin = origin
+
+    def describe(self) -> str:
+        """How messages name the dim: its name, or for an unnamed dim its
+        axis and tensor."""
+        return f"'{self.name}'" if self.origin is None else self.origin
 
     def __repr__(self) -> str:
         return f"Symbol{{{self.name}}}"

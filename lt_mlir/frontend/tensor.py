@@ -169,7 +169,13 @@ _NP = {"f32": np.float32, "f64": np.float64}
 
 
 def _describe_dims(dims) -> str:
-    return "[" + ", ".join(d.name for d in dims) + "]"
+    """``[m, n]``; unnamed dims by their axes and tensor (``[axes 0, 1 of
+    Tensor(3, 4)]``, ``[m, axis 1 of Tensor(m, 4)]``)."""
+    dims = list(dims)
+    origins = [d.origin.split(" of ", 1) for d in dims if d.origin is not None]
+    if dims and len(origins) == len(dims) > 1 and len({o[1] for o in origins}) == 1:
+        return f"[axes {', '.join(o[0].split()[1] for o in origins)} of {origins[0][1]}]"
+    return "[" + ", ".join(d.name if d.origin is None else d.origin for d in dims) + "]"
 
 
 class Tensor:
@@ -190,15 +196,17 @@ class Tensor:
             and not isinstance(args[0], bool)
         ):
             arr = np.asarray(args[0])
-            self._dims = tuple(Symbol("X") for _ in range(arr.ndim))
+            made = f"Tensor(data of shape {arr.shape})"
+            self._dims = tuple(Symbol("X", f"axis {i} of {made}") for i in range(arr.ndim))
             self._set_data(args[0] if isinstance(args[0], (float, list, tuple)) else arr, copy)
             return
         dims = []
+        made = f"Tensor({', '.join(a.name if isinstance(a, Symbol) else repr(a) for a in args)})"
         for i, a in enumerate(args):
             if isinstance(a, Symbol):
                 dims.append(a)
             elif isinstance(a, (int, np.integer)) and not isinstance(a, bool):
-                s = Symbol("X")
+                s = Symbol("X", f"axis {i} of {made}")
                 dims.append(s)
                 self._size_facts[s] = _sizes.fix(s, int(a), f"Tensor(...) argument {i}")
             else:
@@ -408,7 +416,7 @@ class Tensor:
         return self
 
     def _unknown_message(self, missing) -> str:
-        names = ", ".join(f"'{d.name}'" for d in dict.fromkeys(missing))
+        names = ", ".join(d.describe() for d in dict.fromkeys(missing))
         return (
             f"unknown size of dim {names}: nothing in the program determines it "
             "(give it with .set_size(...), set data, or relate it to a sized dim)"
@@ -425,7 +433,7 @@ class Tensor:
         return Tensor._node("unary", (self,), self._dims, {"fn": fn})
 
     def _binary(self, other, fn: str, swap: bool = False) -> "Tensor":
-        other = as_tensor(other)
+        other = as_tensor(other, fn)
         a, b = (other, self) if swap else (self, other)
         dims = a._dims + tuple(d for d in b._dims if d not in a._dims)
         return Tensor._node("binary", (a, b), dims, {"fn": fn})
@@ -499,7 +507,7 @@ class Tensor:
                 raise FrontendError(f"reductions take Symbols, got {type(d).__name__} {d!r}")
             if d not in self._dims:
                 raise FrontendError(
-                    f"cannot reduce over '{d.name}': the tensor's dims are {_describe_dims(self._dims)}"
+                    f"cannot reduce over {d.describe()}: the tensor's dims are {_describe_dims(self._dims)}"
                 )
             if d not in rdims:
                 rdims.append(d)
@@ -615,7 +623,7 @@ class Tensor:
                     eqs.append(_sizes.Eq("lin", n, c, [(1, o)], f"constraint {n.name} = {o.name} + {c}"))
                 continue
             terms = [(c, t) for (_, t), c in m.terms.items()]
-            what = f"{o.name} = {m}" if m.single_symbol() is not o else f"{o.name}"
+            what = f"{o.describe()} = {m}" if m.single_symbol() is not o else o.describe()
             eqs.append(_sizes.Eq("idx", o, m.const, terms, f"view {what}"))
         return self._view(tuple(new), [maps[o] for o in old], eqs)
 
@@ -661,7 +669,7 @@ class Tensor:
         new = Symbol(f"{dim.name}_p_{pre}_{post}")
         dims = tuple(new if d is dim else d for d in self._dims)
         maps = [Expr(new) - pre if d is dim else Expr(d) for d in self._dims]
-        eq = _sizes.Eq("lin", new, pre + post, [(1, dim)], f"pad of '{dim.name}' by {pre}+{post}")
+        eq = _sizes.Eq("lin", new, pre + post, [(1, dim)], f"pad of {dim.describe()} by {pre}+{post}")
         return self._view(dims, maps, [eq])
 
     def __or__(self, other) -> "Tensor":
@@ -681,7 +689,7 @@ class Tensor:
         a, b = self._dims[k], other._dims[k]
         new = Symbol(a.name + b.name)
         dims = tuple(new if i == k else d for i, d in enumerate(self._dims))
-        eq = _sizes.Eq("lin", new, 0, [(1, a), (1, b)], f"concatenation of '{a.name}' and '{b.name}'")
+        eq = _sizes.Eq("lin", new, 0, [(1, a), (1, b)], f"concatenation of {a.describe()} and {b.describe()}")
         return Tensor._node("concat", (self, other), dims, {"axis": k}, [eq])
 
     # ------------------------------------------------------------ lowering
@@ -840,11 +848,16 @@ class Tensor:
         return f"<lt.Tensor {self._describe().split(' over ')[0]} [{dims}]>"
 
 
-def as_tensor(value) -> Tensor:
+def as_tensor(value, op: str | None = None) -> Tensor:
     if isinstance(value, Tensor):
         return value
     if isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool):
         return Tensor._constant(float(value))
+    if isinstance(value, Symbol) and op in ("max", "min"):
+        raise FrontendError(
+            f"{op}() is elementwise (a Tensor or a number); to reduce over {value.describe()} use "
+            f"{op}_reduce({value.name})"
+        )
     raise FrontendError(f"expected a Tensor or a number, got {type(value).__name__}")
 
 
