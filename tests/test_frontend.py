@@ -548,3 +548,19 @@ def test_frontend_errors_speak_of_the_users_dims():
         x.max(s.n)
     with pytest.raises(lt.FrontendError, match=r"min\(\) is elementwise .* use min_reduce\(m\)"):
         x.min(s.m)
+
+
+def test_loop_tool_backend_api():
+    """loop_tool's lt.backends / set_default_backend / Backend run unchanged;
+    its backend names compute what lt_mlir's one code generator computes."""
+    assert lt.backends() == ["llvm"] and lt.get_default_backend() == "llvm"
+    A = np.random.randn(16, 8).astype(np.float32)
+    s = lt.SymbolGenerator()
+    want = lt.Tensor(A).to(s.m, s.n).sum(s.n).numpy().copy()
+    for name in ("cpp", "cpu_interpreted"):
+        with lt.Backend(name):
+            assert lt.get_default_backend() == name
+            np.testing.assert_array_equal(lt.Tensor(A).to(s.m, s.n).sum(s.n).numpy(), want)
+    assert lt.get_default_backend() == "llvm"
+    with pytest.raises(lt.FrontendError, match=r"unknown backend 'tpu' \(one of: llvm, cpp, cpu_interpreted\)"):
+        lt.set_default_backend("tpu")

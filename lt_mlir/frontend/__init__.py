@@ -14,7 +14,20 @@ See ``tensor.py`` (the Tensor API), ``sizes.py`` (size inference) and
 
 from .errors import FrontendError, SizeError
 from .symbols import Expr, Size, Symbol, SymbolGenerator, symbols
-from .tensor import Tensor, as_tensor, clear_cache, default_hardware, fastmath, set_default_hardware, set_fastmath, stats
+from .tensor import (
+    Backend,
+    Tensor,
+    as_tensor,
+    backends,
+    clear_cache,
+    default_hardware,
+    fastmath,
+    get_default_backend,
+    set_default_backend,
+    set_default_hardware,
+    set_fastmath,
+    stats,
+)
 
 
 def _unary(fn: str):
@@ -59,7 +72,11 @@ __all__ = [
     "abs",
     "add",
     "clear_cache",
+    "Backend",
+    "backends",
     "default_hardware",
+    "get_default_backend",
+    "set_default_backend",
     "divide",
     "exp",
     "fastmath",

@@ -80,7 +80,53 @@ def set_default_hardware(name: str) -> None:
 
 
 def default_hardware() -> str:
+    """Where tensors compute: ``"cpu"``, ``"cuda"`` or ``"cuda-emulated"``."""
     return _DEFAULT_HARDWARE[0]
+
+
+# loop_tool's code generators (``lt.backends()``): "cpp" compiles C,
+# "cpu_interpreted" interprets the loop tree.  lt_mlir has one code generator,
+# MLIR -> LLVM ("llvm"); loop_tool's names are accepted so its programs run
+# unchanged, and compute the same numbers (every backend is exact).
+BACKENDS = ("llvm",)
+_BACKEND_ALIASES = {"cpp": "llvm", "cpu_interpreted": "llvm"}
+_DEFAULT_BACKEND = ["llvm"]
+
+
+def backends() -> list[str]:
+    """The code generators lt_mlir has (loop_tool's ``lt.backends()``):
+    ``["llvm"]``; ``set_default_backend`` also takes loop_tool's names."""
+    return list(BACKENDS)
+
+
+def set_default_backend(name: str) -> None:
+    """Choose the code generator (loop_tool's API): ``"llvm"``, or
+    loop_tool's ``"cpp"``/``"cpu_interpreted"``, which lt_mlir runs with
+    ``"llvm"`` (the same numbers; there is no interpreter).  Where the code
+    runs is ``set_default_hardware``."""
+    if not isinstance(name, str) or (name not in BACKENDS and name not in _BACKEND_ALIASES):
+        known = ", ".join(list(BACKENDS) + list(_BACKEND_ALIASES))
+        raise FrontendError(f"unknown backend {name!r} (one of: {known})")
+    _DEFAULT_BACKEND[0] = name
+
+
+def get_default_backend() -> str:
+    """The name last given to ``set_default_backend`` (``"llvm"`` at first)."""
+    return _DEFAULT_BACKEND[0]
+
+
+class Backend:
+    """``with lt.Backend("cpp"): ...``: a default backend for a block (loop_tool's)."""
+
+    def __init__(self, name: str):
+        self.name, self.old = name, get_default_backend()
+
+    def __enter__(self) -> "Backend":
+        set_default_backend(self.name)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        set_default_backend(self.old)
 
 
 _FASTMATH = ["default"]
