@@ -183,6 +183,6 @@ def shared_reductions(loop) -> list:
         groups.setdefault(a.buffer, []).append(a)
     shared = []
     for group in groups.values():
-        if all(a.kind.startswith("reduce:") for a in group) and not _private_axis(group, dim, loop):
+        if all(a.kind.startswith("reduce:") for a in group) and not _private_axis(group, dim, loop) and not private_cache(group[0].buffer, loop):
             shared.extend(a.op for a in group)
     return shared

@@ -40,6 +40,7 @@ from ..errors import CompileError, format_location
 from ..mlir import arith, ir, memref, scf
 from . import vectorize
 from .combine import atomic_update, combine
+from .partials import prepare_parallel_loops
 
 STACK_ALLOC_LIMIT = 64 * 1024
 _ALLOWED_ANNOTATIONS = {"parallel", "unroll", "vectorize"}
@@ -64,6 +65,7 @@ def finish_function(f, lowering: "LtToScf") -> None:
     """Hoist ``f``'s scratch buffers to its entry, lower the lt ops left in
     its body with ``lowering``, and allow FMA contraction."""
     entry = f.regions[0].blocks[0]
+    prepare_parallel_loops(f)  # per-thread partial results; loops too small to share
     hoist_allocs(f, entry)
     lowering.lower_ops(list(entry.operations), {})
     apply_fastmath(f)

@@ -23,11 +23,18 @@ NAME = "lt-split"
 def split(module_op, loop: int, factor: int) -> None:
     """Split a loop into an outer loop and an inner loop of `factor` iterations (uneven sizes keep a tail)."""
     target = find_loop(module_op, loop, NAME)
-    size, tail = lt.loop_size(target), lt.loop_tail(target)
+    size = lt.loop_size(target)
     if factor < 1:
         raise refuse(NAME, f"factor must be at least 1, got {factor}", target)
     if factor > size:
         raise refuse(NAME, f"factor {factor} exceeds the {size} iterations of L{loop} {loop_label(target)}", target)
+    split_loop(target, factor)
+
+
+def split_loop(target, factor: int):
+    """Split loop op ``target`` (1 <= factor <= its size) as the pass does;
+    returns the new outer loop."""
+    size, tail = lt.loop_size(target), lt.loop_tail(target)
     step = lt.inner_extent(target)
     extent = size * step + tail
     chunk = factor * step
@@ -50,6 +57,7 @@ def split(module_op, loop: int, factor: int) -> None:
             clamped = arith.MinSIOp(combined.result, index_constant(last))
         iteration.replace_all_uses_with(clamped.result)
         combined.operation.operands[1] = iteration  # replace_all_uses_with rewrote our own use too
+    return outer
 
 
 def _move_into(op, block: ir.Block) -> None:

@@ -35,12 +35,12 @@
 // tail iteration included; neither does taking the cache out, nor shrinking.
 // RUN: sed -n '/^func.func @matmul(/,/^}/p' %s | lt-opt - --run --repeat 1 | filecheck %s --check-prefix=MATMUL
 // RUN: sed -n '/^func.func @matmul(/,/^}/p' %s | lt-opt - --run --repeat 1 -p 'builtin.module(lt-cache{loop=0 operand=0}, lt-cache{loop=0 operand=1})' | filecheck %s --check-prefix=MATMUL
-// RUN: sed -n '/^func.func @matmul(/,/^}/p' %s | lt-opt - --run --repeat 1 -p 'builtin.module(lt-cache{loop=0 operand=1}, lt-parallel{loop=0})' | filecheck %s --check-prefix=MATMUL
-// RUN: sed -n '/^func.func @matmul(/,/^}/p' %s | lt-opt - --run --repeat 1 -p 'builtin.module(lt-parallel{loop=0}, lt-cache{loop=1 operand=0})' | filecheck %s --check-prefix=MATMUL
+// RUN: sed -n '/^func.func @matmul(/,/^}/p' %s | env LT_PARALLEL_MIN_WORK=0 lt-opt - --run --repeat 1 -p 'builtin.module(lt-cache{loop=0 operand=1}, lt-parallel{loop=0})' | filecheck %s --check-prefix=MATMUL
+// RUN: sed -n '/^func.func @matmul(/,/^}/p' %s | env LT_PARALLEL_MIN_WORK=0 lt-opt - --run --repeat 1 -p 'builtin.module(lt-parallel{loop=0}, lt-cache{loop=1 operand=0})' | filecheck %s --check-prefix=MATMUL
 //
 // Inside a parallel loop a cache is each iteration's own: the lowering
 // allocates it at the start of the parallel loop's body, not at the entry.
-// RUN: sed -n '/^func.func @matmul(/,/^}/p' %s | lt-opt - -p 'builtin.module(lt-cache{loop=0 operand=1}, lt-parallel{loop=0}, lower-lt-to-scf)' | filecheck %s --check-prefix=PRIVATE
+// RUN: sed -n '/^func.func @matmul(/,/^}/p' %s | env LT_PARALLEL_MIN_WORK=0 lt-opt - -p 'builtin.module(lt-cache{loop=0 operand=1}, lt-parallel{loop=0}, lower-lt-to-scf)' | filecheck %s --check-prefix=PRIVATE
 // PRIVATE-LABEL: func.func @matmul
 // PRIVATE-NOT: memref.alloca
 // PRIVATE: scf.parallel

@@ -7,18 +7,18 @@
 // chunks it applies to print their loop tree (TREE), the others refuse with a
 // located one-line error (ERR).  Lowered, @matmul_n and @rows show their scf
 // code (LOWERN, LOWERT; one by one, as @row_sum does not lower, see below).
-// RUN: not lt-opt %s --split-input-file -p 'builtin.module(lt-parallel{loop=1})' --emit=loop-tree -o %t.tree 2>&1 | filecheck %s --check-prefix=ERR
+// RUN: not env LT_PARALLEL_MIN_WORK=0 lt-opt %s --split-input-file -p 'builtin.module(lt-parallel{loop=1})' --emit=loop-tree -o %t.tree 2>&1 | filecheck %s --check-prefix=ERR
 // RUN: filecheck %s --input-file=%t.tree --check-prefix=TREE --match-full-lines --strict-whitespace
-// RUN: sed -n '/^func.func @matmul_n(/,/^}/p' %s | lt-opt - -p 'builtin.module(lt-parallel{loop=1}, lower-lt-to-scf, canonicalize)' | filecheck %s --check-prefix=LOWERN
-// RUN: sed -n '/^func.func @rows(/,/^}/p' %s | lt-opt - -p 'builtin.module(lt-parallel{loop=1}, lower-lt-to-scf, canonicalize)' | filecheck %s --check-prefix=LOWERT
+// RUN: sed -n '/^func.func @matmul_n(/,/^}/p' %s | env LT_PARALLEL_MIN_WORK=0 lt-opt - -p 'builtin.module(lt-parallel{loop=1}, lower-lt-to-scf, canonicalize)' | filecheck %s --check-prefix=LOWERN
+// RUN: sed -n '/^func.func @rows(/,/^}/p' %s | env LT_PARALLEL_MIN_WORK=0 lt-opt - -p 'builtin.module(lt-parallel{loop=1}, lower-lt-to-scf, canonicalize)' | filecheck %s --check-prefix=LOWERT
 //
 // The outermost level of the clipped matmul (33 rows as `4 r 1` over `8`) in
 // parallel: scf.parallel over the 4 full blocks, then the tail row 32 serially;
 // omp.parallel in the llvm dialect, __kmpc_fork_call in LLVM IR.
-// RUN: sed -n '/^func.func @matmul(/,/^}/p' %s | lt-opt - -p 'builtin.module(lt-parallel{loop=0})' --emit=loop-tree | filecheck %s --check-prefix=MMTREE --match-full-lines --strict-whitespace
-// RUN: sed -n '/^func.func @matmul(/,/^}/p' %s | lt-opt - -p 'builtin.module(lt-parallel{loop=0}, lower-lt-to-scf, canonicalize)' | filecheck %s --check-prefix=MM
-// RUN: sed -n '/^func.func @matmul(/,/^}/p' %s | lt-opt - -p 'builtin.module(lt-parallel{loop=0}, lower-lt-to-llvm)' | filecheck %s --check-prefix=OMP
-// RUN: sed -n '/^func.func @matmul(/,/^}/p' %s | lt-opt - -p 'builtin.module(lt-parallel{loop=0})' --emit=llvm | filecheck %s --check-prefix=KMPC
+// RUN: sed -n '/^func.func @matmul(/,/^}/p' %s | env LT_PARALLEL_MIN_WORK=0 lt-opt - -p 'builtin.module(lt-parallel{loop=0})' --emit=loop-tree | filecheck %s --check-prefix=MMTREE --match-full-lines --strict-whitespace
+// RUN: sed -n '/^func.func @matmul(/,/^}/p' %s | env LT_PARALLEL_MIN_WORK=0 lt-opt - -p 'builtin.module(lt-parallel{loop=0}, lower-lt-to-scf, canonicalize)' | filecheck %s --check-prefix=MM
+// RUN: sed -n '/^func.func @matmul(/,/^}/p' %s | env LT_PARALLEL_MIN_WORK=0 lt-opt - -p 'builtin.module(lt-parallel{loop=0}, lower-lt-to-llvm)' | filecheck %s --check-prefix=OMP
+// RUN: sed -n '/^func.func @matmul(/,/^}/p' %s | env LT_PARALLEL_MIN_WORK=0 lt-opt - -p 'builtin.module(lt-parallel{loop=0})' --emit=llvm | filecheck %s --check-prefix=KMPC
 //      MMTREE:for m in 4 r 1 : L0 [parallel]
 // MMTREE-NEXT: for m' in 8 : L1
 // MMTREE-NEXT:  for n in 48 : L2
@@ -46,26 +46,46 @@
 //
 // Running in parallel gives the untransformed checksums.
 // RUN: sed -n '/^func.func @matmul(/,/^}/p' %s | lt-opt - --run --repeat 3 | filecheck %s --check-prefix=MMSUM
-// RUN: sed -n '/^func.func @matmul(/,/^}/p' %s | lt-opt - --run --repeat 3 -p 'builtin.module(lt-parallel{loop=0})' | filecheck %s --check-prefix=MMSUM
+// RUN: sed -n '/^func.func @matmul(/,/^}/p' %s | env LT_PARALLEL_MIN_WORK=0 lt-opt - --run --repeat 3 -p 'builtin.module(lt-parallel{loop=0})' | filecheck %s --check-prefix=MMSUM
 // MMSUM: arg2 f32[33, 48] checksum -27.0155
 // RUN: sed -n '/^func.func @rows(/,/^}/p' %s | lt-opt - --run --repeat 3 | filecheck %s --check-prefix=ROWSSUM
-// RUN: sed -n '/^func.func @rows(/,/^}/p' %s | lt-opt - --run --repeat 3 -p 'builtin.module(lt-parallel{loop=1})' | filecheck %s --check-prefix=ROWSSUM
+// RUN: sed -n '/^func.func @rows(/,/^}/p' %s | env LT_PARALLEL_MIN_WORK=0 lt-opt - --run --repeat 3 -p 'builtin.module(lt-parallel{loop=1})' | filecheck %s --check-prefix=ROWSSUM
 // ROWSSUM: arg2 f32[2, 33] checksum 5.58446
 //
-// The reduction loop of a row sum in parallel: its 64 iterations share S[m],
-// so lowering must add into S[m] with memref.atomic_rmw addf.
+// The reduction loop of a row sum in parallel: its 64 iterations share S[m].
+// The lowering cuts them into one chunk a core (the number of chunks is the
+// compiling machine's core count); each chunk sums into a private tile
+// (one f32, S[m]'s axis is fixed in the loop) and adds it to S[m] with one
+// memref.atomic_rmw addf at its end, not one an element (lowering/partials.py).
 //
-// RUN: sed -n '/^func.func @row_sum(/,/^}/p' %s | lt-opt - -p 'builtin.module(lt-parallel{loop=1}, lower-lt-to-scf, canonicalize)' | filecheck %s --check-prefix=ATOMIC
+// RUN: sed -n '/^func.func @row_sum(/,/^}/p' %s | env LT_PARALLEL_MIN_WORK=0 lt-opt - -p 'builtin.module(lt-parallel{loop=1}, lower-lt-to-scf, canonicalize)' | filecheck %s --check-prefix=ATOMIC
 // RUN: sed -n '/^func.func @row_sum(/,/^}/p' %s | lt-opt - --run --repeat 2 | filecheck %s --check-prefix=ROWSUM
-// RUN: sed -n '/^func.func @row_sum(/,/^}/p' %s | lt-opt - --run --repeat 2 -p 'builtin.module(lt-parallel{loop=1})' | filecheck %s --check-prefix=ROWSUM
+// RUN: sed -n '/^func.func @row_sum(/,/^}/p' %s | env LT_PARALLEL_MIN_WORK=0 lt-opt - --run --repeat 2 -p 'builtin.module(lt-parallel{loop=1})' | filecheck %s --check-prefix=ROWSUM
 // ROWSUM: arg1 f32[33] checksum -54.29
 // ATOMIC-LABEL: func.func @row_sum
 // ATOMIC:         scf.for %[[M:.*]] = %{{.*}} to %{{.*}} step
 // ATOMIC-NEXT:      memref.store %{{.*}}, %[[S:.*]][%[[M]]] : memref<33xf32>
-// ATOMIC-NEXT:      scf.parallel (%[[N:.*]]) = (%{{.*}}) to (%{{.*}}) step (%{{.*}}) {
-// ATOMIC-NEXT:        %[[A:.*]] = memref.load %{{.*}}[%[[M]], %[[N]]] : memref<33x64xf32>
-// ATOMIC-NEXT:        memref.atomic_rmw addf %[[A]], %[[S]][%[[M]]] : (f32, memref<33xf32>) -> f32
+// ATOMIC-NEXT:      scf.parallel (%[[C:.*]]) = (%{{.*}}) to (%{{.*}}) step (%{{.*}}) {
+// ATOMIC-NEXT:        %[[BASE:.*]] = arith.muli %[[C]], %{{.*}} : index
+// ATOMIC-NEXT:        %[[P:.*]] = memref.alloca() : memref<1xf32>
+// ATOMIC-NEXT:        memref.store %{{.*}}, %[[P]][%{{.*}}] : memref<1xf32>
+// ATOMIC-NEXT:        scf.for %[[J:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
+// ATOMIC-NEXT:          %[[N:.*]] = arith.addi %[[BASE]], %[[J]] : index
+// ATOMIC-NEXT:          %[[A:.*]] = memref.load %{{.*}}[%[[M]], %[[N]]] : memref<33x64xf32>
+// ATOMIC-NEXT:          memref.load %[[P]]
+// ATOMIC-NEXT:          arith.addf
+// ATOMIC-NEXT:          memref.store %{{.*}}, %[[P]]
+// ATOMIC-NEXT:        }
+// ATOMIC-NEXT:        %[[SUM:.*]] = memref.load %[[P]][%{{.*}}] : memref<1xf32>
+// ATOMIC-NEXT:        memref.atomic_rmw addf %[[SUM]], %[[S]][%[[M]]] : (f32, memref<33xf32>) -> f32
 // ATOMIC-NEXT:        scf.reduce
+//
+// Too little work to share: without LT_PARALLEL_MIN_WORK=0 the same loop runs
+// on one thread (64 additions a run, 33 runs a call), and the pass says so.
+// RUN: sed -n '/^func.func @row_sum(/,/^}/p' %s | lt-opt - -p 'builtin.module(lt-parallel{loop=1}, lower-lt-to-scf, canonicalize)' 2>&1 | filecheck %s --check-prefix=SMALL
+// SMALL: remark: lt-parallel: L1 "for n in 64" will run on one thread: a run does about 128 operations, too few to pay for starting the threads (33 runs a call); run an outer loop in parallel
+// SMALL-NOT: scf.parallel
+// SMALL-NOT: atomic_rmw
 
 // The n loop of a matmul: C[m, n] belongs to one iteration of n, no atomics.
 //      TREE:for m in 8 : L0
