@@ -50,6 +50,7 @@ class Schedule:
     # ------------------------------------------------------------ state
     @property
     def text(self) -> str:
+        """The current IR text (with locations)."""
         return self._states[-1][0]
 
     @property
@@ -64,10 +65,12 @@ class Schedule:
 
     @property
     def pipeline(self) -> str:
+        """The moves so far as one pipeline string (``lt-opt -p``)."""
         return f"builtin.module({', '.join(self.steps)})"
 
     @property
     def loop_tree(self) -> str:
+        """loop_tool's picture of the current schedule (L-numbers, annotations)."""
         return loop_tree(self.module, self.entry)
 
     def __repr__(self) -> str:

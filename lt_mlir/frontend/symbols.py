@@ -143,6 +143,7 @@ class Expr:
     # ------------------------------------------------------------ queries
     @property
     def is_constant(self) -> bool:
+        """Whether the expression has no dim terms."""
         return not self.terms
 
     def symbols(self, kind: str = IDX) -> list:
@@ -150,9 +151,11 @@ class Expr:
         return [s for (k, s) in self.terms if k == kind]
 
     def coefficient(self, sym: Symbol, kind: str = IDX) -> int:
+        """The coefficient of ``sym``'s index (or size, ``kind``) term; 0 if absent."""
         return self.terms.get((kind, sym), 0)
 
     def kinds(self) -> set:
+        """The kinds of terms present (index, size)."""
         return {k for (k, _) in self.terms}
 
     def single_symbol(self, kind: str = IDX):

@@ -419,10 +419,13 @@ class Tensor:
     # ------------------------------------------------------------ shapes
     @property
     def symbolic_shape(self) -> list:
+        """The tensor's dims (``Symbol``s), in order."""
         return list(self._dims)
 
     @property
     def shape(self) -> list:
+        """The size of each dim, inferred over every connected tensor
+        (``SizeError`` names a dim whose size nothing fixes)."""
         sizes = self._solve()
         missing = [d for d in self._dims if d not in sizes]
         if missing:
@@ -431,6 +434,7 @@ class Tensor:
 
     @property
     def ndim(self) -> int:
+        """How many dims the tensor has."""
         return len(self._dims)
 
     def _component(self) -> list:
@@ -523,21 +527,27 @@ class Tensor:
         return self._binary(other, "min")
 
     def exp(self):
+        """Elementwise e**x (lazy, like every op)."""
         return self._unary("exp")
 
     def log(self):
+        """Elementwise natural logarithm."""
         return self._unary("log")
 
     def sqrt(self):
+        """Elementwise square root."""
         return self._unary("sqrt")
 
     def abs(self):
+        """Elementwise absolute value."""
         return self._unary("abs")
 
     def reciprocal(self):
+        """Elementwise 1 / x."""
         return self._unary("reciprocal")
 
     def negate(self):
+        """Elementwise -x."""
         return self._unary("neg")
 
     def _reduce(self, kind: str, dims) -> "Tensor":
@@ -565,12 +575,16 @@ class Tensor:
         return self._reduce("add", dims)
 
     def max_reduce(self, *dims) -> "Tensor":
+        """Maximum over ``dims`` (all dims when none are given); ``max``
+        is the elementwise maximum."""
         return self._reduce("max", dims)
 
     def min_reduce(self, *dims) -> "Tensor":
+        """Minimum over ``dims`` (all dims when none are given)."""
         return self._reduce("min", dims)
 
     def prod(self, *dims) -> "Tensor":
+        """Product over ``dims`` (all dims when none are given)."""
         return self._reduce("mul", dims)
 
     # ------------------------------------------------------------ views
@@ -788,6 +802,7 @@ class Tensor:
 
     @property
     def mlir(self) -> str:
+        """The lt module (the same as ``code``)."""
         return self.code
 
     @property
@@ -808,6 +823,7 @@ class Tensor:
 
     @property
     def compiled(self):
+        """The compiled kernel (loop_tool's name for ``compile()``)."""
         return self.compile()
 
     @property
@@ -870,6 +886,8 @@ class Tensor:
         return self
 
     def clear_cache(self) -> "Tensor":
+        """Forget the computed result (loop_tool's name for
+        ``force_recompute()``)."""
         return self.force_recompute()
 
     def __array__(self, dtype=None, copy=None):
