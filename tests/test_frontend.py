@@ -564,3 +564,23 @@ def test_loop_tool_backend_api():
     assert lt.get_default_backend() == "llvm"
     with pytest.raises(lt.FrontendError, match=r"unknown backend 'tpu' \(one of: llvm, cpp, cpu_interpreted\)"):
         lt.set_default_backend("tpu")
+
+
+def test_flatten_matches_numpy_and_loop_tool():
+    s = lt.SymbolGenerator()
+    T = np.random.randn(3, 4, 5).astype(np.float32)
+    t = lt.Tensor(s.p, s.q, s.r).set(T)
+    f = t.flatten(s.q, s.r)
+    assert f.shape == [3, 20] and f.symbolic_shape[0] is s.p and f.symbolic_shape[1].name == "qr"
+    np.testing.assert_array_equal(f.numpy(), T.reshape(3, 20))
+    np.testing.assert_array_equal(t.flatten(s.r, s.p).numpy(), T.transpose(1, 2, 0).reshape(4, 15))  # q stays first
+    np.testing.assert_allclose((t.flatten() * 2.0).sum().numpy(), 2 * T.sum(), rtol=1e-5)
+    with pytest.raises(lt.FrontendError, match=r"cannot flatten 'x': the tensor's dims are \[p, q, r\]"):
+        t.flatten(s.x)
+    with pytest.raises(lt.SizeError, match="flatten needs the sizes of its dims: unknown size of dim 'a', 'b'"):
+        lt.Tensor(s.a, s.b).flatten(s.a, s.b)
+    loop_tool = pytest.importorskip("loop_tool")
+    ls = loop_tool.SymbolGenerator()
+    theirs = loop_tool.Tensor(ls.m, ls.n).set(T[0]).flatten(ls.n, ls.m).numpy()
+    ours = lt.Tensor(s.m, s.n).set(T[0]).flatten(s.n, s.m).numpy()
+    np.testing.assert_array_equal(ours, theirs)

@@ -71,8 +71,25 @@ class Clamp:
         return isinstance(other, Clamp) and other._key == self._key
 
 
+class Digit:
+    """``(inner // stride) % radix`` (no modulo when ``radix`` is 0): a
+    digit of a flattened index (``Tensor.flatten``) as an atom."""
+
+    __slots__ = ("inner", "stride", "radix", "_key")
+
+    def __init__(self, inner: "Aff", stride: int, radix: int):
+        self.inner, self.stride, self.radix = inner, stride, radix
+        self._key = ("digit", inner.key(), stride, radix)
+
+    def __hash__(self):
+        return hash(self._key)
+
+    def __eq__(self, other):
+        return isinstance(other, Digit) and other._key == self._key
+
+
 def _atom_key(a):
-    return a._key if isinstance(a, Clamp) else ("dim", a.id)
+    return a._key if isinstance(a, (Clamp, Digit)) else ("dim", a.id)
 
 
 class Aff:
@@ -105,11 +122,16 @@ def substitute(expr, env: dict) -> Aff:
     """A frontend ``Expr`` over view dims, with each dim replaced by ``env[dim]``."""
     out = Aff({}, expr.const)
     for (kind, sym), c in expr.terms.items():
-        if kind != "idx":
+        digit = kind.startswith("digit:")
+        if kind != "idx" and not digit:
             raise FrontendError(f"index expression {expr} uses a size term")
         if sym not in env:
             raise FrontendError(f"index expression {expr} uses '{sym.name}', which is not a dim of the view")
-        out = out.plus(env[sym], c)
+        if digit:
+            _, stride, radix = kind.split(":")
+            out = out.plus(Aff({Digit(env[sym], int(stride), int(radix)): 1}), c)
+        else:
+            out = out.plus(env[sym], c)
     return out
 
 
@@ -287,6 +309,11 @@ class _Emitter:
         if isinstance(e, Clamp):
             lo, hi = self.range(e.inner)
             return (min(max(lo, e.lo), e.hi), min(max(hi, e.lo), e.hi))
+        if isinstance(e, Digit):
+            lo, hi = self.range(e.inner)
+            if e.radix:
+                return (0, e.radix - 1)
+            return (lo // e.stride, hi // e.stride)
         if not isinstance(e, Aff):  # a Symbol
             return (0, self.size(e) - 1)
         lo = hi = e.const
@@ -337,6 +364,13 @@ class _Emitter:
         return self._line(body, (op, a, b), lambda n: f"{n} = arith.{op} {a}, {b} : index")
 
     def atom(self, body: _Body, a) -> str:
+        if isinstance(a, Digit):
+            v = self.index(body, a.inner)
+            if a.stride > 1:
+                v = self._bin(body, "divui", v, self.const_index(a.stride))
+            if a.radix:
+                v = self._bin(body, "remui", v, self.const_index(a.radix))
+            return v
         if not isinstance(a, Clamp):
             return self.dim_value(body, a)
         lo, hi = self.range(a.inner)

@@ -169,7 +169,12 @@ class Expr:
     def __repr__(self) -> str:
         parts = []
         for (kind, sym), c in self.terms.items():
-            name = sym.name if kind == IDX else f"|{sym.name}|"
+            if kind.startswith("digit:"):
+                _, stride, radix = kind.split(":")
+                name = f"({sym.name}//{stride})" if stride != "1" else sym.name
+                name = f"{name}%{radix}" if radix != "0" else name
+            else:
+                name = sym.name if kind == IDX else f"|{sym.name}|"
             parts.append(name if c == 1 else f"-{name}" if c == -1 else f"{c}*{name}")
         if self.const or not parts:
             parts.append(str(self.const))

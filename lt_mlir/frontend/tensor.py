@@ -588,6 +588,43 @@ class Tensor:
         return self._reduce("mul", dims)
 
     # ------------------------------------------------------------ views
+    def flatten(self, *dims) -> "Tensor":
+        """One dim for ``dims`` (all dims when none are given), in the order
+        given, row-major (the last varies fastest), as loop_tool's
+        ``flatten``: ``T[m, n]`` of 3 x 4 flattened is ``F[mn]`` of 12 with
+        ``F[i] = T[i // 4, i % 4]``.  The new dim takes the place of the
+        first; the sizes of ``dims`` must be known (``set_size`` or data).
+        A view: nothing is copied until a kernel reads it."""
+        if len(dims) == 1 and isinstance(dims[0], (list, tuple)):
+            dims = tuple(dims[0])
+        dims = tuple(dims) or self._dims
+        for d in dims:
+            if not isinstance(d, Symbol):
+                raise FrontendError(f"flatten() takes Symbols, got {type(d).__name__} {d!r}")
+            if d not in self._dims:
+                raise FrontendError(f"cannot flatten {d.describe()}: the tensor's dims are {_describe_dims(self._dims)}")
+        if len({id(d) for d in dims}) != len(dims):
+            raise FrontendError(f"flatten{_describe_dims(dims)} names a dim twice")
+        sizes = self._solve()
+        unknown = [d for d in dims if d not in sizes]
+        if unknown:
+            raise SizeError(f"flatten needs the sizes of its dims: {self._unknown_message(unknown)}")
+        new = Symbol("".join(d.name for d in dims) if all(d.origin is None for d in dims) else "X")
+        total, strides = 1, {}
+        for d in reversed(dims):
+            strides[d] = total
+            total *= sizes[d]
+        maps = []
+        for i, d in enumerate(self._dims):
+            if d in strides:
+                radix = 0 if d is dims[0] else sizes[d]  # the first digit needs no modulo
+                maps.append(Expr._term(f"digit:{strides[d]}:{radix}", new))
+            else:
+                maps.append(Expr(d))
+        out_dims = tuple(new if d is dims[0] else d for d in self._dims if d is dims[0] or d not in strides)
+        origin = f"flatten of {_describe_dims(dims)}"
+        return self._view(out_dims, maps, [_sizes.fix(new, total, origin)])
+
     def _view(self, dims, maps, eqs) -> "Tensor":
         return Tensor._node("view", (self,), dims, {"maps": tuple(maps)}, eqs)
 
