@@ -69,6 +69,8 @@ def with_filename(exc: LtError, filename: str) -> LtError:
     msg = str(exc)
     if filename not in ("-", "") and msg.startswith("-:"):
         return type(exc)(filename + msg[1:])
+    if filename not in ("-", "") and msg.startswith("error:") and isinstance(exc, PassError):
+        return type(exc)(f"{filename}: {msg}")  # about the module as a whole (no loop L9 in it)
     return exc
 
 

@@ -303,3 +303,13 @@ def test_tmux_session_as_a_person_uses_it(tmp_path):
     assert out.exists()
     assert "lt-split" not in out.read_text()  # the module, not the pipeline
     assert lt_mlir.Schedule(out.read_text()).loop_tree.startswith("for m in 2 r 1 : L0")
+
+
+def test_a_costly_move_says_so_in_the_status_line():
+    """lt-parallel on the innermost k loop: the move is made, and the pass's
+    remark (it will run on one thread) is what the status line shows."""
+    s = new_session()
+    s.cursor = [i for i, ln in enumerate(s.lines) if ln.loop == 2][0]
+    assert s.move("parallel") is None
+    assert s.last_remark is not None and "will run on one thread" in s.last_remark
+    assert s.move("split", 4) is None and s.last_remark is None  # a plain move clears it

@@ -274,7 +274,8 @@ class LtUi(App):
         if error:
             self.status_text = error
         else:
-            self.status_text = done
+            remark = getattr(self.session, "last_remark", None)
+            self.status_text = f"{done} ({remark})" if remark else done
             self.moved_at = time.perf_counter()
             self.measure()
         self.refresh_view()

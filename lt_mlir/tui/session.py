@@ -138,6 +138,7 @@ class Session:
     _numpy_s: float | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
     reference_error: str = ""
+    last_remark: str | None = None  # what the pass of the last move remarked (the status line shows it)
 
     def __post_init__(self):
         if self.target not in TARGETS:
@@ -224,12 +225,16 @@ class Session:
         ``swap_up``, ``merge``, ``vectorize``, ``unroll``, ``parallel``,
         ``distribute``, ``gpu_map``, ``gpu_auto``, ``cache``); returns None,
         or the message of the pass that refused it (nothing changed)."""
+        before = len(self.schedule.remarks)
+        self.last_remark = None
         try:
             follow = self._move(name, *args)
         except LtError as e:
             return str(e)
         except Exception as e:  # a bug in a pass: reported, never a crash
             return f"internal error in {name}: {type(e).__name__}: {e}"
+        if len(self.schedule.remarks) > before:  # what the pass said (a costly move says so)
+            self.last_remark = self.schedule.remarks[-1]
         self._place_cursor(follow)
         return None
 
