@@ -157,6 +157,18 @@ CASES = [
     # 100 threads: the last warp is partial; shared-memory atomics, no shuffles
     Case("row_sum_partial_warp", "row_sum", (5, 1000), ("lt-gpu-auto{threads=100}",), _normal((5, 1000)), lambda a: a.astype(np.float64).sum(1), rtol=1e-4),
     Case("row_max_block_combine", "row_max", (4, 4096), AUTO, _normal((4, 4096)), lambda a: a.astype(np.float64).max(1)),
+    # threads over the reduced k inside sequential k steps: C[m, n] moves with
+    # the unrolled n, so it must not be kept in one register a thread (found
+    # by the fuzzer)
+    Case(
+        "matmul_k_threads_in_steps",
+        "matmul",
+        (13, 7, 50),
+        ("lt-unroll{loop=1 factor=0}", "lt-cache{loop=0 operand=0}", "lt-distribute{loop=2}", "lt-gpu-auto{threads=7}"),
+        _normal((13, 50), (50, 7)),
+        _matmul,
+        rtol=1e-4,
+    ),
     # shared-memory tiles (recipes.gpu_tiled_matmul): k-slices of A and B
     # copied by the block's threads, barriers; tails on M, N and K
     Case("sgemm_shared_tiles", "matmul", (100, 72, 45), (), _normal((100, 45), (45, 72)), _matmul, rtol=1e-4, recipe="gpu_tiled_matmul"),

@@ -269,7 +269,11 @@ def kernel_problem(root) -> str | None:
 def buffer_space(alloc) -> str | None:
     """Where an ``lt.alloc`` lives in a kernel: ``"block"`` (its nearest
     enclosing mapped loop is a block loop: block-shared memory), ``"thread"``
-    (a thread's own) or None (outside every kernel: device memory)."""
+    (a thread's own; also one marked ``lt.thread_private``: a register a
+    thread across block-level loops) or None (outside every kernel: device
+    memory)."""
+    if "lt.thread_private" in alloc.attributes:
+        return "thread"
     for loop in lt.enclosing_loops(alloc):
         kind = mapping(loop)
         if kind:

@@ -21,8 +21,11 @@ loops in its body threads, side by side: loops whose iterations are
 independent and whose shared updates (reductions) each thread can
 accumulate privately, after interchanging a loop with the one loop inside
 it where that makes it so (loop_tool's matmul ``k { n }`` becomes
-``n { k }``); a loop of more than T iterations gets chunks of them a
-thread.  Otherwise the innermost loop is split by T when it has more than T
+``n { k }``); a loop of more than T iterations is read thread-strided:
+``for n in N/T { for n' in T [thread] }`` (consecutive threads take
+consecutive elements, coalesced; 4 neighbouring elements a thread, one
+128-bit access, for straight-line contiguous bodies), each thread keeping
+its partial reductions in a register across the steps.  Otherwise the innermost loop is split by T when it has more than T
 iterations, that inner part becomes threads and the loops above it blocks.
 A nest with no such loop stays unmapped (it runs on one thread) and is
 named in the pass's remark.
@@ -102,12 +105,14 @@ def _auto_chain(root) -> list:
 VECTOR = 4  # elements a thread in lt-gpu-auto's elementwise chunks (16 bytes of f32)
 
 
-def _wants_vector_chunks(loop, threads: int) -> bool:
+def _wants_vector_chunks(loop, threads: int, per_block: bool = False) -> bool:
     """A large innermost loop of straight-line code whose every access is
     contiguous along its dim (what lt-vectorize accepts): give each thread 4
     neighbouring iterations, which LLVM turns into 128-bit accesses (the
-    kernel's pointers are 16-byte aligned)."""
-    if launch_count(loop) < VECTOR * threads * 64 or lt.loop_size(loop) < VECTOR:
+    kernel's pointers are 16-byte aligned).  ``per_block``: the loop is one
+    block's (a row): large means a step of 4 for every thread."""
+    enough = VECTOR * threads * (1 if per_block else 64)
+    if launch_count(loop) < enough or lt.loop_size(loop) < VECTOR or lt.loop_size(loop) % VECTOR:
         return False
     if any(lt.is_loop(o) or o.regions for o in body_statements(lt.loop_body(loop))):
         return False
@@ -163,12 +168,25 @@ def _map_side_by_side(module_op, chain, threads: int, split) -> bool:
     for loop in chain:
         _apply(module_op, loop, "block", AUTO)
     for loop in loops:
-        count = launch_count(loop)
-        if count > threads:  # chunks of ceil(count / threads) iterations a thread
-            split(module_op, _loop_index(module_op, loop), -(-lt.loop_size(loop) // threads))
-            loop = loop.parent  # the outer part: at most `threads` iterations
+        if launch_count(loop) > threads:
+            loop = _strided(module_op, loop, threads, split)
         _apply(module_op, loop, "thread", AUTO)
     return True
+
+
+def _strided(module_op, loop, threads: int, split):
+    """Split a loop of more than ``threads`` iterations so that the block's
+    threads take consecutive elements (coalesced) in each step of a
+    sequential loop around them: ``for n in N/T { for n' in T [thread] }``;
+    with 4 neighbouring elements a thread (one 128-bit access) when the body
+    is straight-line contiguous code.  Returns the loop to map to threads."""
+    if _wants_vector_chunks(loop, threads, per_block=True):
+        split(module_op, _loop_index(module_op, loop), VECTOR)
+        loop.attributes["lt.unroll"] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), 0)
+        loop = loop.parent
+    if launch_count(loop) > threads:
+        split(module_op, _loop_index(module_op, loop), threads)  # `loop` stays the inner part
+    return loop
 
 
 def _attempt(root, mapping_fn, error: bool = False):

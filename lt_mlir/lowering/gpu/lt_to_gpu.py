@@ -47,7 +47,7 @@ blocks and threads as sequential loops (CPU code).
 from __future__ import annotations
 
 from ...analysis import bounds, gpu_mapping
-from ...analysis.dependence import is_pure_index_op, reads_dim, shared_reductions
+from ...analysis.dependence import accesses, is_pure_index_op, reads_dim, reorder_conflicts, shared_reductions
 from ...dialect import lt
 from ...dialect.loop_tree import preorder_loops
 from ...errors import CompileError, format_location
@@ -105,6 +105,9 @@ class GpuLowering(LtToScf):
         super().lower_nested(op, {**ctx, DIVERGENT: True} if IDS in ctx else ctx)
 
     def lower_reduce(self, op, ctx: dict) -> None:
+        if "lt.block_combine" in op.attributes and IDS in ctx and ctx.get(THREADS):
+            self.lower_block_combine(op, ctx)
+            return
         if "lt.atomic" in op.attributes and IDS in ctx and warp_combine(op, ctx):
             kind = ir.StringAttr(op.attributes["kind"]).value
             value, acc, *indices = list(op.operands)
@@ -119,6 +122,27 @@ class GpuLowering(LtToScf):
             op.erase()
         else:
             super().lower_reduce(op, ctx)
+
+    def lower_block_combine(self, op, ctx: dict) -> None:
+        """Every thread of the block reaches ``op`` with its own partial
+        result (``privatise_across_sequential``): whole warps combine with
+        shuffles, then the block through shared slots, and thread 0 updates
+        the accumulator; without whole warps every thread updates it
+        atomically."""
+        kind = ir.StringAttr(op.attributes["kind"]).value
+        value, acc, *indices = list(op.operands)
+        with ir.InsertionPoint(op), op.location:
+            if ctx[THREADS] % WARP == 0 and not ctx.get(DIVERGENT):
+                value, first = combine_across_warp(kind, value)
+                if ctx[THREADS] > WARP:
+                    value, first = combine_across_block(kind, value, first, op, ctx)
+                branch = scf.IfOp(first)
+                with ir.InsertionPoint(branch.then_block):
+                    atomic_update(kind, value, acc, indices)
+                    scf.YieldOp([])
+            else:
+                atomic_update(kind, value, acc, indices)
+        op.erase()
 
     def lower_mapped_loop(self, loop, ctx: dict) -> None:
         """Lower one mapped lt.loop under ``ctx`` (see the module docs)."""
@@ -299,11 +323,31 @@ def _separate_parts(block_loop, thread_ids) -> None:
             _on_thread_zero(ops, thread_ids)
         elif kind == "sequential":
             # A block-level sequential loop: its body is split the same way,
-            # and a barrier ends each iteration (the next one may overwrite
-            # shared memory other threads still read).
+            # and a barrier ends each iteration when the next one may touch
+            # what other threads of this one still use.
             _separate_parts(ops[0], thread_ids)
-            with ir.InsertionPoint(lt.loop_body(ops[0])), ops[0].location:
-                gpu.BarrierOp()
+            if _iterations_interact(ops[0]):
+                with ir.InsertionPoint(lt.loop_body(ops[0])), ops[0].location:
+                    gpu.BarrierOp()
+
+
+def _iterations_interact(seq) -> bool:
+    """Whether iteration i + 1 of block-level sequential loop ``seq`` may
+    touch memory iteration i's threads use: some buffer written in it is
+    accessed at elements other iterations also access (not counting
+    reductions of one kind, ``reorder_conflicts``), or it stores to
+    block-shared memory (one buffer for every iteration, a tile allocated in
+    the loop too: the next iteration may overwrite what other threads still
+    read).  Reading shared memory, or reducing into it atomically, needs no
+    barrier."""
+    if reorder_conflicts(seq) is not None:
+        return True
+    for a in accesses(seq):
+        owner = a.buffer.owner
+        if a.kind == "write" and not isinstance(owner, ir.Block) and owner.operation.name == "lt.alloc":
+            if gpu_mapping.buffer_space(owner.operation) == "block":
+                return True
+    return False
 
 
 def _on_thread_zero(ops: list, thread_ids) -> None:
@@ -440,9 +484,13 @@ _CMPI = {"eq": 0, "ult": 6}
 
 
 def privatise_launch(launch) -> None:
-    """``privatise`` every mapped loop of a launch, outermost first."""
+    """``privatise_across_sequential``, then ``privatise`` every mapped loop
+    of a launch, outermost first."""
     loops = []
     launch.walk(lambda o: (loops.append(o) if o.name == "lt.loop" and "lt.gpu_axis" in o.attributes else None, ir.WalkResult.ADVANCE)[1])
+    for loop in loops:
+        if ir.StringAttr(loop.attributes["lt.gpu"]).value == "thread" and mapped_parent_kind(loop) is None:
+            privatise_across_sequential(loop)
     for loop in loops:
         privatise(loop)
     for loop in loops:
@@ -576,6 +624,38 @@ def shared_global(anchor, memref_type) -> ir.Value:
     return memref.GetGlobalOp(memref_type, name).result
 
 
+def privatise_across_sequential(root) -> None:
+    """Thread loop ``root`` sits in block-level sequential loops (the
+    outermost S0, every thread runs them): a reduction in it into one
+    element for the whole block (softmax's row maximum, read thread-strided
+    as ``for n { for n' [thread] }``) accumulates in a register a thread
+    across all of S0's iterations, and the block combines the registers
+    once after S0 (warp shuffles, a shared slot a warp, one update;
+    ``lower_reduce``), instead of once an iteration.  Emulated, the threads
+    of a block run one after another: one register for them all sums the
+    same values."""
+    outer = root.parent
+    seq = []
+    while outer is not None and outer.name == "lt.loop" and not gpu_mapping.mapping(outer):
+        seq.append(outer)
+        outer = outer.parent
+    if not seq:
+        return
+    s0 = seq[-1]
+    for reduce in shared_reductions(root):
+        acc = reduce.operands[1]
+        # every loop from the reduction out to S0: its element must not move with any
+        around = lt.enclosing_loops(reduce)
+        dims = {lt.loop_dim(l) for l in around[: around.index(s0) + 1]}
+        uniform = True
+        for index in list(reduce.operands)[2:]:
+            src = _defining(index)
+            if src is None or any(reads_dim(src, d) for d in dims) or _index_slice(index, s0) is None:
+                uniform = False
+        if uniform and [o for o in _accesses_of(s0, acc) if o != reduce] == []:
+            _privatise(reduce, s0, block=True)
+
+
 def privatise(mapped) -> None:
     """Give each shared reduction in ``mapped`` that sits in sequential loops
     a per-thread accumulator (see the module docs)."""
@@ -661,15 +741,19 @@ def _accesses_of(root, buffer) -> list:
     return found
 
 
-def _privatise(reduce, outer) -> None:
+def _privatise(reduce, outer, block: bool = False) -> None:
+    """``block``: ``outer`` is a block-level loop (all threads): the scalar
+    is each thread's own (``lt.thread_private``) and the combine after it
+    is the block's (``lt.block_combine``)."""
     kind = ir.StringAttr(reduce.attributes["kind"]).value
     value, acc, *indices = list(reduce.operands)
     element = ir.MemRefType(acc.type).element_type
     scalar = ir.MemRefType.get([], element)
+    attrs = {"dims": ir.ArrayAttr.get([])}
+    if block:
+        attrs["lt.thread_private"] = ir.UnitAttr.get()
     with ir.InsertionPoint(outer), reduce.location:
-        private = ir.Operation.create(
-            "lt.alloc", results=[scalar], attributes={"dims": ir.ArrayAttr.get([])}
-        ).results[0]
+        private = ir.Operation.create("lt.alloc", results=[scalar], attributes=attrs).results[0]
         identity = lt.reduce_identity(kind, element)
         if isinstance(element, ir.IntegerType):
             init = arith.ConstantOp(element, int(identity)).result
@@ -690,11 +774,10 @@ def _privatise(reduce, outer) -> None:
                     mapping[old] = new
             new_indices.append(mapping.get(i, i))
         partial = memref.LoadOp(private, []).result
-        ir.Operation.create(
-            "lt.reduce",
-            operands=[partial, acc, *new_indices],
-            attributes={"kind": ir.StringAttr.get(kind)},
-        )
+        combine_attrs = {"kind": ir.StringAttr.get(kind)}
+        if block:
+            combine_attrs["lt.block_combine"] = ir.UnitAttr.get()
+        ir.Operation.create("lt.reduce", operands=[partial, acc, *new_indices], attributes=combine_attrs)
     with ir.InsertionPoint(reduce), reduce.location:
         ir.Operation.create("lt.reduce", operands=[value, private], attributes={"kind": ir.StringAttr.get(kind)})
     reduce.erase()

@@ -55,19 +55,20 @@
 // TREE-NEXT:  %0 <- read A[m, n]
 // TREE-NEXT:  S[m] += %0
 //
-// ERR: lt-gpu-map.mlir:[[# @LINE + 91]]:3: error: lt-gpu-map: cannot map L0 "for i in 2000" to blocks: its iterations are not independent: argument 1 is written and accessed at elements that other iterations of dim 'i' also access
+// ERR: lt-gpu-map.mlir:[[# @LINE + 92]]:3: error: lt-gpu-map: cannot map L0 "for i in 2000" to blocks: its iterations are not independent: argument 1 is written and accessed at elements that other iterations of dim 'i' also access
 //
-// lt-gpu-auto: the row sum gets a block a row and its n loop, in chunks of
-// 4, on 250 threads (they share S[m]: private partial sums, then atomics);
-// the racy loop stays on one thread, with a remark.
+// lt-gpu-auto: the row sum gets a block a row and its n loop read
+// thread-strided on 256 threads (consecutive threads, consecutive elements;
+// 1000 = 3 r 232 steps; they share S[m]: a register a thread across the
+// steps, then one combine); the racy loop stays on one thread, with a remark.
 //      AUTO:for m in 8 : L0 [gpu block]
 // AUTO-NEXT: for n in 16 : L1 [gpu thread]
 //      AUTO:for i in 3 r 232 : L0 [gpu block]
 // AUTO-NEXT: for i' in 256 : L1 [gpu thread]
 //      AUTO:for m in 4 : L0 [gpu block]
 // AUTO-NEXT: S[m] <- 0.0
-// AUTO-NEXT: for n in 250 : L1 [gpu thread]
-// AUTO-NEXT:  for n' in 4 : L2
+// AUTO-NEXT: for n in 3 r 232 : L1
+// AUTO-NEXT:  for n' in 256 : L2 [gpu thread]
 //      AUTO:@last:
 // AUTO-NEXT:for i in 2000 : L0
 // AUTO-NEXT: %0 <- read A[i]
