@@ -15,8 +15,10 @@
    shared memory by the block, 4 x 4 registers a thread) as a fraction of
    cuBLAS (torch.matmul with TF32 off).
 5. Softmax of 4096 x 4096 fp32 rows (lt-gpu-auto: a block a row, its three
-   loops side by side on the block's threads, the row max and sum in shared
-   memory, combined with warp shuffles) against ``torch.softmax``.
+   loops side by side on the block's threads, each read thread-strided with
+   128-bit accesses, the row max and sum in shared memory, each thread's
+   partial in a register, combined with warp shuffles) against
+   ``torch.softmax``.
 
 Every workload also runs its Triton peer (``triton_peers.py``, written as
 Triton's tutorials write them) when Triton is installed: ``triton_ms`` and
