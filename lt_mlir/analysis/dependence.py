@@ -102,22 +102,46 @@ def _inside(op, ancestor) -> bool:
     return False
 
 
-def dim_or_shifted(value, dim: str, loop) -> bool:
-    """``value`` is ``lt.dim dim``, or ``lt.dim dim - base`` with ``base``
-    computed outside ``loop`` (the same in every iteration; the tile
-    offsets ``lt-cache`` and ``lt-shrink-buffers`` write): either way
-    distinct iterations of ``loop`` give distinct values."""
+def shift_of(value, dim: str, loop):
+    """How ``value`` follows ``lt.dim dim`` across the iterations of
+    ``loop``: ``()`` for exactly ``lt.dim dim``; ``("-"|"+", base)`` for
+    ``lt.dim dim -/+ base`` with ``base`` the same in every iteration (a
+    constant, or computed outside ``loop``: the tile offsets ``lt-cache``
+    and ``lt-shrink-buffers`` write, a shifted index ``i + 1``); None
+    otherwise.  Accesses with equal shifts touch one element in one
+    iteration only: distinct iterations, distinct elements."""
     if is_dim_of(value, dim):
-        return True
+        return ()
     owner = value.owner
-    if loop is None or isinstance(owner, ir.Block) or owner.operation.name != "arith.subi":
+    if loop is None or isinstance(owner, ir.Block) or owner.operation.name not in ("arith.subi", "arith.addi"):
+        return None
+    op = owner.operation
+    first, second = op.operands
+    sign = "-" if op.name == "arith.subi" else "+"
+    pairs = [(first, second)] + ([(second, first)] if sign == "+" else [])
+    for index, base in pairs:
+        if not is_dim_of(index, dim):
+            continue
+        src = base.owner
+        where = src.owner if isinstance(src, ir.Block) else src.operation
+        if where.name == "arith.constant":
+            return (sign, "const", ir.IntegerAttr(where.attributes["value"]).value)
+        if not _inside(where, loop):
+            return (sign, base)
+    return None
+
+
+def dim_or_shifted(value, dim: str, loop) -> bool:
+    """``shift_of`` is not None."""
+    return shift_of(value, dim, loop) is not None
+
+
+def same_shift(values, dim: str, loop) -> bool:
+    """Every value follows ``dim`` with one and the same shift."""
+    shifts = [shift_of(v, dim, loop) for v in values]
+    if any(s is None for s in shifts):
         return False
-    index, base = owner.operation.operands
-    if not is_dim_of(index, dim):
-        return False
-    src = base.owner
-    where = src.owner if isinstance(src, ir.Block) else src.operation
-    return not _inside(where, loop)
+    return all(s == shifts[0] for s in shifts[1:])
 
 
 def _private_axis(group: list[Access], dim: str, loop=None) -> bool:
@@ -126,7 +150,7 @@ def _private_axis(group: list[Access], dim: str, loop=None) -> bool:
     if not group:
         return True
     rank = len(group[0].indices)
-    return any(all(dim_or_shifted(a.indices[axis], dim, loop) for a in group) for axis in range(rank))
+    return any(same_shift([a.indices[axis] for a in group], dim, loop) for axis in range(rank))
 
 
 def reorder_conflicts(loop, roots=None) -> str | None:

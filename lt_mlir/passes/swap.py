@@ -16,7 +16,7 @@ distribution it needs is refused.
 
 from __future__ import annotations
 
-from ..analysis.dependence import accesses, dim_or_shifted, reads_dim
+from ..analysis.dependence import accesses, reads_dim, same_shift
 from ..dialect import lt
 from ..mlir import arith, ir
 from .common import find_loop, loop_label, refuse
@@ -65,7 +65,7 @@ def _check_interchange(outer, inner) -> None:
             continue
         rank = len(group[0].indices)
         private = any(
-            all(dim_or_shifted(a.indices[axis], d, outer) for a in group) for d in dims for axis in range(rank)
+            same_shift([a.indices[axis] for a in group], d, outer) for d in dims for axis in range(rank)
         )
         if not private:
             raise refuse(

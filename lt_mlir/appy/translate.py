@@ -1,0 +1,513 @@
+"""One annotated loop nest of an APPy function -> an ``lt`` module.
+
+The nest is a ``for`` statement (with its pragma) from the function's AST;
+``translate(nest, values, ...)`` turns it into lt IR text for the values its
+free names have at this call (the *signature*: arrays by shape and dtype,
+ints by value, floats by type), and says which names are kernel arguments.
+
+What it translates (the Python subset of APPy's loop bodies):
+
+* ``for v in range([start,] stop)`` with bounds from ints, shapes
+  (``A.shape[0]``) and enclosing loop variables -> ``lt.loop`` over dim
+  ``v`` (``v`` itself is ``lt.dim v + start``); a bound that varies with an
+  enclosing loop (triangular loops) is refused for now;
+* ``A[i, j - 1] = expr``, ``A[i] += expr`` (``-=``, ``*=``; a reduction the
+  dependence test understands: ``lt.reduce``), scalar locals ``s = 0.0`` /
+  ``s += expr`` (one ``lt.alloc`` of no dims in the loop body: each
+  iteration's own);
+* expressions: numbers, loop variables, scalars (float arguments are
+  runtime values, 0-d arrays), loads with affine indices, ``+ - * / //
+  % **2``, unary ``-``, ``min``/``max``/``abs``, ``np.exp``/``log``/
+  ``sqrt``/``tanh``/``erf`` (or ``math.``), conditional expressions
+  ``a if c else b`` with comparisons.
+
+Everything else raises ``AppyError`` located at the statement
+(``file.py:line: ...``).  Arithmetic follows NumPy's rules: Python numbers
+take the array's type, float32 with float64 is float64, ints with floats
+are floats.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..errors import LtError
+
+FLOATS = ("f32", "f64")
+INTS = ("i32", "i64")
+_NP_TYPES = {np.dtype(np.float32): "f32", np.dtype(np.float64): "f64", np.dtype(np.int32): "i32", np.dtype(np.int64): "i64"}
+_MATH = {"exp": "math.exp", "log": "math.log", "sqrt": "math.sqrt", "tanh": "math.tanh", "erf": "math.erf", "fabs": "math.absf"}
+_CMP = {ast.Lt: ("olt", "slt"), ast.LtE: ("ole", "sle"), ast.Gt: ("ogt", "sgt"), ast.GtE: ("oge", "sge"), ast.Eq: ("oeq", "eq"), ast.NotEq: ("une", "ne")}
+
+
+class AppyError(LtError):
+    """An APPy program lt_mlir cannot compile, located at the statement."""
+
+
+def element_type(dtype) -> str:
+    t = _NP_TYPES.get(np.dtype(dtype))
+    if t is None:
+        raise AppyError(f"error: arrays of {np.dtype(dtype)} are not supported (float32, float64, int32, int64)")
+    return t
+
+
+@dataclass
+class Value:
+    ssa: str
+    type: str  # "index", "f32", "f64", "i32", "i64", "i1"
+    weak: bool = False  # a Python number: takes the other operand's type
+
+
+@dataclass
+class _Scope:
+    vars: dict = field(default_factory=dict)  # loop variable -> Value (index)
+    scalars: dict = field(default_factory=dict)  # local name -> (ssa of its memref<T>, T)
+
+
+class Translator:
+    """Builds the lt text of one nest (see the module docs)."""
+
+    def __init__(self, nest: ast.For, values: dict, filename: str, line_offset: int, name: str):
+        self.nest, self.values, self.filename, self.offset = nest, values, filename, line_offset
+        self.name = name
+        self.lines: list[str] = []
+        self.counter = 0
+        self.args: list[str] = []  # free names that are kernel arguments, in order
+        self.arg_types: dict = {}
+        self.written: set = set()
+        self.loops: list = []  # (ast.For, dim) in pre-order: the L-numbers
+        self.default_float = "f64"
+
+    # ------------------------------------------------------------ helpers
+    def where(self, node) -> str:
+        return f"{self.filename}:{self.offset + getattr(node, 'lineno', 1) - 1}"
+
+    def error(self, node, message: str) -> AppyError:
+        return AppyError(f"{self.where(node)}: error: {message}")
+
+    def fresh(self, prefix: str = "v") -> str:
+        self.counter += 1
+        return f"%{prefix}{self.counter}"
+
+    def emit(self, depth: int, text: str) -> None:
+        self.lines.append("  " * (depth + 1) + text)
+
+    def constant(self, depth: int, value, type_: str) -> Value:
+        name = self.fresh("c")
+        if type_ in FLOATS:
+            value = float(value)
+            if value != value or value in (float("inf"), float("-inf")):
+                bits = {"f32": {1: "0x7F800000", -1: "0xFF800000", 0: "0x7FC00000"}, "f64": {1: "0x7FF0000000000000", -1: "0xFFF0000000000000", 0: "0x7FF8000000000000"}}
+                text = bits[type_][0 if value != value else (1 if value > 0 else -1)]
+            else:
+                text = f"{value:.17e}"
+            self.emit(depth, f"{name} = arith.constant {text} : {type_}")
+        else:
+            self.emit(depth, f"{name} = arith.constant {int(value)} : {type_}")
+        return Value(name, type_)
+
+    # ------------------------------------------------------------ entry
+    def translate(self) -> str:
+        floats = {element_type(v.dtype) for v in self.values.values() if isinstance(v, np.ndarray) and element_type(v.dtype) in FLOATS}
+        self.default_float = "f32" if floats == {"f32"} else "f64"
+        body_lines = self.lines
+        self.loop(self.nest, 0, _Scope())
+        params = []
+        for n in self.args:
+            params.append(f"%{n}: {self.arg_types[n]} {{lt.name = \"{n}\"}}")
+        head = f"func.func @{self.name}({', '.join(params)}) {{"
+        return "\n".join([head, *body_lines, "  return", "}"]) + "\n"
+
+    def arg(self, node, name: str) -> str:
+        """The SSA name of free variable ``name`` as a kernel argument."""
+        if name not in self.arg_types:
+            v = self.values[name]
+            if isinstance(v, np.ndarray):
+                et = element_type(v.dtype)
+                shape = "x".join(str(s) for s in v.shape)
+                self.arg_types[name] = f"memref<{shape + 'x' if shape else ''}{et}>"
+            else:
+                raise self.error(node, f"'{name}' is a {type(v).__name__}, not an array")
+            self.args.append(name)
+        return f"%{name}"
+
+    # ------------------------------------------------------------ statements
+    def loop(self, node: ast.For, depth: int, scope: _Scope) -> None:
+        if not isinstance(node.target, ast.Name):
+            raise self.error(node, "a loop variable must be a name")
+        if node.orelse:
+            raise self.error(node, "for ... else is not supported")
+        call = node.iter
+        if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id == "range" and 1 <= len(call.args) <= 3 and not call.keywords):
+            raise self.error(node, "loops must be 'for v in range(...)'")
+        bounds = [self.static_int(a, scope) for a in call.args]
+        start, stop, step = (0, bounds[0], 1) if len(bounds) == 1 else (bounds[0], bounds[1], bounds[2] if len(bounds) == 3 else 1)
+        if step != 1:
+            raise self.error(node, f"range steps other than 1 are not supported yet (step {step})")
+        size = stop - start
+        dim = node.target.id
+        if size < 1:
+            return  # no iterations: nothing to emit
+        self.loops.append((node, dim))
+        block = self.fresh("i")
+        self.emit(depth, '"lt.loop"() ({')
+        self.emit(depth, f"^bb0({block}: index):")
+        inner = _Scope(dict(scope.vars), dict(scope.scalars))
+        d = self.fresh("d")
+        self.emit(depth + 1, f'{d} = "lt.dim"() {{dim = "{dim}"}} : () -> index')
+        value = Value(d, "index")
+        if start:
+            c = self.fresh("c")
+            self.emit(depth + 1, f"{c} = arith.constant {start} : index")
+            v = self.fresh("v")
+            self.emit(depth + 1, f"{v} = arith.addi {d}, {c} : index")
+            value = Value(v, "index")
+        inner.vars[dim] = value
+        for stmt in node.body:
+            self.statement(stmt, depth + 1, inner)
+        self.emit(depth, f'}}) {{dim = "{dim}", size = {size} : i64, tail = 0 : i64}} : () -> ()')
+
+    def statement(self, node, depth: int, scope: _Scope) -> None:
+        if isinstance(node, ast.For):
+            self.loop(node, depth, scope)
+        elif isinstance(node, ast.Assign):
+            if len(node.targets) != 1:
+                raise self.error(node, "one target an assignment")
+            self.assign(node.targets[0], node.value, depth, scope, node)
+        elif isinstance(node, ast.AugAssign):
+            self.augassign(node, depth, scope)
+        elif isinstance(node, ast.Pass):
+            pass
+        elif isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
+            pass  # a docstring or a bare constant
+        else:
+            raise self.error(node, f"{type(node).__name__} statements are not supported in an annotated loop")
+
+    def assign(self, target, value_node, depth: int, scope: _Scope, node) -> None:
+        if isinstance(target, ast.Tuple):
+            if not isinstance(value_node, ast.Tuple) or len(value_node.elts) != len(target.elts):
+                raise self.error(node, "a tuple assignment needs a tuple of as many values")
+            values = [self.expr(v, depth, scope) for v in value_node.elts]  # all read before any is written
+            for t, v in zip(target.elts, values):
+                self.store(t, v, depth, scope, node)
+            return
+        self.store(target, self.expr(value_node, depth, scope), depth, scope, node)
+
+    def store(self, target, value: Value, depth: int, scope: _Scope, node) -> None:
+        if isinstance(target, ast.Subscript):
+            buf, idx, t = self.subscript(target, depth, scope)
+            v = self.cast(value, t, depth)
+            self.emit(depth, f"memref.store {v.ssa}, {buf}[{', '.join(idx)}] : {self.arg_types[target.value.id]}")
+            self.written.add(target.value.id)
+        elif isinstance(target, ast.Name):
+            name = target.id
+            if name in scope.vars:
+                raise self.error(node, f"cannot assign to loop variable '{name}'")
+            if name not in scope.scalars:
+                t = value.type if not value.weak else (self.default_float if value.type in FLOATS + ("float",) else "i64")
+                if t == "index":
+                    t = "i64"
+                buf = self.fresh("s")
+                self.emit(depth, f'{buf} = "lt.alloc"() {{dims = []}} : () -> memref<{t}>')
+                scope.scalars[name] = (buf, t)
+            buf, t = scope.scalars[name]
+            v = self.cast(value, t, depth)
+            self.emit(depth, f"memref.store {v.ssa}, {buf}[] : memref<{t}>")
+        else:
+            raise self.error(node, f"cannot assign to {type(target).__name__}")
+
+    def augassign(self, node: ast.AugAssign, depth: int, scope: _Scope) -> None:
+        kind = {ast.Add: "add", ast.Sub: "add", ast.Mult: "mul"}.get(type(node.op))
+        if kind is None:
+            raise self.error(node, f"'{type(node.op).__name__}=' is not supported (+=, -=, *=)")
+        value = self.expr(node.value, depth, scope)
+        if isinstance(node.target, ast.Subscript):
+            buf, idx, t = self.subscript(node.target, depth, scope)
+            mtype = self.arg_types[node.target.value.id]
+            self.written.add(node.target.value.id)
+        elif isinstance(node.target, ast.Name) and node.target.id in scope.scalars:
+            buf, t = scope.scalars[node.target.id]
+            idx, mtype = [], f"memref<{t}>"
+        else:
+            raise self.error(node, f"'{ast.unparse(node.target)}' must be an array element or a local scalar assigned before")
+        v = self.cast(value, t, depth)
+        if isinstance(node.op, ast.Sub):
+            v = self.negate(v, depth)
+        operands = ", ".join([v.ssa, buf, *idx])
+        types = ", ".join([t, mtype] + ["index"] * len(idx))
+        self.emit(depth, f'"lt.reduce"({operands}) {{kind = "{kind}"}} : ({types}) -> ()')
+
+    # ------------------------------------------------------------ expressions
+    def static_int(self, node, scope: _Scope) -> int:
+        """An int known when the kernel is specialised: constants, int
+        arguments, ``A.shape[k]``, ``len(A)`` and arithmetic on them."""
+        if isinstance(node, ast.Constant) and isinstance(node.value, int) and not isinstance(node.value, bool):
+            return node.value
+        if isinstance(node, ast.Name):
+            if node.id in scope.vars:
+                raise self.error(node, f"a loop bound that varies with loop variable '{node.id}' (a triangular loop) is not supported yet")
+            v = self.values.get(node.id)
+            if isinstance(v, (int, np.integer)) and not isinstance(v, bool):
+                return int(v)
+            raise self.error(node, f"loop bound '{node.id}' is not an int")
+        if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Attribute) and node.value.attr == "shape":
+            arr = node.value.value
+            if isinstance(arr, ast.Name) and isinstance(self.values.get(arr.id), np.ndarray):
+                k = self.static_int(node.slice, scope)
+                return int(self.values[arr.id].shape[k])
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "len" and len(node.args) == 1:
+            a = node.args[0]
+            if isinstance(a, ast.Name) and isinstance(self.values.get(a.id), np.ndarray):
+                return int(self.values[a.id].shape[0])
+        if isinstance(node, ast.BinOp) and type(node.op) in (ast.Add, ast.Sub, ast.Mult, ast.FloorDiv):
+            a, b = self.static_int(node.left, scope), self.static_int(node.right, scope)
+            return {ast.Add: a + b, ast.Sub: a - b, ast.Mult: a * b, ast.FloorDiv: a // b if b else 0}[type(node.op)]
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+            return -self.static_int(node.operand, scope)
+        raise self.error(node, f"cannot tell '{ast.unparse(node)}' when compiling (loop bounds: ints, shapes, len)")
+
+    def subscript(self, node: ast.Subscript, depth: int, scope: _Scope):
+        if not isinstance(node.value, ast.Name):
+            raise self.error(node, "only arrays named by a variable can be indexed")
+        buf = self.arg(node, node.value.id)
+        arr = self.values[node.value.id]
+        items = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+        if len(items) != arr.ndim:
+            raise self.error(node, f"'{node.value.id}' has {arr.ndim} dims, indexed with {len(items)}")
+        idx = []
+        for item in items:
+            if isinstance(item, ast.Slice):
+                raise self.error(node, "slices inside annotated loops are not supported yet")
+            v = self.expr(item, depth, scope)
+            if v.type != "index":
+                v = self.to_index(v, depth, item)
+            idx.append(v.ssa)
+        return buf, idx, element_type(arr.dtype)
+
+    def to_index(self, v: Value, depth: int, node) -> Value:
+        if v.type not in INTS:
+            raise self.error(node, "an index must be an integer")
+        out = self.fresh()
+        self.emit(depth, f"{out} = arith.index_cast {v.ssa} : {v.type} to index")
+        return Value(out, "index")
+
+    def expr(self, node, depth: int, scope: _Scope) -> Value:
+        if isinstance(node, ast.Constant):
+            if isinstance(node.value, bool) or not isinstance(node.value, (int, float)):
+                raise self.error(node, f"constant {node.value!r} is not a number")
+            if isinstance(node.value, int):
+                c = self.fresh("c")
+                self.emit(depth, f"{c} = arith.constant {node.value} : index")
+                return Value(c, "index", weak=True)
+            return Value(repr(float(node.value)), "float", weak=True)  # materialised once its type is known
+        if isinstance(node, ast.Name):
+            return self.load_name(node, depth, scope)
+        if isinstance(node, ast.Subscript):
+            if isinstance(node.value, ast.Attribute) and node.value.attr == "shape":
+                return self.constant(depth, self.static_int(node, scope), "index")
+            buf, idx, t = self.subscript(node, depth, scope)
+            out = self.fresh()
+            self.emit(depth, f"{out} = memref.load {buf}[{', '.join(idx)}] : {self.arg_types[node.value.id]}")
+            return Value(out, t)
+        if isinstance(node, ast.BinOp):
+            return self.binop(node, depth, scope)
+        if isinstance(node, ast.UnaryOp):
+            if isinstance(node.op, ast.USub):
+                return self.negate(self.expr(node.operand, depth, scope), depth)
+            if isinstance(node.op, ast.UAdd):
+                return self.expr(node.operand, depth, scope)
+            raise self.error(node, f"unary {type(node.op).__name__} is not supported")
+        if isinstance(node, ast.Call):
+            return self.call(node, depth, scope)
+        if isinstance(node, ast.IfExp):
+            cond = self.compare(node.test, depth, scope)
+            a, b = self.expr(node.body, depth, scope), self.expr(node.orelse, depth, scope)
+            a, b = self.unify(a, b, depth)
+            out = self.fresh()
+            self.emit(depth, f"{out} = arith.select {cond.ssa}, {a.ssa}, {b.ssa} : {a.type}")
+            return Value(out, a.type)
+        raise self.error(node, f"{type(node).__name__} expressions are not supported in an annotated loop")
+
+    def load_name(self, node: ast.Name, depth: int, scope: _Scope) -> Value:
+        n = node.id
+        if n in scope.vars:
+            return scope.vars[n]
+        if n in scope.scalars:
+            buf, t = scope.scalars[n]
+            out = self.fresh()
+            self.emit(depth, f"{out} = memref.load {buf}[] : memref<{t}>")
+            return Value(out, t)
+        if n not in self.values:
+            raise self.error(node, f"name '{n}' is not defined")
+        v = self.values[n]
+        if isinstance(v, (bool, np.bool_)):
+            raise self.error(node, f"'{n}' is a bool")
+        if isinstance(v, (int, np.integer)):
+            return self.constant(depth, int(v), "index")
+        if isinstance(v, (float, np.floating)):
+            # a runtime value: a 0-d array argument (new values need no new compile)
+            if n not in self.arg_types:
+                t = "f32" if isinstance(v, np.float32) else "f64"
+                self.arg_types[n] = f"memref<{t}>"
+                self.args.append(n)
+            t = self.arg_types[n][7:-1]
+            out = self.fresh()
+            self.emit(depth, f"{out} = memref.load %{n}[] : memref<{t}>")
+            return Value(out, t, weak=not isinstance(v, np.floating))
+        if isinstance(v, np.ndarray):
+            raise self.error(node, f"array '{n}' used as a number: index it")
+        raise self.error(node, f"'{n}' is a {type(v).__name__}: annotated loops use numbers and NumPy arrays")
+
+    def materialise(self, v: Value, t: str, depth: int) -> Value:
+        if v.type == "float":
+            return self.constant(depth, float(v.ssa), t)
+        return v
+
+    def cast(self, v: Value, t: str, depth: int) -> Value:
+        """``v`` converted to type ``t`` (NumPy's conversions on store)."""
+        if v.type == "float":
+            if t not in FLOATS:
+                raise AppyError(f"error: a float stored into an {t} location")
+            return self.constant(depth, float(v.ssa), t)
+        if v.type == t:
+            return v
+        out = self.fresh()
+        if v.type == "index":
+            if t in INTS:
+                self.emit(depth, f"{out} = arith.index_cast {v.ssa} : index to {t}")
+                return Value(out, t)
+            i = self.fresh()
+            self.emit(depth, f"{i} = arith.index_cast {v.ssa} : index to i64")
+            self.emit(depth, f"{out} = arith.sitofp {i} : i64 to {t}")
+            return Value(out, t)
+        if v.type in FLOATS and t in FLOATS:
+            op = "extf" if t == "f64" else "truncf"
+            self.emit(depth, f"{out} = arith.{op} {v.ssa} : {v.type} to {t}")
+            return Value(out, t)
+        if v.type in INTS and t in FLOATS:
+            self.emit(depth, f"{out} = arith.sitofp {v.ssa} : {v.type} to {t}")
+            return Value(out, t)
+        if v.type in INTS and t in INTS:
+            op = "extsi" if t == "i64" else "trunci"
+            self.emit(depth, f"{out} = arith.{op} {v.ssa} : {v.type} to {t}")
+            return Value(out, t)
+        if v.type in FLOATS and t in INTS:
+            self.emit(depth, f"{out} = arith.fptosi {v.ssa} : {v.type} to {t}")
+            return Value(out, t)
+        raise AppyError(f"error: cannot convert {v.type} to {t}")
+
+    def unify(self, a: Value, b: Value, depth: int) -> tuple:
+        """Both operands in one type (NumPy's promotion; numbers are weak)."""
+        def rank(v: Value):
+            return {"index": 0, "i32": 1, "i64": 2, "float": 3, "f32": 4, "f64": 5}[v.type]
+
+        if a.type == b.type and a.type != "float":
+            return a, b
+        if a.type == "float" and b.type == "float":
+            t = self.default_float
+        elif a.weak and not b.weak and b.type != "index":
+            t = b.type if b.type in FLOATS or a.type not in ("float",) else self.default_float
+            if a.type == "float" and b.type in INTS:
+                t = self.default_float
+        elif b.weak and not a.weak and a.type != "index":
+            t = a.type if a.type in FLOATS or b.type not in ("float",) else self.default_float
+            if b.type == "float" and a.type in INTS:
+                t = self.default_float
+        else:
+            top = max(a, b, key=rank)
+            t = top.type if top.type != "float" else self.default_float
+        if t == "index" and (a.type != "index" or b.type != "index"):
+            t = "i64"
+        return self.cast(a, t, depth), self.cast(b, t, depth)
+
+    def negate(self, v: Value, depth: int) -> Value:
+        if v.type == "float":
+            return Value(repr(-float(v.ssa)), "float", weak=True)
+        out = self.fresh()
+        if v.type in FLOATS:
+            self.emit(depth, f"{out} = arith.negf {v.ssa} : {v.type}")
+        else:
+            zero = self.constant(depth, 0, v.type)
+            self.emit(depth, f"{out} = arith.subi {zero.ssa}, {v.ssa} : {v.type}")
+        return Value(out, v.type, v.weak)
+
+    def binop(self, node: ast.BinOp, depth: int, scope: _Scope) -> Value:
+        if isinstance(node.op, ast.Pow) and isinstance(node.right, ast.Constant) and node.right.value == 2:
+            a = self.expr(node.left, depth, scope)
+            a, b = self.unify(a, a, depth)
+            return self.arith("mul", a, b, depth)
+        a, b = self.expr(node.left, depth, scope), self.expr(node.right, depth, scope)
+        op = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "div", ast.FloorDiv: "floordiv", ast.Mod: "rem"}.get(type(node.op))
+        if op is None:
+            raise self.error(node, f"operator {type(node.op).__name__} is not supported")
+        if op == "div" and a.type in ("index", "i32", "i64") and b.type in ("index", "i32", "i64"):
+            a, b = self.cast(a, self.default_float, depth), self.cast(b, self.default_float, depth)  # true division
+        a, b = self.unify(a, b, depth)
+        return self.arith(op, a, b, depth)
+
+    def arith(self, op: str, a: Value, b: Value, depth: int) -> Value:
+        t = a.type
+        out = self.fresh()
+        if t in FLOATS:
+            name = {"add": "addf", "sub": "subf", "mul": "mulf", "div": "divf", "rem": "remf"}.get(op)
+            if name is None:
+                raise AppyError(f"error: '{op}' of floats is not supported")
+        else:
+            name = {"add": "addi", "sub": "subi", "mul": "muli", "div": "divsi", "floordiv": "floordivsi", "rem": "remsi"}[op]
+        self.emit(depth, f"{out} = arith.{name} {a.ssa}, {b.ssa} : {t}")
+        return Value(out, t, a.weak and b.weak)
+
+    def compare(self, node, depth: int, scope: _Scope) -> Value:
+        if not (isinstance(node, ast.Compare) and len(node.ops) == 1 and type(node.ops[0]) in _CMP):
+            raise self.error(node, "conditions must be one comparison (a < b)")
+        a, b = self.unify(self.expr(node.left, depth, scope), self.expr(node.comparators[0], depth, scope), depth)
+        fpred, ipred = _CMP[type(node.ops[0])]
+        out = self.fresh()
+        if a.type in FLOATS:
+            self.emit(depth, f"{out} = arith.cmpf {fpred}, {a.ssa}, {b.ssa} : {a.type}")
+        else:
+            self.emit(depth, f"{out} = arith.cmpi {ipred}, {a.ssa}, {b.ssa} : {a.type}")
+        return Value(out, "i1")
+
+    def call(self, node: ast.Call, depth: int, scope: _Scope) -> Value:
+        f = node.func
+        name = None
+        if isinstance(f, ast.Name):
+            name = f.id
+        elif isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id in ("np", "numpy", "math"):
+            name = f.attr
+        if name is None or node.keywords:
+            raise self.error(node, f"call of '{ast.unparse(f)}' is not supported")
+        args = [self.expr(a, depth, scope) for a in node.args]
+        if name in ("min", "max", "minimum", "maximum", "fmin", "fmax") and len(args) == 2:
+            a, b = self.unify(args[0], args[1], depth)
+            out = self.fresh()
+            is_max = "max" in name
+            if a.type in FLOATS:
+                op = "maximumf" if is_max else "minimumf"
+            else:
+                op = "maxsi" if is_max else "minsi"
+            self.emit(depth, f"{out} = arith.{op} {a.ssa}, {b.ssa} : {a.type}")
+            return Value(out, a.type, a.weak and b.weak)
+        if name in ("abs", "fabs", "absolute") and len(args) == 1:
+            a = args[0]
+            if a.type in FLOATS or a.type == "float":
+                a = self.materialise(a, self.default_float, depth)
+                out = self.fresh()
+                self.emit(depth, f"{out} = math.absf {a.ssa} : {a.type}")
+                return Value(out, a.type)
+            a = self.cast(a, "i64", depth) if a.type == "index" else a
+            out = self.fresh()
+            self.emit(depth, f"{out} = math.absi {a.ssa} : {a.type}")
+            return Value(out, a.type)
+        if name in _MATH and len(args) == 1:
+            a = args[0]
+            t = a.type if a.type in FLOATS else self.default_float
+            a = self.cast(a, t, depth)
+            out = self.fresh()
+            self.emit(depth, f"{out} = {_MATH[name]} {a.ssa} : {t}")
+            return Value(out, t)
+        raise self.error(node, f"call of '{ast.unparse(f)}' with {len(args)} arguments is not supported")

@@ -1,0 +1,74 @@
+"""APPy programs as APPy's own npbench tests write them (gesummv, jacobi_2d,
+a vector add, a row-wise reduction), with ``import lt_mlir.appy as appy``."""
+
+import numpy as np
+
+import lt_mlir.appy as appy
+
+
+@appy.jit(backend="cpu")
+def gesummv(alpha, beta, A, B, x):
+    y = np.empty((A.shape[0], ), dtype=x.dtype)
+    #pragma parallel for
+    for i in range(A.shape[0]):
+        s = 0.0
+        #pragma simd
+        for j in range(A.shape[1]):
+            s += alpha * A[i, j] * x[j] + beta * B[i, j] * x[j]
+        y[i] = s
+    return y
+
+
+@appy.jit
+def jacobi_2d(TSTEPS, A, B):
+    for t in range(1, TSTEPS):
+        #pragma parallel for
+        for i in range(1, A.shape[0]-1):
+            #pragma simd
+            for j in range(1, A.shape[1]-1):
+                B[i, j] = 0.2 * (A[i, j] + A[i, j-1] + A[i, j+1] +
+                                 A[i-1, j] + A[i+1, j])
+        #pragma parallel for
+        for i in range(1, B.shape[0]-1):
+            #pragma simd
+            for j in range(1, B.shape[1]-1):
+                A[i, j] = 0.2 * (B[i, j] + B[i, j-1] + B[i, j+1] +
+                                 B[i-1, j] + B[i+1, j])
+    return A, B
+
+
+@appy.jit
+def vec_add(a, b):
+    c = np.empty_like(a)
+    #pragma parallel for simd
+    for i in range(a.shape[0]):
+        c[i] = a[i] + b[i]
+    return c
+
+
+@appy.jit
+def row_max_exp(X):
+    y = np.empty(X.shape[0], dtype=X.dtype)
+    #pragma parallel for
+    for i in range(X.shape[0]):
+        m = -1e30
+        for j in range(X.shape[1]):
+            m = max(m, X[i, j])
+        y[i] = np.exp(m) if m < 5.0 else 5.0
+    return y
+
+
+@appy.jit
+def shifted_race(a):
+    #pragma parallel for
+    for i in range(a.shape[0] - 1):
+        a[i + 1] = a[i] * 2.0
+    return a
+
+
+@appy.jit(unsafe=True)
+def shifted_unsafe(a, b):
+    #pragma parallel for
+    for i in range(a.shape[0] - 1):
+        b[i + 1] = a[i] * 2.0
+    return b

@@ -1,0 +1,129 @@
+"""lt_mlir.appy: APPy programs run unchanged, checked against NumPy; races
+refused with the loop named; pragma errors located; kernels cached per
+signature (shapes, dtypes, int values)."""
+
+from __future__ import annotations
+
+import importlib
+import os
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from appy_programs import npbench  # noqa: E402
+
+import lt_mlir.appy as appy  # noqa: E402
+
+
+def test_gesummv_as_npbench_writes_it():
+    N = 100
+    A = np.fromfunction(lambda i, j: ((i * j + 1) % N) / N, (N, N))
+    B = np.fromfunction(lambda i, j: ((i * j + 2) % N) / N, (N, N))
+    x = np.fromfunction(lambda i: (i % N) / N, (N,))
+    np.testing.assert_allclose(npbench.gesummv(1.5, 1.2, A, B, x), 1.5 * A @ x + 1.2 * B @ x, rtol=1e-12)
+    # float32 data: the kernel computes in float32 (a new signature)
+    A32, B32, x32 = A.astype(np.float32), B.astype(np.float32), x.astype(np.float32)
+    got = npbench.gesummv(1.5, 1.2, A32, B32, x32)
+    assert got.dtype == np.float32
+    np.testing.assert_allclose(got, 1.5 * A @ x + 1.2 * B @ x, rtol=1e-5)
+
+
+def test_jacobi_2d_time_steps_around_two_nests():
+    N = 60
+    A = np.fromfunction(lambda i, j: i * (j + 2) / N, (N, N))
+    B = np.fromfunction(lambda i, j: i * (j + 3) / N, (N, N))
+    A1, B1 = A.copy(), B.copy()
+    for _ in range(1, 10):
+        B1[1:-1, 1:-1] = 0.2 * (A1[1:-1, 1:-1] + A1[1:-1, :-2] + A1[1:-1, 2:] + A1[2:, 1:-1] + A1[:-2, 1:-1])
+        A1[1:-1, 1:-1] = 0.2 * (B1[1:-1, 1:-1] + B1[1:-1, :-2] + B1[1:-1, 2:] + B1[2:, 1:-1] + B1[:-2, 1:-1])
+    A2, B2 = A.copy(), B.copy()
+    npbench.jacobi_2d(10, A2, B2)
+    np.testing.assert_allclose(A2, A1, rtol=1e-12)
+    np.testing.assert_allclose(B2, B1, rtol=1e-12)
+
+
+def test_vec_add_and_conditional_reduction():
+    a, b = np.random.default_rng(0).standard_normal((2, 1003))
+    np.testing.assert_array_equal(npbench.vec_add(a, b), a + b)
+    X = np.random.default_rng(1).standard_normal((7, 33))
+    m = X.max(1)
+    np.testing.assert_allclose(npbench.row_max_exp(X), np.where(m < 5.0, np.exp(m), 5.0), rtol=1e-12)
+
+
+def test_kernels_are_cached_per_signature():
+    a, b = np.ones(64), np.ones(64)
+    nest = npbench.vec_add.nests[0]
+    nest.cache.clear()
+    npbench.vec_add(a, b)
+    npbench.vec_add(a * 2, b)  # same shapes and dtypes: no new kernel
+    assert len(nest.cache) == 1
+    np.testing.assert_array_equal(npbench.vec_add(np.ones(65), np.ones(65)), np.full(65, 2.0))  # new shape: a new kernel
+    npbench.vec_add(np.ones(64, np.float32), np.ones(64, np.float32))  # new dtype
+    assert len(nest.cache) == 3
+
+
+def test_a_racy_parallel_loop_is_refused_with_the_loop_named():
+    a = np.ones(16)
+    with pytest.raises(appy.AppyError, match=r"npbench.py:\d+: error: #pragma parallel for refused: lt-parallel: cannot run L0 \"for i in 15\" in parallel: argument 0 is written"):
+        npbench.shifted_race(a)
+    b = np.zeros(16)
+    np.testing.assert_array_equal(npbench.shifted_unsafe(np.arange(16.0), b)[1:], 2 * np.arange(15.0))  # unsafe=True: the user vouches
+
+
+def _load(tmp_path, source: str, name: str):
+    path = tmp_path / f"{name}.py"
+    path.write_text(textwrap.dedent(source))
+    sys.path.insert(0, str(tmp_path))
+    try:
+        return importlib.import_module(name)
+    finally:
+        sys.path.remove(str(tmp_path))
+
+
+def test_pragma_and_option_errors_are_located(tmp_path):
+    with pytest.raises(appy.AppyError, match=r"bad_pragma.py:6: error: unknown pragma '#pragma paralel for'"):
+        _load(tmp_path, """
+            import lt_mlir.appy as appy
+
+            @appy.jit
+            def f(a):
+                #pragma paralel for
+                for i in range(a.shape[0]):
+                    a[i] = 1.0
+            """, "bad_pragma")
+    with pytest.raises(appy.AppyError, match=r"unknown appy.jit option\(s\): dumpcode"):
+        appy.jit(dumpcode=True)
+    with pytest.raises(appy.AppyError, match=r"unknown backend 'opencl'"):
+        appy.jit(backend="opencl")
+    m = _load(tmp_path, """
+        import lt_mlir.appy as appy
+
+        @appy.jit
+        def g(a):
+            #pragma parallel for
+            for i in range(a.shape[0]):
+                while a[i] > 0:
+                    a[i] = a[i] - 1.0
+        """, "unsupported")
+    with pytest.raises(appy.AppyError, match=r"unsupported.py:8: error: While statements are not supported in an annotated loop"):
+        m.g(np.ones(4))
+
+
+def test_simd_that_cannot_vectorize_warns_at_the_loop(tmp_path):
+    m = _load(tmp_path, """
+        import lt_mlir.appy as appy
+
+        @appy.jit
+        def h(a, s):
+            #pragma simd
+            for i in range(a.shape[0]):
+                for j in range(a.shape[1]):
+                    s[0] += a[i, j]
+            return s
+        """, "simd_warn")
+    with pytest.warns(RuntimeWarning, match="#pragma simd: lt-vectorize: cannot vectorize L0 .for i in 4.: only an innermost loop can be vectorized"):
+        got = m.h(np.arange(8.0).reshape(4, 2), np.zeros(1))
+    assert got[0] == 28.0
