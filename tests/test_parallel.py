@@ -84,3 +84,21 @@ def test_shared_elements_without_a_private_tile_stay_atomic(monkeypatch):
     assert "atomicrmw" in lt_mlir.lower(s.text).llvm_ir
     X = np.random.default_rng(3).standard_normal((32, 64)).astype(np.float32)
     np.testing.assert_allclose(_run(s.compile(), X, out_shape=(64,)), X.astype(np.float64).sum(0), rtol=1e-5, atol=1e-5)
+
+
+def test_tail_chunk_buffers_do_not_grow_the_stack():
+    """k = 5 over 2 cores leaves a tail chunk, run outside the parallel
+    region in each of 600 iterations of m: its 32 KiB private row must not
+    be a new stack allocation each time (found by review: it overflowed the
+    8 MiB stack).  In a child process: a regression would crash it."""
+    import subprocess
+    import sys
+
+    code = (
+        "import numpy as np, lt_mlir; from lt_mlir import programs\n"
+        "s = lt_mlir.Schedule(programs.matmul(600, 8192, 5)).distribute(1).swap(2).parallel(2)\n"
+        "A = np.random.rand(600, 5).astype(np.float32); B = np.random.rand(5, 8192).astype(np.float32)\n"
+        "C = s.compile()(A, B); assert np.abs(C - A @ B).max() < 1e-4; print('ok')\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0 and proc.stdout.strip() == "ok", (proc.returncode, proc.stderr[-2000:])

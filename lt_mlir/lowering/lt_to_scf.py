@@ -374,12 +374,34 @@ class LoopEmitter:
         copy = self.loop.clone(ip=ir.InsertionPoint(before))
         arg = lt.loop_body(copy).arguments[0]
         ops = _inline_body(copy, copy, iteration if width == 1 else None)
+        if self.parallel and before == self.loop:
+            # An iteration of a parallel loop run outside it (the tail):
+            # its buffers (hoist_allocs put them in the body) go to the
+            # function's entry, or every run of an enclosing loop would
+            # take new stack.
+            ops = _entry_allocas(ops, self.loop)
         if width > 1:
             ops = vectorize.vectorize_ops(ops, self.dim, width, offset, iteration, arg)
             arg.replace_all_uses_with(iteration)
         copy.erase()
         avail = clip.get(self.dim, self.step)
         self.lowering.lower_ops(ops, {**self.ctx, self.dim: (offset, avail)})
+
+
+def _entry_allocas(ops: list, anchor) -> list:
+    """Move the ``memref.alloca`` ops of ``ops`` to the start of the entry
+    block of the function around ``anchor``; the others, returned."""
+    f = anchor
+    while f.name != "func.func":
+        f = f.parent
+    first = f.regions[0].blocks[0].operations[0]
+    rest = []
+    for op in ops:
+        if op.name == "memref.alloca" and not list(op.operands):
+            op.move_before(first)
+        else:
+            rest.append(op)
+    return rest
 
 
 def _located(op, message: str) -> CompileError:

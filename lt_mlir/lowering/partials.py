@@ -21,9 +21,11 @@ Before ``lower-lt-to-scf`` lowers a function, each ``lt.parallel`` loop P:
 
   A tile axis indexed by a value computed outside P (``m`` above) has one
   element; an axis indexed by ``lt.dim n`` of a dim that loops inside P
-  iterate, and no loop around P, spans what those loops cover.  T is the
-  number of CPU cores of the machine that compiles (any number of threads
-  computes the same result);
+  iterate, and no loop around P, spans what those loops cover.  The chunks
+  are P's iterations divided by T, the number of CPU cores of the machine
+  that compiles (T of them, or a few more when T does not divide the
+  iterations: the rest runs after them; any number of threads computes the
+  same result);
 * otherwise keeps one atomic update per reduction (``mark_atomic_reduces``).
 
 Exact up to the order in which the partial results combine, like every

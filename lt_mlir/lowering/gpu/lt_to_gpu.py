@@ -131,8 +131,9 @@ class GpuLowering(LtToScf):
         atomically."""
         kind = ir.StringAttr(op.attributes["kind"]).value
         value, acc, *indices = list(op.operands)
+        width = getattr(value.type, "width", 0)
         with ir.InsertionPoint(op), op.location:
-            if ctx[THREADS] % WARP == 0 and not ctx.get(DIVERGENT):
+            if ctx[THREADS] % WARP == 0 and not ctx.get(DIVERGENT) and width in (32, 64):
                 value, first = combine_across_warp(kind, value)
                 if ctx[THREADS] > WARP:
                     value, first = combine_across_block(kind, value, first, op, ctx)
@@ -707,7 +708,9 @@ def _privatisable_loop(reduce, mapped):
     for loop in lt.enclosing_loops(reduce):  # innermost first
         if loop == mapped:
             break
-        if lt.annotations(loop):
+        if lt.annotations(loop) or gpu_mapping.block_sequential(loop):
+            # (a block-level sequential loop runs on every thread: code on
+            # thread 0 inside it keeps its accumulator, see _separate_parts)
             break
         # Every dim of the loops from here to the reduce must stay out of the index.
         dims = {lt.loop_dim(l) for l in lt.enclosing_loops(reduce)[: lt.enclosing_loops(reduce).index(loop) + 1]}
@@ -742,16 +745,16 @@ def _accesses_of(root, buffer) -> list:
 
 
 def _privatise(reduce, outer, block: bool = False) -> None:
-    """``block``: ``outer`` is a block-level loop (all threads): the scalar
-    is each thread's own (``lt.thread_private``) and the combine after it
+    """The scalar is each thread's own (``lt.thread_private``).  ``block``:
+    ``outer`` is a block-level loop (all threads) and the combine after it
     is the block's (``lt.block_combine``)."""
     kind = ir.StringAttr(reduce.attributes["kind"]).value
     value, acc, *indices = list(reduce.operands)
     element = ir.MemRefType(acc.type).element_type
     scalar = ir.MemRefType.get([], element)
-    attrs = {"dims": ir.ArrayAttr.get([])}
-    if block:
-        attrs["lt.thread_private"] = ir.UnitAttr.get()
+    # each thread's own accumulator (a register), wherever it sits (a
+    # thread-0 part of a block loop too: not block-shared memory)
+    attrs = {"dims": ir.ArrayAttr.get([]), "lt.thread_private": ir.UnitAttr.get()}
     with ir.InsertionPoint(outer), reduce.location:
         private = ir.Operation.create("lt.alloc", results=[scalar], attributes=attrs).results[0]
         identity = lt.reduce_identity(kind, element)
