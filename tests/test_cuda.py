@@ -89,7 +89,7 @@ def test_no_warp_shuffle_under_a_thread_guard(lowered):
     would read inactive lanes, a barrier would wait for them)."""
     got = lowered["total_sum_tail"]
     body = got.ptx.split(f".entry {got.meta['launches'][1]['kernel']}(")[1]
-    assert body.count("shfl.sync.bfly.b32") == 10 and body.count("bar.sync") == 2
+    assert body.count("shfl.sync.bfly.b32") == 10 and body.count("bar.sync") == 3  # after S[m] = 0; two in the combine
     assert body.count("atom.global.add.f32") == 2
 
 
@@ -551,3 +551,18 @@ def test_thread_zero_reduction_in_a_block_level_loop_stays_on_thread_zero():
     Y, S = np.zeros((4, 40), np.float32), np.zeros(1, np.float32)
     s.compile(target="cuda-emulated")(X, Y, S)
     np.testing.assert_allclose(S[0], X.astype(np.float64).sum(), rtol=1e-5)
+
+
+def test_auto_rows_are_thread_strided_with_one_combine_a_block():
+    """lt-gpu-auto on a row sum of 4096: a block a row, its 256 threads
+    reading consecutive 16-byte chunks in 4 sequential steps, each thread's
+    partial sum in a register across the steps, then one block combine
+    (warp shuffles, shared slots) and one atomic a block."""
+    s = Schedule(programs.row_sum(8, 4096)).gpu_auto()
+    assert "for n in 4 : L1\n  for n' in 256 : L2 [gpu thread]\n   for n'' in 4 : L3 [unroll full]" in s.loop_tree
+    ptx = lt_mlir.compiler.lower_cuda(s.text).ptx
+    body = ptx.split(".entry")[-1]
+    assert body.count("shfl.sync.bfly.b32") == 10 and body.count("bar.sync") == 3  # after S[m] = 0; two in the combine
+    assert body.count("atom.global.add.f32") == 1 and "ld.global.nc.v4.b32" in body
+    X = np.random.default_rng(5).standard_normal((8, 4096)).astype(np.float32)
+    np.testing.assert_allclose(s.compile(target="cuda-emulated")(X), X.astype(np.float64).sum(1), rtol=1e-4)
