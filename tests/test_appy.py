@@ -127,3 +127,29 @@ def test_simd_that_cannot_vectorize_warns_at_the_loop(tmp_path):
     with pytest.warns(RuntimeWarning, match="#pragma simd: lt-vectorize: cannot vectorize L0 .for i in 4.: only an innermost loop can be vectorized"):
         got = m.h(np.arange(8.0).reshape(4, 2), np.zeros(1))
     assert got[0] == 28.0
+
+
+def test_gemver_and_rowwise_reductions_as_appy_writes_them():
+    N = 100
+    fn = float(N)
+    A = np.fromfunction(lambda i, j: (i * j % N) / N, (N, N))
+    u1 = np.fromfunction(lambda i: i, (N,), dtype=np.float64)
+    u2 = np.fromfunction(lambda i: ((i + 1) / fn) / 2.0, (N,))
+    v1 = np.fromfunction(lambda i: ((i + 1) / fn) / 4.0, (N,))
+    v2 = np.fromfunction(lambda i: ((i + 1) / fn) / 6.0, (N,))
+    y = np.fromfunction(lambda i: ((i + 1) / fn) / 8.0, (N,))
+    z = np.fromfunction(lambda i: ((i + 1) / fn) / 9.0, (N,))
+    A1, x1, w1 = A.copy(), np.zeros(N), np.zeros(N)
+    A1 += np.outer(u1, v1) + np.outer(u2, v2)
+    x1 += 1.2 * y @ A1 + z
+    w1 += 1.5 * A1 @ x1
+    A2, x2, w2 = A.copy(), np.zeros(N), np.zeros(N)
+    npbench.gemver(1.5, 1.2, A2, u1, v1, u2, v2, w2, x2, y, z)
+    for got, want in ((A2, A1), (x2, x1), (w2, w1)):
+        np.testing.assert_allclose(got, want, rtol=1e-12)
+    a = np.random.default_rng(6).random((100, 100))
+    b = np.empty(100)
+    npbench.rowwise_max(a, b)
+    np.testing.assert_array_equal(b, a.max(axis=1))
+    npbench.rowwise_min(a, b)
+    np.testing.assert_array_equal(b, a.min(axis=1))

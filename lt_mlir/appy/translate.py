@@ -187,6 +187,10 @@ class Translator:
             raise self.error(node, f"{type(node).__name__} statements are not supported in an annotated loop")
 
     def assign(self, target, value_node, depth: int, scope: _Scope, node) -> None:
+        kind, other = self.reduction_form(target, value_node, scope)
+        if kind is not None:  # s = max(s, e), s = s + e, A[i] = min(A[i], e): an lt.reduce
+            self.reduce(kind, target, self.expr(other, depth, scope), depth, scope, node)
+            return
         if isinstance(target, ast.Tuple):
             if not isinstance(value_node, ast.Tuple) or len(value_node.elts) != len(target.elts):
                 raise self.error(node, "a tuple assignment needs a tuple of as many values")
@@ -219,23 +223,55 @@ class Translator:
         else:
             raise self.error(node, f"cannot assign to {type(target).__name__}")
 
+    def reduction_form(self, target, value_node, scope: _Scope):
+        """(kind, the other operand) when ``target = value`` updates
+        ``target`` by a reduction of it: ``max(t, e)``, ``min(e, t)``,
+        ``t + e``, ``e * t``; else (None, None)."""
+        if not (isinstance(target, ast.Subscript) or (isinstance(target, ast.Name) and target.id in scope.scalars)):
+            return None, None
+        same = ast.dump(target, annotate_fields=False).replace("Store()", "Load()")
+
+        def is_target(n) -> bool:
+            return ast.dump(n, annotate_fields=False) == same
+
+        v = value_node
+        if isinstance(v, ast.Call) and isinstance(v.func, (ast.Name, ast.Attribute)) and len(v.args) == 2 and not v.keywords:
+            name = v.func.id if isinstance(v.func, ast.Name) else v.func.attr
+            kind = {"max": "max", "maximum": "max", "fmax": "max", "min": "min", "minimum": "min", "fmin": "min"}.get(name)
+            if kind:
+                if is_target(v.args[0]) and not any(is_target(n) for n in ast.walk(v.args[1])):
+                    return kind, v.args[1]
+                if is_target(v.args[1]) and not any(is_target(n) for n in ast.walk(v.args[0])):
+                    return kind, v.args[0]
+        if isinstance(v, ast.BinOp) and type(v.op) in (ast.Add, ast.Mult):
+            kind = "add" if isinstance(v.op, ast.Add) else "mul"
+            if is_target(v.left) and not any(is_target(n) for n in ast.walk(v.right)):
+                return kind, v.right
+            if is_target(v.right) and not any(is_target(n) for n in ast.walk(v.left)):
+                return kind, v.left
+        return None, None
+
     def augassign(self, node: ast.AugAssign, depth: int, scope: _Scope) -> None:
         kind = {ast.Add: "add", ast.Sub: "add", ast.Mult: "mul"}.get(type(node.op))
         if kind is None:
             raise self.error(node, f"'{type(node.op).__name__}=' is not supported (+=, -=, *=)")
         value = self.expr(node.value, depth, scope)
-        if isinstance(node.target, ast.Subscript):
-            buf, idx, t = self.subscript(node.target, depth, scope)
-            mtype = self.arg_types[node.target.value.id]
-            self.written.add(node.target.value.id)
-        elif isinstance(node.target, ast.Name) and node.target.id in scope.scalars:
-            buf, t = scope.scalars[node.target.id]
+        if isinstance(node.op, ast.Sub):
+            value = self.negate(value, depth)
+        self.reduce(kind, node.target, value, depth, scope, node)
+
+    def reduce(self, kind: str, target, value: Value, depth: int, scope: _Scope, node) -> None:
+        """``target <kind>= value`` as an ``lt.reduce``."""
+        if isinstance(target, ast.Subscript):
+            buf, idx, t = self.subscript(target, depth, scope)
+            mtype = self.arg_types[target.value.id]
+            self.written.add(target.value.id)
+        elif isinstance(target, ast.Name) and target.id in scope.scalars:
+            buf, t = scope.scalars[target.id]
             idx, mtype = [], f"memref<{t}>"
         else:
-            raise self.error(node, f"'{ast.unparse(node.target)}' must be an array element or a local scalar assigned before")
+            raise self.error(node, f"'{ast.unparse(target)}' must be an array element or a local scalar assigned before")
         v = self.cast(value, t, depth)
-        if isinstance(node.op, ast.Sub):
-            v = self.negate(v, depth)
         operands = ", ".join([v.ssa, buf, *idx])
         types = ", ".join([t, mtype] + ["index"] * len(idx))
         self.emit(depth, f'"lt.reduce"({operands}) {{kind = "{kind}"}} : ({types}) -> ()')
@@ -481,6 +517,11 @@ class Translator:
             name = f.attr
         if name is None or node.keywords:
             raise self.error(node, f"call of '{ast.unparse(f)}' is not supported")
+        if name == "float" and len(node.args) == 1 and isinstance(node.args[0], ast.Constant):
+            try:
+                return Value(repr(float(node.args[0].value)), "float", weak=True)
+            except (TypeError, ValueError):
+                raise self.error(node, f"float({node.args[0].value!r}) is not a number") from None
         args = [self.expr(a, depth, scope) for a in node.args]
         if name in ("min", "max", "minimum", "maximum", "fmin", "fmax") and len(args) == 2:
             a, b = self.unify(args[0], args[1], depth)

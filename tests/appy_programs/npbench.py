@@ -72,3 +72,52 @@ def shifted_unsafe(a, b):
     for i in range(a.shape[0] - 1):
         b[i + 1] = a[i] * 2.0
     return b
+
+
+@appy.jit(backend="cpu")
+def gemver(alpha, beta, A, u1, v1, u2, v2, w, x, y, z):
+    M, N = A.shape
+    #pragma parallel for
+    for i in range(M):
+        #pragma simd
+        for j in range(N):
+            A[i, j] += u1[i] * v1[j] + u2[i] * v2[j]
+
+    #pragma parallel for
+    for j in range(N):
+        s = 0.0
+        #pragma simd
+        for i in range(M):
+            s += beta * y[i] * A[i, j]
+        x[j] += s + z[j]
+
+    #pragma parallel for
+    for i in range(M):
+        s = 0.0
+        #pragma simd
+        for j in range(N):
+            s += alpha * A[i, j] * x[j]
+        w[i] += s
+    return A, x, w
+
+
+@appy.jit(backend="cpu")
+def rowwise_max(a, b):
+    #pragma parallel for
+    for i in range(a.shape[0]):
+        s = float("-inf")
+        #pragma simd
+        for j in range(a.shape[1]):
+            s = max(s, a[i, j])
+        b[i] = s
+
+
+@appy.jit(backend="cpu")
+def rowwise_min(a, b):
+    #pragma parallel for
+    for i in range(a.shape[0]):
+        s = float("inf")
+        #pragma simd
+        for j in range(a.shape[1]):
+            s = min(s, a[i, j])
+        b[i] = s
