@@ -153,3 +153,40 @@ def test_gemver_and_rowwise_reductions_as_appy_writes_them():
     np.testing.assert_array_equal(b, a.max(axis=1))
     npbench.rowwise_min(a, b)
     np.testing.assert_array_equal(b, a.min(axis=1))
+
+
+def test_cuda_emulated_backend_maps_pragmas_to_blocks_and_threads(tmp_path):
+    """backend="cuda-emulated": ``parallel for`` -> blocks, ``simd`` ->
+    threads of a block, ``parallel for simd`` -> blocks x threads
+    (lt-gpu-auto); the GPU lowering runs on the CPU against NumPy."""
+    m = _load(tmp_path, """
+        import numpy as np
+        import lt_mlir.appy as appy
+
+        @appy.jit(backend="cuda-emulated")
+        def gesummv(alpha, beta, A, B, x):
+            y = np.empty((A.shape[0],), dtype=x.dtype)
+            #pragma parallel for
+            for i in range(A.shape[0]):
+                s = 0.0
+                #pragma simd
+                for j in range(A.shape[1]):
+                    s += alpha * A[i, j] * x[j] + beta * B[i, j] * x[j]
+                y[i] = s
+            return y
+
+        @appy.jit(backend="cuda-emulated")
+        def vec_add(a, b):
+            c = np.empty_like(a)
+            #pragma parallel for simd
+            for i in range(a.shape[0]):
+                c[i] = a[i] + b[i]
+            return c
+        """, "gpu_programs")
+    A, B, x = np.random.default_rng(7).random((3, 300, 200))[0], np.random.default_rng(8).random((300, 200)), np.random.default_rng(9).random(200)
+    np.testing.assert_allclose(m.gesummv(1.5, 1.2, A, B, x), 1.5 * A @ x + 1.2 * B @ x, rtol=1e-12)
+    tree = m.gesummv.nests[0].schedule_tree
+    assert "[gpu block]" in tree and "[gpu thread]" in tree
+    a, b = np.random.default_rng(10).random((2, 5003))
+    np.testing.assert_array_equal(m.vec_add(a, b), a + b)
+    assert "[gpu block]" in m.vec_add.nests[0].schedule_tree and "[gpu thread]" in m.vec_add.nests[0].schedule_tree

@@ -91,6 +91,7 @@ class Nest:
     def __init__(self, node: ast.For, pragmas: dict, program: "Program", index: int):
         self.node, self.pragmas, self.program, self.index = node, pragmas, program, index
         self.cache: dict = {}  # signature -> (kernel, argument names)
+        self.schedule_tree = ""  # the loop tree of the kernel compiled last
 
     def signature(self, values: dict) -> tuple:
         key = []
@@ -138,12 +139,15 @@ class Nest:
                 continue
             pragma = pragma or {"text": "simd (auto_simd)", "simd": True}
             line = loop_node.lineno
+            gpu = p.target != "cpu"
+            if "parallel" in pragma and gpu and "simd" in pragma:
+                continue  # one loop for blocks and threads: lt-gpu-auto splits it (below)
             if "parallel" in pragma:
-                if p.target == "cpu" and p.unsafe:
+                if not gpu and p.unsafe:
                     s = _forced_parallel(s, i)
                 else:
                     try:
-                        s.parallel(i) if p.target == "cpu" else s.gpu_map(i, "block")
+                        s.parallel(i) if not gpu else s.gpu_map(i, "block")
                     except PassError as e:
                         raise AppyError(f"{p.filename}:{line}: error: #pragma {pragma['text']} refused: {_reason(e)}") from None
             if "simd" in pragma:
@@ -160,9 +164,15 @@ class Nest:
                         p.filename,
                         line,
                     )
+        if p.target != "cpu":
+            try:
+                s.gpu_auto()  # what the pragmas left unmapped (a "parallel for simd" loop: blocks x threads)
+            except PassError as e:
+                raise AppyError(f"{p.where(self.node)}: error: {_reason(e)}") from None
+        self.schedule_tree = s.loop_tree
         if p.dump_code:
             print(text)
-            print(s.loop_tree)
+            print(self.schedule_tree)
         try:
             kernel = s.compile(target=p.target)
         except LtError as e:
