@@ -190,3 +190,19 @@ def test_cuda_emulated_backend_maps_pragmas_to_blocks_and_threads(tmp_path):
     a, b = np.random.default_rng(10).random((2, 5003))
     np.testing.assert_array_equal(m.vec_add(a, b), a + b)
     assert "[gpu block]" in m.vec_add.nests[0].schedule_tree and "[gpu thread]" in m.vec_add.nests[0].schedule_tree
+
+
+def test_triangular_loops_run_guarded():
+    """syrk as APPy's tests write it: ``range(i + 1)`` bounds become a loop
+    over every value with a guard (the upper triangle stays untouched)."""
+    N = M = 60
+    C = np.fromfunction(lambda i, j: ((i * j + 2) % N) / M, (N, N))
+    A = np.fromfunction(lambda i, j: ((i * j + 1) % N) / N, (N, M))
+    C1, C2 = C.copy(), C.copy()
+    for i in range(A.shape[0]):
+        C1[i, : i + 1] *= 1.2
+        for k in range(A.shape[1]):
+            C1[i, : i + 1] += 1.5 * A[i, k] * A[: i + 1, k]
+    with pytest.warns(RuntimeWarning, match="#pragma simd"):  # a guarded loop does not vectorize
+        npbench.syrk(1.5, 1.2, C2, A)
+    np.testing.assert_allclose(C2, C1, rtol=1e-12)

@@ -7,10 +7,11 @@ ints by value, floats by type), and says which names are kernel arguments.
 
 What it translates (the Python subset of APPy's loop bodies):
 
-* ``for v in range([start,] stop)`` with bounds from ints, shapes
-  (``A.shape[0]``) and enclosing loop variables -> ``lt.loop`` over dim
-  ``v`` (``v`` itself is ``lt.dim v + start``); a bound that varies with an
-  enclosing loop (triangular loops) is refused for now;
+* ``for v in range([start,] stop)`` with bounds from ints and shapes
+  (``A.shape[0]``) -> ``lt.loop`` over dim ``v`` (``v`` itself is ``lt.dim
+  v + start``); a bound affine in enclosing loop variables (a triangular
+  loop, ``range(i + 1)``) -> a loop over every value it can take, its body
+  under ``scf.if`` where this iteration is in range;
 * ``A[i, j - 1] = expr``, ``A[i] += expr`` (``-=``, ``*=``; a reduction the
   dependence test understands: ``lt.reduce``), scalar locals ``s = 0.0`` /
   ``s += expr`` (one ``lt.alloc`` of no dims in the loop body: each
@@ -65,6 +66,7 @@ class Value:
 class _Scope:
     vars: dict = field(default_factory=dict)  # loop variable -> Value (index)
     scalars: dict = field(default_factory=dict)  # local name -> (ssa of its memref<T>, T)
+    ranges: dict = field(default_factory=dict)  # loop variable -> (lowest, highest) value
 
 
 class Translator:
@@ -143,10 +145,14 @@ class Translator:
         call = node.iter
         if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id == "range" and 1 <= len(call.args) <= 3 and not call.keywords):
             raise self.error(node, "loops must be 'for v in range(...)'")
-        bounds = [self.static_int(a, scope) for a in call.args]
-        start, stop, step = (0, bounds[0], 1) if len(bounds) == 1 else (bounds[0], bounds[1], bounds[2] if len(bounds) == 3 else 1)
-        if step != 1:
-            raise self.error(node, f"range steps other than 1 are not supported yet (step {step})")
+        exprs = [ast.Constant(0), call.args[0]] if len(call.args) == 1 else list(call.args[:2])
+        if len(call.args) == 3 and self.static_int(call.args[2], scope) != 1:
+            raise self.error(node, f"range steps other than 1 are not supported yet (step {ast.unparse(call.args[2])})")
+        # A bound may move with an enclosing loop's variable (a triangular
+        # loop, range(i + 1)): the lt loop covers every value it can take
+        # and the body runs under a guard where this iteration is in range.
+        (start, _), (_, stop) = (self.bound_range(e, scope) for e in exprs)
+        dynamic = [self.uses_loop_var(e, scope) for e in exprs]
         size = stop - start
         dim = node.target.id
         if size < 1:
@@ -155,7 +161,7 @@ class Translator:
         block = self.fresh("i")
         self.emit(depth, '"lt.loop"() ({')
         self.emit(depth, f"^bb0({block}: index):")
-        inner = _Scope(dict(scope.vars), dict(scope.scalars))
+        inner = _Scope(dict(scope.vars), dict(scope.scalars), dict(scope.ranges))
         d = self.fresh("d")
         self.emit(depth + 1, f'{d} = "lt.dim"() {{dim = "{dim}"}} : () -> index')
         value = Value(d, "index")
@@ -166,9 +172,48 @@ class Translator:
             self.emit(depth + 1, f"{v} = arith.addi {d}, {c} : index")
             value = Value(v, "index")
         inner.vars[dim] = value
+        inner.ranges[dim] = (start, stop - 1)
+        body_depth = depth + 1
+        if any(dynamic):
+            conds = []
+            for e, is_dynamic, pred in zip(exprs, dynamic, ("sge", "slt")):
+                if is_dynamic:
+                    bound = self.cast(self.expr(e, depth + 1, scope), "index", depth + 1)
+                    c = self.fresh()
+                    self.emit(depth + 1, f"{c} = arith.cmpi {pred}, {value.ssa}, {bound.ssa} : index")
+                    conds.append(c)
+            cond = conds[0]
+            if len(conds) == 2:
+                cond = self.fresh()
+                self.emit(depth + 1, f"{cond} = arith.andi {conds[0]}, {conds[1]} : i1")
+            self.emit(depth + 1, f"scf.if {cond} {{")
+            body_depth = depth + 2
         for stmt in node.body:
-            self.statement(stmt, depth + 1, inner)
+            self.statement(stmt, body_depth, inner)
+        if any(dynamic):
+            self.emit(depth + 1, "}")
         self.emit(depth, f'}}) {{dim = "{dim}", size = {size} : i64, tail = 0 : i64}} : () -> ()')
+
+    def uses_loop_var(self, node, scope: _Scope) -> bool:
+        return any(isinstance(n, ast.Name) and n.id in scope.vars for n in ast.walk(node))
+
+    def bound_range(self, node, scope: _Scope) -> tuple:
+        """(lowest, highest) value of a loop bound: ints, shapes, and
+        enclosing loop variables over their ranges, combined by + - *."""
+        if isinstance(node, ast.Name) and node.id in scope.ranges:
+            return scope.ranges[node.id]
+        if isinstance(node, ast.BinOp) and type(node.op) in (ast.Add, ast.Sub, ast.Mult) and self.uses_loop_var(node, scope):
+            a, b = self.bound_range(node.left, scope), self.bound_range(node.right, scope)
+            if isinstance(node.op, ast.Add):
+                return (a[0] + b[0], a[1] + b[1])
+            if isinstance(node.op, ast.Sub):
+                return (a[0] - b[1], a[1] - b[0])
+            products = [x * y for x in a for y in b]
+            return (min(products), max(products))
+        if self.uses_loop_var(node, scope):
+            raise self.error(node, f"loop bound '{ast.unparse(node)}' is not affine in the enclosing loop variables")
+        v = self.static_int(node, scope)
+        return (v, v)
 
     def statement(self, node, depth: int, scope: _Scope) -> None:
         if isinstance(node, ast.For):
@@ -284,7 +329,7 @@ class Translator:
             return node.value
         if isinstance(node, ast.Name):
             if node.id in scope.vars:
-                raise self.error(node, f"a loop bound that varies with loop variable '{node.id}' (a triangular loop) is not supported yet")
+                raise self.error(node, f"'{node.id}' varies with the loop; a value known when compiling is needed here")
             v = self.values.get(node.id)
             if isinstance(v, (int, np.integer)) and not isinstance(v, bool):
                 return int(v)

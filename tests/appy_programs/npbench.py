@@ -121,3 +121,17 @@ def rowwise_min(a, b):
         for j in range(a.shape[1]):
             s = min(s, a[i, j])
         b[i] = s
+
+
+@appy.jit(backend="cpu")
+def syrk(alpha, beta, C, A):
+    #pragma parallel for
+    for i in range(A.shape[0]):
+        #pragma simd
+        for j in range(i + 1):
+            C[i, j] *= beta
+        for k in range(A.shape[1]):
+            #pragma simd
+            for j in range(i + 1):
+                C[i, j] += alpha * A[i, k] * A[j, k]
+    return C
