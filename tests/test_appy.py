@@ -206,3 +206,23 @@ def test_triangular_loops_run_guarded():
     with pytest.warns(RuntimeWarning, match="#pragma simd"):  # a guarded loop does not vectorize
         npbench.syrk(1.5, 1.2, C2, A)
     np.testing.assert_allclose(C2, C1, rtol=1e-12)
+
+
+def test_if_statements_in_annotated_loops(tmp_path):
+    """``if``/``else`` with comparisons joined by and/or -> scf.if."""
+    m = _load(tmp_path, """
+        import lt_mlir.appy as appy
+
+        @appy.jit
+        def clip_band(a, b, lo, hi):
+            #pragma parallel for
+            for i in range(a.shape[0]):
+                if a[i] < lo or a[i] > hi:
+                    b[i] = 0.0
+                else:
+                    b[i] = a[i] * 2.0
+            return b
+        """, "branches")
+    a = np.random.default_rng(11).standard_normal(1000)
+    got = m.clip_band(a, np.full(1000, np.nan), -0.5, 0.5)
+    np.testing.assert_array_equal(got, np.where((a < -0.5) | (a > 0.5), 0.0, a * 2.0))

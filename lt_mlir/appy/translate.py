@@ -20,7 +20,8 @@ What it translates (the Python subset of APPy's loop bodies):
   runtime values, 0-d arrays), loads with affine indices, ``+ - * / //
   % **2``, unary ``-``, ``min``/``max``/``abs``, ``np.exp``/``log``/
   ``sqrt``/``tanh``/``erf`` (or ``math.``), conditional expressions
-  ``a if c else b`` with comparisons.
+  ``a if c else b`` with comparisons; ``if``/``else`` statements
+  (``scf.if``) on comparisons joined by ``and``/``or``.
 
 Everything else raises ``AppyError`` located at the statement
 (``file.py:line: ...``).  Arithmetic follows NumPy's rules: Python numbers
@@ -224,12 +225,30 @@ class Translator:
             self.assign(node.targets[0], node.value, depth, scope, node)
         elif isinstance(node, ast.AugAssign):
             self.augassign(node, depth, scope)
+        elif isinstance(node, ast.If):
+            self.branch(node, depth, scope)
         elif isinstance(node, ast.Pass):
             pass
         elif isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
             pass  # a docstring or a bare constant
         else:
             raise self.error(node, f"{type(node).__name__} statements are not supported in an annotated loop")
+
+    def branch(self, node: ast.If, depth: int, scope: _Scope) -> None:
+        """``if c: ... else: ...`` -> ``scf.if`` (locals first assigned in
+        a branch stay in it; assign them before the ``if`` to use them
+        after it)."""
+        cond = self.compare(node.test, depth, scope)
+        self.emit(depth, f"scf.if {cond.ssa} {{")
+        inner = _Scope(dict(scope.vars), dict(scope.scalars), dict(scope.ranges))
+        for stmt in node.body:
+            self.statement(stmt, depth + 1, inner)
+        if node.orelse:
+            self.emit(depth, "} else {")
+            inner = _Scope(dict(scope.vars), dict(scope.scalars), dict(scope.ranges))
+            for stmt in node.orelse:
+                self.statement(stmt, depth + 1, inner)
+        self.emit(depth, "}")
 
     def assign(self, target, value_node, depth: int, scope: _Scope, node) -> None:
         kind, other = self.reduction_form(target, value_node, scope)
@@ -542,8 +561,17 @@ class Translator:
         return Value(out, t, a.weak and b.weak)
 
     def compare(self, node, depth: int, scope: _Scope) -> Value:
+        if isinstance(node, ast.BoolOp):
+            values = [self.compare(v, depth, scope) for v in node.values]
+            op = "andi" if isinstance(node.op, ast.And) else "ori"
+            out = values[0]
+            for v in values[1:]:
+                name = self.fresh()
+                self.emit(depth, f"{name} = arith.{op} {out.ssa}, {v.ssa} : i1")
+                out = Value(name, "i1")
+            return out
         if not (isinstance(node, ast.Compare) and len(node.ops) == 1 and type(node.ops[0]) in _CMP):
-            raise self.error(node, "conditions must be one comparison (a < b)")
+            raise self.error(node, "conditions must be comparisons (a < b), joined by and/or")
         a, b = self.unify(self.expr(node.left, depth, scope), self.expr(node.comparators[0], depth, scope), depth)
         fpred, ipred = _CMP[type(node.ops[0])]
         out = self.fresh()
