@@ -44,6 +44,7 @@ bench: $(STAMP)
 	$(PY) benchmarks/bench_cpu.py
 	$(PY) benchmarks/bench_foundation.py
 	$(PY) benchmarks/bench_passes.py
+	$(PY) benchmarks/bench_appy.py
 	$(PY) benchmarks/bench_ui.py
 	$(PY) benchmarks/bench_cuda.py
 

@@ -1,0 +1,157 @@
+"""APPy programs through lt_mlir.appy against NumPy and Numba on the CPU.
+
+The kernels are APPy's npbench tests as APPy writes them
+(``tests/appy_programs/npbench.py``, the same functions the tests check);
+Numba runs the same loops with ``@njit(parallel=True)`` and ``prange`` for
+``#pragma parallel for``; NumPy runs npbench's reference.  Medians after
+warm-up, every result checked against NumPy first; ratios are NumPy's time
+over each.  Needs ``numba`` (``make bench`` installs it).
+
+    python benchmarks/bench_appy.py [--repeat N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import sys
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path[:0] = [os.path.join(os.path.dirname(HERE), "tests"), os.path.dirname(HERE)]
+
+from appy_programs import npbench  # noqa: E402
+
+from lt_mlir.runtime.timing import median_seconds  # noqa: E402
+
+
+def numba_kernels():
+    from numba import njit, prange
+
+    @njit(parallel=True, cache=False)
+    def gesummv(alpha, beta, A, B, x):
+        y = np.empty(A.shape[0], dtype=x.dtype)
+        for i in prange(A.shape[0]):
+            s = 0.0
+            for j in range(A.shape[1]):
+                s += alpha * A[i, j] * x[j] + beta * B[i, j] * x[j]
+            y[i] = s
+        return y
+
+    @njit(parallel=True, cache=False)
+    def jacobi_2d(TSTEPS, A, B):
+        for t in range(1, TSTEPS):
+            for i in prange(1, A.shape[0] - 1):
+                for j in range(1, A.shape[1] - 1):
+                    B[i, j] = 0.2 * (A[i, j] + A[i, j - 1] + A[i, j + 1] + A[i - 1, j] + A[i + 1, j])
+            for i in prange(1, B.shape[0] - 1):
+                for j in range(1, B.shape[1] - 1):
+                    A[i, j] = 0.2 * (B[i, j] + B[i, j - 1] + B[i, j + 1] + B[i - 1, j] + B[i + 1, j])
+        return A, B
+
+    @njit(parallel=True, cache=False)
+    def vec_add(a, b):
+        c = np.empty_like(a)
+        for i in prange(a.shape[0]):
+            c[i] = a[i] + b[i]
+        return c
+
+    @njit(parallel=True, cache=False)
+    def syrk(alpha, beta, C, A):
+        for i in prange(A.shape[0]):
+            for j in range(i + 1):
+                C[i, j] *= beta
+            for k in range(A.shape[1]):
+                for j in range(i + 1):
+                    C[i, j] += alpha * A[i, k] * A[j, k]
+        return C
+
+    @njit(parallel=True, cache=False)
+    def rowwise_max(a, b):
+        for i in prange(a.shape[0]):
+            s = -np.inf
+            for j in range(a.shape[1]):
+                s = max(s, a[i, j])
+            b[i] = s
+
+    return {"gesummv": gesummv, "jacobi_2d": jacobi_2d, "vec_add": vec_add, "syrk": syrk, "rowwise_max": rowwise_max}
+
+
+def workloads(rng):
+    N = 2000
+    A, B, x = rng.random((N, N)), rng.random((N, N)), rng.random(N)
+    J = 1000
+    JA, JB = rng.random((J, J)), rng.random((J, J))
+    a, b = rng.random(2**22), rng.random(2**22)
+    S = 500
+    SC, SA = rng.random((S, S)), rng.random((S, S))
+    R = rng.random((2000, 2000))
+
+    def jacobi_np(T, A_, B_):
+        for _ in range(1, T):
+            B_[1:-1, 1:-1] = 0.2 * (A_[1:-1, 1:-1] + A_[1:-1, :-2] + A_[1:-1, 2:] + A_[2:, 1:-1] + A_[:-2, 1:-1])
+            A_[1:-1, 1:-1] = 0.2 * (B_[1:-1, 1:-1] + B_[1:-1, :-2] + B_[1:-1, 2:] + B_[2:, 1:-1] + B_[:-2, 1:-1])
+        return A_, B_
+
+    def syrk_np(alpha, beta, C_, A_):
+        for i in range(A_.shape[0]):
+            C_[i, : i + 1] *= beta
+            for k in range(A_.shape[1]):
+                C_[i, : i + 1] += alpha * A_[i, k] * A_[: i + 1, k]
+        return C_
+
+    def rowmax_np(a_, b_):
+        np.max(a_, axis=1, out=b_)
+
+    # name: (args factory (fresh copies each call), NumPy reference, output of interest)
+    return {
+        "gesummv 2000²": ("gesummv", lambda: (1.5, 1.2, A, B, x), lambda *z: 1.5 * A @ x + 1.2 * B @ x, lambda r: r),
+        "jacobi_2d 1000², 10 steps": ("jacobi_2d", lambda: (10, JA.copy(), JB.copy()), lambda T, A_, B_: jacobi_np(T, A_, B_), lambda r: r[0]),
+        "vec_add 2²²": ("vec_add", lambda: (a, b), lambda *z: a + b, lambda r: r),
+        "syrk 500²": ("syrk", lambda: (1.5, 1.2, SC.copy(), SA), lambda al, be, C_, A_: syrk_np(al, be, C_, A_), lambda r: r),
+        "row max 2000²": ("rowwise_max", lambda: (R, np.empty(2000)), lambda a_, b_: rowmax_np(a_, b_), None),
+    }
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--repeat", type=int, default=10)
+    args = p.parse_args()
+    rng = np.random.default_rng(0)
+    nb = numba_kernels()
+    rows = []
+    for name, (fn, make, ref, pick) in workloads(rng).items():
+        ours = getattr(npbench, fn)
+        peer = nb[fn]
+
+        def result(f):
+            a_ = make()
+            out = f(*a_)
+            return pick(out) if pick else a_[-1]
+
+        want = result(ref)
+        for who, f in (("lt_mlir.appy", ours), ("Numba", peer)):
+            got = result(f)
+            assert np.allclose(got, want, rtol=1e-9, atol=1e-9), f"{name}: {who} differs from NumPy"
+        times = {}
+        for who, f in (("NumPy", ref), ("lt_mlir.appy", ours), ("Numba", peer)):
+            inputs = make()
+            times[who] = median_seconds(lambda f=f, inputs=inputs: f(*inputs), args.repeat, warmup=2)
+        rows.append((name, times))
+        print(f"{name:28s} " + "  ".join(f"{w} {t * 1e3:8.3f} ms" for w, t in times.items()), flush=True)
+    print()
+    print(f"host: {os.cpu_count()} cores")
+    print("| kernel | NumPy | lt_mlir.appy | Numba parallel | appy ÷ NumPy speed | appy ÷ Numba speed |")
+    print("|---|---|---|---|---|---|")
+    ratios = []
+    for name, t in rows:
+        r_np, r_nb = t["NumPy"] / t["lt_mlir.appy"], t["Numba"] / t["lt_mlir.appy"]
+        ratios.append(r_nb)
+        print(f"| {name} | {t['NumPy'] * 1e3:.3f} ms | {t['lt_mlir.appy'] * 1e3:.3f} ms | {t['Numba'] * 1e3:.3f} ms | {r_np:.2f}× | {r_nb:.2f}× |")
+    print(f"geometric mean, lt_mlir.appy speed ÷ Numba's: {math.exp(sum(map(math.log, ratios)) / len(ratios)):.2f}×")
+
+
+if __name__ == "__main__":
+    main()
