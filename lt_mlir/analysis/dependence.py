@@ -131,11 +131,6 @@ def shift_of(value, dim: str, loop):
     return None
 
 
-def dim_or_shifted(value, dim: str, loop) -> bool:
-    """``shift_of`` is not None."""
-    return shift_of(value, dim, loop) is not None
-
-
 def same_shift(values, dim: str, loop) -> bool:
     """Every value follows ``dim`` with one and the same shift."""
     shifts = [shift_of(v, dim, loop) for v in values]

@@ -42,6 +42,13 @@ FLOATS = ("f32", "f64")
 INTS = ("i32", "i64")
 _NP_TYPES = {np.dtype(np.float32): "f32", np.dtype(np.float64): "f64", np.dtype(np.int32): "i32", np.dtype(np.int64): "i64"}
 _MATH = {"exp": "math.exp", "log": "math.log", "sqrt": "math.sqrt", "tanh": "math.tanh", "erf": "math.erf", "fabs": "math.absf"}
+# arith's conversion between two element types (NumPy's casts)
+_CONVERT = {
+    ("f32", "f64"): "extf", ("f64", "f32"): "truncf",
+    ("i32", "i64"): "extsi", ("i64", "i32"): "trunci",
+    **{(i, f): "sitofp" for i in INTS for f in FLOATS},
+    **{(f, i): "fptosi" for f in FLOATS for i in INTS},
+}
 _CMP = {ast.Lt: ("olt", "slt"), ast.LtE: ("ole", "sle"), ast.Gt: ("ogt", "sgt"), ast.GtE: ("oge", "sge"), ast.Eq: ("oeq", "eq"), ast.NotEq: ("une", "ne")}
 
 
@@ -80,7 +87,6 @@ class Translator:
         self.counter = 0
         self.args: list[str] = []  # free names that are kernel arguments, in order
         self.arg_types: dict = {}
-        self.written: set = set()
         self.loops: list = []  # (ast.For, dim) in pre-order: the L-numbers
         self.default_float = "f64"
 
@@ -269,7 +275,6 @@ class Translator:
             buf, idx, t = self.subscript(target, depth, scope)
             v = self.cast(value, t, depth)
             self.emit(depth, f"memref.store {v.ssa}, {buf}[{', '.join(idx)}] : {self.arg_types[target.value.id]}")
-            self.written.add(target.value.id)
         elif isinstance(target, ast.Name):
             name = target.id
             if name in scope.vars:
@@ -329,7 +334,6 @@ class Translator:
         if isinstance(target, ast.Subscript):
             buf, idx, t = self.subscript(target, depth, scope)
             mtype = self.arg_types[target.value.id]
-            self.written.add(target.value.id)
         elif isinstance(target, ast.Name) and target.id in scope.scalars:
             buf, t = scope.scalars[target.id]
             idx, mtype = [], f"memref<{t}>"
@@ -475,27 +479,16 @@ class Translator:
         if v.type == t:
             return v
         out = self.fresh()
+        source = v
         if v.type == "index":
             if t in INTS:
                 self.emit(depth, f"{out} = arith.index_cast {v.ssa} : index to {t}")
                 return Value(out, t)
-            i = self.fresh()
-            self.emit(depth, f"{i} = arith.index_cast {v.ssa} : index to i64")
-            self.emit(depth, f"{out} = arith.sitofp {i} : i64 to {t}")
-            return Value(out, t)
-        if v.type in FLOATS and t in FLOATS:
-            op = "extf" if t == "f64" else "truncf"
-            self.emit(depth, f"{out} = arith.{op} {v.ssa} : {v.type} to {t}")
-            return Value(out, t)
-        if v.type in INTS and t in FLOATS:
-            self.emit(depth, f"{out} = arith.sitofp {v.ssa} : {v.type} to {t}")
-            return Value(out, t)
-        if v.type in INTS and t in INTS:
-            op = "extsi" if t == "i64" else "trunci"
-            self.emit(depth, f"{out} = arith.{op} {v.ssa} : {v.type} to {t}")
-            return Value(out, t)
-        if v.type in FLOATS and t in INTS:
-            self.emit(depth, f"{out} = arith.fptosi {v.ssa} : {v.type} to {t}")
+            source = Value(self.fresh(), "i64")
+            self.emit(depth, f"{source.ssa} = arith.index_cast {v.ssa} : index to i64")
+        op = _CONVERT.get((source.type, t))
+        if op is not None:
+            self.emit(depth, f"{out} = arith.{op} {source.ssa} : {source.type} to {t}")
             return Value(out, t)
         raise AppyError(f"error: cannot convert {v.type} to {t}")
 

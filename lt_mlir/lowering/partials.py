@@ -40,7 +40,7 @@ from ..analysis.work import partial_tiles, reduction_groups, too_small_to_share
 from ..dialect import lt
 from ..dialect.loop_tree import preorder_loops
 from ..mlir import arith, ir, memref
-from ..passes.common import new_dim, new_loop
+from ..passes.common import index_constant, new_dim, new_loop
 from ..passes.split import split_loop
 
 
@@ -75,10 +75,6 @@ def prepare_parallel_loops(f) -> None:
                 _privatise(outer, loop, buf, groups[buf], plan)
 
 
-def _index(value: int) -> ir.Value:
-    return arith.ConstantOp(ir.IndexType.get(), value).result
-
-
 def _privatise(outer, inner, buf, reduces, plan: list) -> None:
     kind = ir.StringAttr(reduces[0].attributes["kind"]).value
     element = ir.MemRefType(buf.type).element_type
@@ -97,7 +93,7 @@ def _privatise(outer, inner, buf, reduces, plan: list) -> None:
         with ir.InsertionPoint(op), op.location:
             for axis, p in enumerate(plan):
                 if p[0] == "fixed":
-                    op.operands[2 + axis] = _index(0)
+                    op.operands[2 + axis] = index_constant(0)
         op.operands[1] = tile
     with ir.InsertionPoint.after(inner):
         originals = [p[1] if p[0] == "fixed" else None for p in plan]
@@ -117,7 +113,7 @@ def _nest(plan: list, emit) -> None:
 
     def level(i: int, dims: dict) -> None:
         if i == len(full):
-            emit([dims[axis] if axis in dims else _index(0) for axis in range(len(plan))])
+            emit([dims[axis] if axis in dims else index_constant(0) for axis in range(len(plan))])
             return
         axis, dim, extent = full[i]
         loop, block = new_loop(dim, extent, 0)

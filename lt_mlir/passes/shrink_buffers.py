@@ -84,18 +84,7 @@ _BUFFER_OPERAND = {"memref.load": 0, "memref.store": 1, "lt.reduce": 1}
 @register(PASS)
 def run(module_op) -> str:
     """Size every lt.alloc to the tile live under the common enclosing loops of its accesses (tails reuse a prefix)."""
-    notes = []
-    for f in lt.functions(module_op):
-        allocs = []
-        f.walk(lambda o: (allocs.append(o) if o.name == "lt.alloc" else None, ir.WalkResult.ADVANCE)[1])
-        if not allocs:
-            continue
-        names = value_names(f)
-        found = dependence.accesses(f)
-        for alloc in allocs:
-            note = _shrink(alloc, found, names)
-            if note:
-                notes.append(note)
+    notes = _shrink_all(module_op, only_gpu=False)
     return "; ".join(notes) if notes else "no lt.alloc could shrink"
 
 
@@ -103,6 +92,10 @@ def into_kernels(module_op) -> list[str]:
     """Shrink only the buffers whose accesses all lie in one GPU-mapped loop
     (moving each into it: block-shared or per-thread memory); the remarks.
     ``lt-gpu-auto`` ends with this."""
+    return _shrink_all(module_op, only_gpu=True)
+
+
+def _shrink_all(module_op, only_gpu: bool) -> list[str]:
     notes = []
     for f in lt.functions(module_op):
         allocs = []
@@ -110,8 +103,9 @@ def into_kernels(module_op) -> list[str]:
         if not allocs:
             continue
         names = value_names(f)
+        found = dependence.accesses(f)  # shrinking one buffer rewrites only its own accesses
         for alloc in allocs:
-            note = _shrink(alloc, dependence.accesses(f), names, only_gpu=True)
+            note = _shrink(alloc, found, names, only_gpu)
             if note:
                 notes.append(note)
     return notes

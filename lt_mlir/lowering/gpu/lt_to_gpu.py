@@ -109,16 +109,8 @@ class GpuLowering(LtToScf):
             self.lower_block_combine(op, ctx)
             return
         if "lt.atomic" in op.attributes and IDS in ctx and warp_combine(op, ctx):
-            kind = ir.StringAttr(op.attributes["kind"]).value
-            value, acc, *indices = list(op.operands)
             with ir.InsertionPoint(op), op.location:
-                value, first = combine_across_warp(kind, value)
-                if ctx[THREADS] > WARP:
-                    value, first = combine_across_block(kind, value, first, op, ctx)
-                branch = scf.IfOp(first)
-                with ir.InsertionPoint(branch.then_block):
-                    atomic_update(kind, value, acc, indices)
-                    scf.YieldOp([])
+                _combine_then_update(op, ctx)
             op.erase()
         else:
             super().lower_reduce(op, ctx)
@@ -129,20 +121,13 @@ class GpuLowering(LtToScf):
         shuffles, then the block through shared slots, and thread 0 updates
         the accumulator; without whole warps every thread updates it
         atomically."""
-        kind = ir.StringAttr(op.attributes["kind"]).value
-        value, acc, *indices = list(op.operands)
-        width = getattr(value.type, "width", 0)
+        value = op.operands[0]
         with ir.InsertionPoint(op), op.location:
-            if ctx[THREADS] % WARP == 0 and not ctx.get(DIVERGENT) and width in (32, 64):
-                value, first = combine_across_warp(kind, value)
-                if ctx[THREADS] > WARP:
-                    value, first = combine_across_block(kind, value, first, op, ctx)
-                branch = scf.IfOp(first)
-                with ir.InsertionPoint(branch.then_block):
-                    atomic_update(kind, value, acc, indices)
-                    scf.YieldOp([])
+            if ctx[THREADS] % WARP == 0 and not ctx.get(DIVERGENT) and getattr(value.type, "width", 0) in (32, 64):
+                _combine_then_update(op, ctx)
             else:
-                atomic_update(kind, value, acc, indices)
+                value, acc, *indices = list(op.operands)
+                atomic_update(ir.StringAttr(op.attributes["kind"]).value, value, acc, indices)
         op.erase()
 
     def lower_mapped_loop(self, loop, ctx: dict) -> None:
@@ -556,6 +541,21 @@ def combine_across_warp(kind: str, value):
     zero = arith.ConstantOp(ir.IndexType.get(), 0).result
     first = arith.CmpIOp(ir.IntegerAttr.get(ir.IntegerType.get_signless(64), _CMPI["eq"]), lane, zero).result
     return value, first
+
+
+def _combine_then_update(op, ctx: dict) -> None:
+    """Reduction ``op`` reached by every lane of whole warps: combine across
+    the warp, then (more than one warp) across the block, and one thread
+    updates the accumulator atomically.  At the insertion point."""
+    kind = ir.StringAttr(op.attributes["kind"]).value
+    value, acc, *indices = list(op.operands)
+    value, first = combine_across_warp(kind, value)
+    if ctx[THREADS] > WARP:
+        value, first = combine_across_block(kind, value, first, op, ctx)
+    branch = scf.IfOp(first)
+    with ir.InsertionPoint(branch.then_block):
+        atomic_update(kind, value, acc, indices)
+        scf.YieldOp([])
 
 
 def combine_across_block(kind: str, value, lane_zero, anchor, ctx: dict):
