@@ -8,6 +8,7 @@ import importlib
 import os
 import sys
 import textwrap
+import types
 
 import numpy as np
 import pytest
@@ -155,34 +156,12 @@ def test_gemver_and_rowwise_reductions_as_appy_writes_them():
     np.testing.assert_array_equal(b, a.min(axis=1))
 
 
-def test_cuda_emulated_backend_maps_pragmas_to_blocks_and_threads(tmp_path):
+def test_cuda_emulated_backend_maps_pragmas_to_blocks_and_threads():
     """backend="cuda-emulated": ``parallel for`` -> blocks, ``simd`` ->
     threads of a block, ``parallel for simd`` -> blocks x threads
     (lt-gpu-auto); the GPU lowering runs on the CPU against NumPy."""
-    m = _load(tmp_path, """
-        import numpy as np
-        import lt_mlir.appy as appy
-
-        @appy.jit(backend="cuda-emulated")
-        def gesummv(alpha, beta, A, B, x):
-            y = np.empty((A.shape[0],), dtype=x.dtype)
-            #pragma parallel for
-            for i in range(A.shape[0]):
-                s = 0.0
-                #pragma simd
-                for j in range(A.shape[1]):
-                    s += alpha * A[i, j] * x[j] + beta * B[i, j] * x[j]
-                y[i] = s
-            return y
-
-        @appy.jit(backend="cuda-emulated")
-        def vec_add(a, b):
-            c = np.empty_like(a)
-            #pragma parallel for simd
-            for i in range(a.shape[0]):
-                c[i] = a[i] + b[i]
-            return c
-        """, "gpu_programs")
+    on_gpu = appy.jit(backend="cuda-emulated")
+    m = types.SimpleNamespace(gesummv=on_gpu(npbench.gesummv.__wrapped__), vec_add=on_gpu(npbench.vec_add.__wrapped__))
     A, B, x = np.random.default_rng(7).random((3, 300, 200))[0], np.random.default_rng(8).random((300, 200)), np.random.default_rng(9).random(200)
     np.testing.assert_allclose(m.gesummv(1.5, 1.2, A, B, x), 1.5 * A @ x + 1.2 * B @ x, rtol=1e-12)
     tree = m.gesummv.nests[0].schedule_tree

@@ -94,12 +94,19 @@ def buffer_name(buffer) -> str:
     return "a scratch buffer" if owner.operation.name == "lt.alloc" else "a buffer"
 
 
-def _inside(op, ancestor) -> bool:
+def inside(op, ancestor) -> bool:
+    """Whether ``op`` is ``ancestor`` or nested in it."""
     while op is not None:
         if op == ancestor:
             return True
         op = op.parent
     return False
+
+
+def defined_inside(value, ancestor) -> bool:
+    """Whether ``value`` (an op result or block argument) is defined in ``ancestor``."""
+    owner = value.owner
+    return inside(owner.owner if isinstance(owner, ir.Block) else owner.operation, ancestor)
 
 
 def shift_of(value, dim: str, loop):
@@ -126,7 +133,7 @@ def shift_of(value, dim: str, loop):
         where = src.owner if isinstance(src, ir.Block) else src.operation
         if where.name == "arith.constant":
             return (sign, "const", ir.IntegerAttr(where.attributes["value"]).value)
-        if not _inside(where, loop):
+        if not inside(where, loop):
             return (sign, base)
     return None
 

@@ -19,7 +19,7 @@ import os
 
 from ..dialect import lt
 from ..mlir import ir
-from .dependence import is_dim_of, is_pure_index_op, shared_reductions
+from .dependence import defined_inside, is_dim_of, is_pure_index_op, shared_reductions
 
 MIN_PARALLEL_WORK = 20000  # operations a parallel region must do to pay for its fork and join
 
@@ -94,16 +94,6 @@ def tile_elements(plan: list) -> int:
     return n
 
 
-def _defined_outside(value, loop) -> bool:
-    owner = value.owner
-    op = owner.owner if isinstance(owner, ir.Block) else owner.operation
-    while op is not None:
-        if op == loop:
-            return False
-        op = op.parent
-    return True
-
-
 def tile_plan(loop, buf, reduces) -> list | None:
     """Per axis of ``buf``: ``("fixed", value)`` (one element, the same
     value in every reduce, computed outside ``loop``) or ``("full", dim,
@@ -114,7 +104,7 @@ def tile_plan(loop, buf, reduces) -> list | None:
     for axis in range(rank):
         values = [op.operands[2 + axis] for op in reduces]
         first = values[0]
-        if all(v == first for v in values) and _defined_outside(first, loop):
+        if all(v == first for v in values) and not defined_inside(first, loop):
             plan.append(("fixed", first))
             continue
         dims = {ir.StringAttr(v.owner.operation.attributes["dim"]).value for v in values if is_dim_of(v, _dim_name(v))}

@@ -47,7 +47,7 @@ blocks and threads as sequential loops (CPU code).
 from __future__ import annotations
 
 from ...analysis import bounds, gpu_mapping
-from ...analysis.dependence import accesses, is_pure_index_op, reads_dim, reorder_conflicts, shared_reductions
+from ...analysis.dependence import accesses, defined_inside, inside, is_pure_index_op, reads_dim, reorder_conflicts, shared_reductions
 from ...dialect import lt
 from ...dialect.loop_tree import preorder_loops
 from ...errors import CompileError, format_location
@@ -402,18 +402,6 @@ def _emulate_threads(loop, ctx: dict) -> dict:
     return {**ctx, IDS: ids}
 
 
-def _inside(op, ancestor) -> bool:
-    while op is not None:
-        if op == ancestor:
-            return True
-        op = op.parent
-    return False
-
-
-def defined_inside(value, ancestor) -> bool:
-    """Whether ``value`` (an op result or block argument) is defined in ``ancestor``."""
-    owner = value.owner
-    return _inside(owner.owner.operation if isinstance(owner, ir.Block) else owner.operation, ancestor)
 
 
 def thread_private(buffer, launch) -> bool:
@@ -430,7 +418,7 @@ def _check_contained(launch, body) -> None:
     for op in lt.body_ops(body):
         for r in op.results:
             for use in r.uses:
-                if not _inside(use.owner, launch):
+                if not inside(use.owner, launch):
                     where = format_location(op.location)
                     raise CompileError(
                         f"{where + ': ' if where else ''}error: lower-lt-to-gpu: a value computed at the top "
@@ -680,7 +668,7 @@ def _index_slice(value, stop) -> list | None:
         op = _defining(v)
         if op is None:
             return not _inside_block_arg(v, stop)
-        if not _inside(op, stop):
+        if not inside(op, stop):
             return True
         if not is_pure_index_op(op):
             return False
