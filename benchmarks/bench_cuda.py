@@ -82,8 +82,12 @@ KERNELS = {
     "sgemm_4096_t8": ("matmul", (GEMM_N, GEMM_N, GEMM_N), {}, tiled_matmul_steps(8)),
     # shared-memory k-slices of A and B, 16 x 16 threads of 4 x 4 registers
     "sgemm_4096_shared": ("matmul", (GEMM_N, GEMM_N, GEMM_N), {}, {"recipe": "gpu_tiled_matmul", "tile": 64, "regs": 4, "k_tile": 16}),
+    "sgemm_4096_shared_128": ("matmul", (GEMM_N, GEMM_N, GEMM_N), {}, {"recipe": "gpu_tiled_matmul", "tile": 128, "regs": 8, "k_tile": 8}),
     "softmax_4096": ("softmax", (SOFTMAX_N, SOFTMAX_N), {}, ["lt-gpu-auto"]),
+    "row_sum_4096": ("row_sum", (SOFTMAX_N, SOFTMAX_N), {}, ["lt-gpu-auto"]),
+    "row_max_4096": ("row_max", (SOFTMAX_N, SOFTMAX_N), {}, ["lt-gpu-auto"]),
 }
+SGEMMS = [name for name in KERNELS if name.startswith("sgemm")]
 
 
 def build(directory: str, arch: str) -> None:
@@ -131,15 +135,27 @@ def run(directory: str, repeat: int) -> dict:
     g = torch.Generator(device=dev).manual_seed(0)
     kernels = {name: cuda.load(os.path.join(directory, f"{name}.json")) for name in KERNELS}
     results = {"device": torch.cuda.get_device_name(), "torch": torch.__version__}
+    failures = results["failures"] = []
 
-    def lt_time(name, *arrays):
-        return statistics.median(kernels[name].time(*arrays, warmup=5, repeat=repeat))
-
-    def close(got, ref, rtol, what, who="lt_mlir"):
+    def close(got, ref, rtol, what, who="lt_mlir") -> bool:
+        """Whether ``got`` matches ``ref``; a mismatch is recorded (the
+        run goes on with the other kernels) and the kernel is not timed."""
         err = (got.double() - ref.double()).abs().max().item()
         scale = max(1.0, ref.double().abs().max().item())
-        if not err <= rtol * scale:
-            raise SystemExit(f"{what}: {who} differs from torch by {err:.3g} (scale {scale:.3g})")
+        if err <= rtol * scale:
+            return True
+        failures.append(f"{what}: {who} differs from torch by {err:.3g} (scale {scale:.3g})")
+        print("WRONG:", failures[-1], flush=True)
+        return False
+
+    def lt_time(name, ref, rtol, *arrays):
+        """Median time of lt kernel ``name`` (its last array is the output,
+        poisoned with NaN and checked against ``ref`` first), or None."""
+        arrays[-1].fill_(float("nan"))
+        kernels[name](*arrays)
+        if not close(arrays[-1], ref, rtol, name):
+            return None
+        return statistics.median(kernels[name].time(*arrays, warmup=5, repeat=repeat))
 
     try:
         import triton_peers
@@ -150,58 +166,57 @@ def run(directory: str, repeat: int) -> dict:
     def triton_time(name, fn, ref, rtol, *arrays):
         """Median time of the Triton peer ``fn(*arrays)`` (its last array
         is the output, checked against ``ref`` first), or None."""
-        if triton_peers is None:
+        if triton_peers is None or fn is None:
             return None
         fn(*arrays)
         torch.cuda.synchronize()
-        close(arrays[-1], ref, rtol, name, "Triton")
+        if not close(arrays[-1], ref, rtol, name, "Triton"):
+            return None
         return _torch_time(torch, lambda: fn(*arrays), 5, repeat)
 
-    def with_triton(entry: dict, t_lt: float, t_triton) -> dict:
+    def entry(t, t_peer, peer: str, t_triton, nbytes=None, flops=None) -> dict:
+        e = {"lt_ms": t * 1e3, f"{peer}_ms": t_peer * 1e3}
+        if nbytes:
+            e.update(lt_GBps=nbytes / t / 1e9, torch_GBps=nbytes / t_peer / 1e9)
+        if flops:
+            e.update(lt_TFLOPs=flops / t / 1e12, cublas_TFLOPs=flops / t_peer / 1e12)
+        e["ratio"] = t_peer / t
         if t_triton is not None:
-            entry.update(triton_ms=t_triton * 1e3, lt_over_triton=t_triton / t_lt)
-        return entry
+            e.update(triton_ms=t_triton * 1e3, lt_over_triton=t_triton / t)
+        return e
+
+    def record(name, t, *rest, **kw):
+        if t is not None:
+            results[name] = entry(t, *rest, **kw)
+            print(name, ", ".join(f"{k} {v:.3f}" for k, v in results[name].items()), flush=True)
+
+    peer = lambda name: getattr(triton_peers, name, None)  # noqa: E731
 
     # 1. add
     a = torch.randn(ADD_N, device=dev, generator=g)
     b = torch.randn(ADD_N, device=dev, generator=g)
     c = torch.empty_like(a)
     t_torch = _torch_time(torch, lambda: torch.add(a, b, out=c), 5, repeat)
-    t_triton = triton_time("add", getattr(triton_peers, "add", None), a + b, 0, a, b, torch.full_like(a, float("nan")))
-    nbytes = 3 * ADD_N * 4
+    t_triton = triton_time("add", peer("add"), a + b, 0, a, b, torch.empty_like(a))
     for name in ("add_2p26", "add_2p26_x1"):
-        out = torch.full_like(a, float("nan"))
-        kernels[name](a, b, out)
-        close(out, a + b, 0, name)
-        t = lt_time(name, a, b, out)
-        entry = {"lt_ms": t * 1e3, "torch_ms": t_torch * 1e3, "lt_GBps": nbytes / t / 1e9, "torch_GBps": nbytes / t_torch / 1e9, "ratio": t_torch / t}
-        results[name] = with_triton(entry, t, t_triton)
+        record(name, lt_time(name, a + b, 0, a, b, torch.empty_like(a)), t_torch, "torch", t_triton, nbytes=3 * ADD_N * 4)
 
     # 2. sum
     x = torch.rand(SUM_ROWS, SUM_COLS, device=dev, generator=g)
     # torch.sum over all elements has no out= overload: time the allocating call
     t_torch = _torch_time(torch, lambda: torch.sum(x), 5, repeat)
-    t_triton = triton_time("sum", getattr(triton_peers, "total_sum", None), x.double().sum(), 1e-4, x, torch.full((1,), float("nan"), device=dev))
-    out = torch.full((), float("nan"), device=dev)
-    kernels["sum_2p26"](x, out)
-    close(out, x.double().sum(), 1e-4, "sum_2p26")
-    t = lt_time("sum_2p26", x, out)
-    nbytes = x.numel() * 4
-    entry = {"lt_ms": t * 1e3, "torch_ms": t_torch * 1e3, "lt_GBps": nbytes / t / 1e9, "torch_GBps": nbytes / t_torch / 1e9, "ratio": t_torch / t}
-    results["sum_2p26"] = with_triton(entry, t, t_triton)
+    ref = x.double().sum()
+    t_triton = triton_time("sum", peer("total_sum"), ref, 1e-4, x, torch.empty((1,), device=dev))
+    record("sum_2p26", lt_time("sum_2p26", ref, 1e-4, x, torch.empty((), device=dev)), t_torch, "torch", t_triton, nbytes=x.numel() * 4)
 
     # 3. clipped matmul
     A = torch.randn(CLIP_N, CLIP_N, device=dev, generator=g)
     B = torch.randn(CLIP_N, CLIP_N, device=dev, generator=g)
     ref = torch.clamp(A[:, :, None] * B[None], min=0).sum(1)
     t_torch = _torch_time(torch, lambda: torch.clamp(A[:, :, None] * B[None], min=0).sum(1), 2, max(5, repeat // 4))
-    t_triton = triton_time("clipped", getattr(triton_peers, "clipped_matmul", None), ref, 1e-4, A, B, torch.full((CLIP_N, CLIP_N), float("nan"), device=dev))
+    t_triton = triton_time("clipped", peer("clipped_matmul"), ref, 1e-4, A, B, torch.empty((CLIP_N, CLIP_N), device=dev))
     for name in ("clipped_1024_t4", "clipped_1024_auto"):
-        out = torch.full((CLIP_N, CLIP_N), float("nan"), device=dev)
-        kernels[name](A, B, out)
-        close(out, ref, 1e-4, name)
-        t = lt_time(name, A, B, out)
-        results[name] = with_triton({"lt_ms": t * 1e3, "torch_materialised_ms": t_torch * 1e3, "speedup": t_torch / t}, t, t_triton)
+        record(name, lt_time(name, ref, 1e-4, A, B, torch.empty((CLIP_N, CLIP_N), device=dev)), t_torch, "torch_materialised", t_triton)
     torch.cuda.empty_cache()
 
     # 4. SGEMM
@@ -209,28 +224,23 @@ def run(directory: str, repeat: int) -> dict:
     B = torch.randn(GEMM_N, GEMM_N, device=dev, generator=g)
     C = torch.empty(GEMM_N, GEMM_N, device=dev)
     t_torch = _torch_time(torch, lambda: torch.matmul(A, B, out=C), 3, repeat)
-    t_triton = triton_time("sgemm", getattr(triton_peers, "matmul", None), A @ B, 1e-4, A, B, torch.full_like(C, float("nan")))
-    flops = 2 * GEMM_N**3
-    for name in ("sgemm_4096_t4", "sgemm_4096_t8", "sgemm_4096_shared"):
-        out = torch.full_like(C, float("nan"))
-        kernels[name](A, B, out)
-        close(out, A @ B, 1e-4, name)
-        t = lt_time(name, A, B, out)
-        entry = {"lt_ms": t * 1e3, "cublas_ms": t_torch * 1e3, "lt_TFLOPs": flops / t / 1e12, "cublas_TFLOPs": flops / t_torch / 1e12, "fraction_of_cublas": t_torch / t}
-        results[name] = with_triton(entry, t, t_triton)
+    ref = A @ B
+    t_triton = triton_time("sgemm", peer("matmul"), ref, 1e-4, A, B, torch.empty_like(C))
+    for name in SGEMMS:
+        record(name, lt_time(name, ref, 1e-4, A, B, torch.empty_like(C)), t_torch, "cublas", t_triton, flops=2 * GEMM_N**3)
 
-    # 5. softmax
+    # 5. softmax, row sum, row max
     X = torch.randn(SOFTMAX_N, SOFTMAX_N, device=dev, generator=g)
     t_torch = _torch_time(torch, lambda: torch.softmax(X, dim=1), 5, repeat)
     ref = torch.softmax(X.double(), dim=1)
-    t_triton = triton_time("softmax", getattr(triton_peers, "softmax", None), ref, 1e-5, X, torch.full_like(X, float("nan")))
-    out = torch.full_like(X, float("nan"))
-    kernels["softmax_4096"](X, out)
-    close(out, ref, 1e-5, "softmax_4096")
-    t = lt_time("softmax_4096", X, out)
-    nbytes = 2 * X.numel() * 4
-    entry = {"lt_ms": t * 1e3, "torch_ms": t_torch * 1e3, "lt_GBps": nbytes / t / 1e9, "torch_GBps": nbytes / t_torch / 1e9, "ratio": t_torch / t}
-    results["softmax_4096"] = with_triton(entry, t, t_triton)
+    t_triton = triton_time("softmax", peer("softmax"), ref, 1e-5, X, torch.empty_like(X))
+    record("softmax_4096", lt_time("softmax_4096", ref, 1e-5, X, torch.empty_like(X)), t_torch, "torch", t_triton, nbytes=2 * X.numel() * 4)
+    row = torch.empty(SOFTMAX_N, device=dev)
+    for name, fn, reduce in (("row_sum_4096", "row_sum", lambda v: torch.sum(v, 1, out=row)), ("row_max_4096", "row_max", lambda v: torch.amax(v, 1, out=row))):
+        t_torch = _torch_time(torch, lambda: reduce(X), 5, repeat)
+        ref = X.double().sum(1) if fn == "row_sum" else X.double().amax(1)
+        t_triton = triton_time(fn, peer(fn), ref, 1e-4, X, torch.empty_like(row))
+        record(name, lt_time(name, ref, 1e-4, X, torch.empty_like(row)), t_torch, "torch", t_triton, nbytes=X.numel() * 4)
     return results
 
 
@@ -239,6 +249,7 @@ def report(results: dict) -> str:
     for name, r in results.items():
         if isinstance(r, dict):
             lines.append(f"{name:20s} " + ", ".join(f"{k} {v:.3f}" for k, v in r.items()))
+    lines += [f"FAILED {f}" for f in results["failures"]]
     return "\n".join(lines)
 
 

@@ -7,6 +7,8 @@ tutorials write them: the peer a GPU user would write instead of lt_mlir.
   timed call).
 * ``softmax``: a program a row, the whole row in registers (the fused
   softmax tutorial).
+* ``row_sum``/``row_max``: a program a row, as the softmax (``tl.sum``,
+  ``tl.max``).
 * ``matmul``: the tutorial's blocked GEMM (128 x 128 x 32, grouped program
   order, ``tl.dot`` with ``input_precision="ieee"``: fp32, no TF32, as
   cuBLAS with TF32 off).
@@ -48,6 +50,19 @@ def _softmax(x, y, n_cols, stride, BLOCK: tl.constexpr):
     v = v - tl.max(v, axis=0)
     e = tl.exp(v)
     tl.store(y + row * stride + cols, e / tl.sum(e, axis=0), mask=mask)
+
+
+@triton.jit
+def _row_reduce(x, y, n_cols, stride, BLOCK: tl.constexpr, MAX: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    mask = cols < n_cols
+    if MAX:
+        v = tl.load(x + row * stride + cols, mask=mask, other=-float("inf"))
+        tl.store(y + row, tl.max(v, axis=0))
+    else:
+        v = tl.load(x + row * stride + cols, mask=mask, other=0.0)
+        tl.store(y + row, tl.sum(v, axis=0))
 
 
 @triton.jit
@@ -102,6 +117,20 @@ def softmax(x, out) -> None:
     _softmax[(rows,)](x, out, cols, x.stride(0), BLOCK=block, num_warps=16 if block >= 4096 else 8)
 
 
+def _rows(x, out, is_max: bool) -> None:
+    rows, cols = x.shape
+    block = triton.next_power_of_2(cols)
+    _row_reduce[(rows,)](x, out, cols, x.stride(0), BLOCK=block, MAX=is_max, num_warps=16 if block >= 4096 else 8)
+
+
+def row_sum(x, out) -> None:
+    _rows(x, out, False)
+
+
+def row_max(x, out) -> None:
+    _rows(x, out, True)
+
+
 def matmul(a, b, out) -> None:
     (m, k), n = a.shape, b.shape[1]
     grid = (triton.cdiv(m, 128) * triton.cdiv(n, 128),)
@@ -124,6 +153,7 @@ def compile_all(arch: int = 90) -> dict:
         "add": (_add, {"a": f32, "b": f32, "c": f32, "n": "i32", "BLOCK": "constexpr"}, {"BLOCK": 1024}, {}),
         "total_sum": (_total_sum, {"x": f32, "out": f32, "n": "i32", "BLOCK": "constexpr"}, {"BLOCK": 4096}, {}),
         "softmax": (_softmax, {"x": f32, "y": f32, "n_cols": "i32", "stride": "i32", "BLOCK": "constexpr"}, {"BLOCK": 4096}, {"num_warps": 16}),
+        "row_sum": (_row_reduce, {"x": f32, "y": f32, "n_cols": "i32", "stride": "i32", "BLOCK": "constexpr", "MAX": "constexpr"}, {"BLOCK": 4096, "MAX": False}, {"num_warps": 16}),
         "matmul": (
             _matmul,
             {"a": f32, "b": f32, "c": f32, "M": "i32", "N": "i32", "K": "i32", "BM": "constexpr", "BN": "constexpr", "BK": "constexpr", "GROUP": "constexpr"},
