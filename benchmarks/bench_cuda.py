@@ -78,16 +78,21 @@ KERNELS = {
     "sum_2p26": ("total_sum", (SUM_ROWS, SUM_COLS), {}, ["lt-split{loop=0 factor=256}"] + _map((0, "block"), (1, "thread"))),
     "clipped_1024_t4": ("matmul", (CLIP_N, CLIP_N, CLIP_N), {"clipped": True}, tiled_matmul_steps(4)),
     "clipped_1024_auto": ("matmul", (CLIP_N, CLIP_N, CLIP_N), {"clipped": True}, ["lt-gpu-auto"]),
+    "clipped_1024_shared": ("matmul", (CLIP_N, CLIP_N, CLIP_N), {"clipped": True}, {"recipe": "gpu_tiled_matmul", "tile": 64, "regs": 4, "k_tile": 16}),
+    "clipped_1024_shared_128": ("matmul", (CLIP_N, CLIP_N, CLIP_N), {"clipped": True}, {"recipe": "gpu_tiled_matmul", "tile": 128, "regs": 8, "k_tile": 8}),
     "sgemm_4096_t4": ("matmul", (GEMM_N, GEMM_N, GEMM_N), {}, tiled_matmul_steps(4)),
     "sgemm_4096_t8": ("matmul", (GEMM_N, GEMM_N, GEMM_N), {}, tiled_matmul_steps(8)),
     # shared-memory k-slices of A and B, 16 x 16 threads of 4 x 4 registers
     "sgemm_4096_shared": ("matmul", (GEMM_N, GEMM_N, GEMM_N), {}, {"recipe": "gpu_tiled_matmul", "tile": 64, "regs": 4, "k_tile": 16}),
+    "sgemm_4096_shared_64x8": ("matmul", (GEMM_N, GEMM_N, GEMM_N), {}, {"recipe": "gpu_tiled_matmul", "tile": 64, "regs": 4, "k_tile": 8}),
     "sgemm_4096_shared_128": ("matmul", (GEMM_N, GEMM_N, GEMM_N), {}, {"recipe": "gpu_tiled_matmul", "tile": 128, "regs": 8, "k_tile": 8}),
+    "sgemm_4096_shared_128x16": ("matmul", (GEMM_N, GEMM_N, GEMM_N), {}, {"recipe": "gpu_tiled_matmul", "tile": 128, "regs": 8, "k_tile": 16}),
     "softmax_4096": ("softmax", (SOFTMAX_N, SOFTMAX_N), {}, ["lt-gpu-auto"]),
     "row_sum_4096": ("row_sum", (SOFTMAX_N, SOFTMAX_N), {}, ["lt-gpu-auto"]),
     "row_max_4096": ("row_max", (SOFTMAX_N, SOFTMAX_N), {}, ["lt-gpu-auto"]),
 }
 SGEMMS = [name for name in KERNELS if name.startswith("sgemm")]
+CLIPPED = [name for name in KERNELS if name.startswith("clipped")]
 
 
 def build(directory: str, arch: str) -> None:
@@ -215,7 +220,7 @@ def run(directory: str, repeat: int) -> dict:
     ref = torch.clamp(A[:, :, None] * B[None], min=0).sum(1)
     t_torch = _torch_time(torch, lambda: torch.clamp(A[:, :, None] * B[None], min=0).sum(1), 2, max(5, repeat // 4))
     t_triton = triton_time("clipped", peer("clipped_matmul"), ref, 1e-4, A, B, torch.empty((CLIP_N, CLIP_N), device=dev))
-    for name in ("clipped_1024_t4", "clipped_1024_auto"):
+    for name in CLIPPED:
         record(name, lt_time(name, ref, 1e-4, A, B, torch.empty((CLIP_N, CLIP_N), device=dev)), t_torch, "torch_materialised", t_triton)
     torch.cuda.empty_cache()
 

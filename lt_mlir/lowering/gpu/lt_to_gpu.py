@@ -54,6 +54,7 @@ from ...errors import CompileError, format_location
 from ...mlir import arith, gpu, ir, memref, scf
 from ..combine import atomic_update, combine
 from ..lt_to_scf import LoopEmitter, LtToScf, finish_function, hoist_allocs, iterations, mark_atomic_reduces
+from .register_tiles import keep_tiles_in_registers
 
 # ctx keys of this lowering (not dim names)
 IDS = "@gpu"  # the launch's hardware ids
@@ -79,6 +80,7 @@ def lower_lt_to_gpu(module: ir.Module | ir.Operation, check_bounds: bool = True,
 
 
 def _lower_function(f, emulate: bool) -> None:
+    keep_tiles_in_registers(f, emulate)
     for launch, ids, body in form_launches(f, emulate):
         privatise_launch(launch)
         if not emulate:  # emulated threads run one by one: function-level buffers do
@@ -301,10 +303,14 @@ def _separate_parts(block_loop, thread_ids) -> None:
         parts.append((kind, [op]))
     if run:
         parts.append(("single", run))
+    since_barrier: list = []  # the (reads, writes) of the parts since the last barrier
     for i, (kind, ops) in enumerate(parts):
-        if i:
+        touched = _buffers_touched(ops)
+        if i and any(_parts_conflict(touched, earlier) for earlier in since_barrier):
             with ir.InsertionPoint(ops[0]), ops[0].location:
                 gpu.BarrierOp()
+            since_barrier = []
+        since_barrier.append(touched)
         if kind == "single":
             _on_thread_zero(ops, thread_ids)
         elif kind == "sequential":
@@ -317,21 +323,46 @@ def _separate_parts(block_loop, thread_ids) -> None:
                     gpu.BarrierOp()
 
 
+def _buffers_touched(ops: list) -> tuple[set, set]:
+    """(buffers read, buffers written or reduced into) by ``ops``, leaving
+    out each thread's own buffers (registers: no other thread sees them)."""
+    reads, writes = set(), set()
+    for op in ops:
+        for a in accesses(op):
+            owner = a.buffer.owner
+            if not isinstance(owner, ir.Block) and owner.operation.name == "lt.alloc":
+                if gpu_mapping.buffer_space(owner.operation) == "thread":
+                    continue
+            (reads if a.kind == "read" else writes).add(a.buffer)
+    return reads, writes
+
+
+def _parts_conflict(later: tuple, earlier: tuple) -> bool:
+    """Whether a part that touches ``later`` (reads, writes) must wait for
+    every thread to finish a part before it that touched ``earlier``: one
+    writes a buffer the other reads or writes.  Parts that touch disjoint
+    buffers (the copies of A's and B's slices into their shared tiles) run
+    on without a barrier between them."""
+    (r2, w2), (r1, w1) = later, earlier
+    return bool(w1 & (r2 | w2) or w2 & r1)
+
+
 def _iterations_interact(seq) -> bool:
     """Whether iteration i + 1 of block-level sequential loop ``seq`` may
     touch memory iteration i's threads use: some buffer written in it is
     accessed at elements other iterations also access (not counting
-    reductions of one kind, ``reorder_conflicts``), or it stores to
-    block-shared memory (one buffer for every iteration, a tile allocated in
-    the loop too: the next iteration may overwrite what other threads still
-    read).  Reading shared memory, or reducing into it atomically, needs no
-    barrier."""
+    reductions of one kind, ``reorder_conflicts``), or it stores to a
+    block-shared buffer allocated in the loop (one buffer for every
+    iteration: the next iteration may overwrite what other threads still
+    read).  Reading shared memory, reducing into it atomically, or storing
+    to a shared buffer made outside the loop at elements only one iteration
+    touches (``reorder_conflicts`` says which) needs no barrier."""
     if reorder_conflicts(seq) is not None:
         return True
     for a in accesses(seq):
         owner = a.buffer.owner
         if a.kind == "write" and not isinstance(owner, ir.Block) and owner.operation.name == "lt.alloc":
-            if gpu_mapping.buffer_space(owner.operation) == "block":
+            if gpu_mapping.buffer_space(owner.operation) == "block" and inside(owner.operation, seq):
                 return True
     return False
 
