@@ -112,7 +112,7 @@ def register_tile(
 _GPU_TILE_SWAPS = (4, 5, 7, 8, 3, 6, 7, 5, 4)
 
 
-def gpu_tiled_matmul(schedule: Schedule, tile: int = 32, regs: int = 2, k_tile: int = 8) -> Schedule:
+def gpu_tiled_matmul(schedule: Schedule, tile: int = 32, regs: int = 2, k_tile: int = 8, vector: int = 0, k_unroll: int | None = None) -> Schedule:
     """The shared-memory GEMM schedule for the GPU, applied to
     ``programs.matmul``'s nest (``for m { for n { C <- 0; for k { C +=
     A[m, k] B[k, n] } } }``); returns ``schedule``.
@@ -140,9 +140,29 @@ def gpu_tiled_matmul(schedule: Schedule, tile: int = 32, regs: int = 2, k_tile: 
                for n'' in regs [unroll full]   C[m, n] += A'[m, k] * B'[k, n]
 
     (``TH = tile/regs``; C's initialisation is mapped by ``lt-gpu-auto``.)
-    Tails of M, N and K are predicated like every mapped loop's.  Refuses
-    (``PassError``) another loop structure or sizes that do not divide:
-    ``tile`` by ``regs``."""
+    Each thread keeps its ``regs x regs`` tile of C in registers across
+    the k-slices (loaded before the first, stored after the last: the GPU
+    lowering's register tiles).
+
+    ``vector`` (4: 128-bit accesses) copies the slices in ``vector``
+    neighbouring elements a thread: the block is ``TX x TY x TH`` threads
+    (``TX = k_tile/vector``, ``TY = TH/TX``); the compute's n' splits
+    into ``TY x TX``, A's copy takes ``TH x TY`` rows of ``TX`` vectors a
+    pass and B's copy ``k_tile`` rows of ``TY x TX`` vectors a pass, each
+    warp reading whole 64-byte runs::
+
+           for n' in tile/(TH*vector) { for k' in k_tile [z] { for n'' in TY [y] { for n3 in TX [x] { vector [unroll] } } } }
+           for m' in tile/(TH*TY) { for m'' in TH [z] { for m3 in TY [y] { for k' in TX [x] { vector [unroll] } } } }
+           for m' in TH [z] { for n' in TY [y] { for n'' in TX [x] { for k' in k_tile { regs x regs [unroll] } } } }
+
+    ``k_unroll``: unroll the compute's k' loop by this factor (0:
+    completely), so that a thread's shared-memory reads for the next k'
+    can issue before the FMAs of this one.
+
+    ``vector`` needs ``k_tile == TH`` and sizes that divide (``vector`` into
+    ``k_tile``, ``TX`` into ``TH``, ``TH * vector`` and ``TH * TY`` into
+    ``tile``).  Refuses (``PassError``) another loop structure or sizes that
+    do not divide: ``tile`` by ``regs``."""
     module = schedule.module
     loops = preorder_loops(module)
     dims = [lt.loop_dim(loop) for loop in loops]
@@ -153,14 +173,37 @@ def gpu_tiled_matmul(schedule: Schedule, tile: int = 32, regs: int = 2, k_tile: 
     threads = tile // regs
     if max(threads, k_tile) ** 2 > 1024:
         raise PassError(f"error: gpu_tiled_matmul: {max(threads, k_tile)}^2 threads a block (at most 1024)")
+    if vector:
+        tx = k_tile // vector if vector > 0 else 0
+        ty = threads // tx if tx else 0
+        if vector < 1 or k_tile % vector or not tx or threads % tx or k_tile != threads or tile % (threads * vector) or tile % (threads * ty):
+            raise PassError(
+                f"error: gpu_tiled_matmul: vector={vector} wants k_tile ({k_tile}) == tile/regs ({threads}), "
+                f"vector dividing k_tile, k_tile/vector dividing tile/regs, and (tile/regs) * vector and "
+                f"(tile/regs) * (tile/regs) / (k_tile/vector) dividing tile ({tile})"
+            )
     schedule.distribute(1).distribute(0)
     schedule.split(2, tile).split(3, regs).split(5, tile).split(6, regs).split(8, k_tile)
     for loop in _GPU_TILE_SWAPS:
         schedule.swap(loop)
     schedule.cache(4, 0).cache(4, 1)  # A's slice, then B's before it
+    if vector:
+        schedule.split(6, threads * vector).split(7, tx * vector).split(8, vector).swap(5)  # B's copy
+        schedule.split(10, threads * ty).split(11, ty).split(13, vector)  # A's copy
+        schedule.split(16, tx)  # the compute's n'
+        schedule.gpu_map(2, "block").gpu_map(3, "block")
+        for loop in (6, 7, 8, 11, 12, 13, 15, 16, 17):
+            schedule.gpu_map(loop, "thread")
+        schedule.unroll(9).unroll(14).unroll(19).unroll(20)
+        if k_unroll is not None:
+            schedule.unroll(18, k_unroll)
+        return schedule.gpu_auto()
     schedule.split(6, threads).swap(5)  # B's copy: n' in tile/TH { k' [thread] { n'' in TH [thread] } }
     schedule.split(8, threads)  # A's copy: m' in tile/TH { m'' in TH [thread] { k' [thread] } }
     schedule.gpu_map(2, "block").gpu_map(3, "block")
     for loop in (6, 7, 9, 10, 11, 12):
         schedule.gpu_map(loop, "thread")
-    return schedule.unroll(14).unroll(15).gpu_auto()
+    schedule.unroll(14).unroll(15)
+    if k_unroll is not None:
+        schedule.unroll(13, k_unroll)
+    return schedule.gpu_auto()

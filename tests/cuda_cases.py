@@ -183,6 +183,30 @@ CASES = [
         recipe="gpu_tiled_matmul",
         recipe_kwargs={"tile": 64, "regs": 4, "k_tile": 16},
     ),
+    # 128-bit copies (vector=4: a TX x TY x TH block) with tails on M, N
+    # and K (sizes not multiples of 4 either: the tails' copies are scalar)
+    Case(
+        "sgemm_shared_vector",
+        "matmul",
+        (130, 203, 70),
+        (),
+        _normal((130, 70), (70, 203)),
+        _matmul,
+        rtol=1e-4,
+        recipe="gpu_tiled_matmul",
+        recipe_kwargs={"tile": 64, "regs": 4, "k_tile": 16, "vector": 4},
+    ),
+    Case(
+        "sgemm_shared_vector_128",
+        "matmul",
+        (260, 140, 50),
+        (),
+        _normal((260, 50), (50, 140)),
+        _matmul,
+        rtol=1e-4,
+        recipe="gpu_tiled_matmul",
+        recipe_kwargs={"tile": 128, "regs": 8, "k_tile": 16, "vector": 4},
+    ),
 ]
 BY_NAME = {c.name: c for c in CASES}
 
