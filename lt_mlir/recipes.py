@@ -112,7 +112,9 @@ def register_tile(
 _GPU_TILE_SWAPS = (4, 5, 7, 8, 3, 6, 7, 5, 4)
 
 
-def gpu_tiled_matmul(schedule: Schedule, tile: int = 32, regs: int = 2, k_tile: int = 8, vector: int = 0, k_unroll: int | None = None) -> Schedule:
+def gpu_tiled_matmul(
+    schedule: Schedule, tile: int = 32, regs: int = 2, k_tile: int = 8, vector: int = 0, k_unroll: int | None = None, group: int = 0
+) -> Schedule:
     """The shared-memory GEMM schedule for the GPU, applied to
     ``programs.matmul``'s nest (``for m { for n { C <- 0; for k { C +=
     A[m, k] B[k, n] } } }``); returns ``schedule``.
@@ -151,7 +153,7 @@ def gpu_tiled_matmul(schedule: Schedule, tile: int = 32, regs: int = 2, k_tile: 
     pass and B's copy ``k_tile`` rows of ``TY x TX`` vectors a pass, each
     warp reading whole 64-byte runs::
 
-           for n' in tile/(TH*vector) { for k' in k_tile [z] { for n'' in TY [y] { for n3 in TX [x] { vector [unroll] } } } }
+           for k' in k_tile/TH { for n' in tile/(TH*vector) { for k'' in TH [z] { for n'' in TY [y] { for n3 in TX [x] { vector [unroll] } } } } }
            for m' in tile/(TH*TY) { for m'' in TH [z] { for m3 in TY [y] { for k' in TX [x] { vector [unroll] } } } }
            for m' in TH [z] { for n' in TY [y] { for n'' in TX [x] { for k' in k_tile { regs x regs [unroll] } } } }
 
@@ -159,7 +161,13 @@ def gpu_tiled_matmul(schedule: Schedule, tile: int = 32, regs: int = 2, k_tile: 
     completely), so that a thread's shared-memory reads for the next k'
     can issue before the FMAs of this one.
 
-    ``vector`` needs ``k_tile == TH`` and sizes that divide (``vector`` into
+    ``group``: launch the blocks of ``group`` consecutive tiles of m for
+    one tile of n after another (``m/group { n { group } }``, three block
+    loops), so that blocks running at once share B's slices and A's rows in
+    the L2 cache (as Triton's tutorial GEMM orders its programs).
+
+    ``vector`` needs ``k_tile`` a multiple of ``TH`` (B's copy then makes
+    ``k_tile/TH`` passes over k) and sizes that divide (``vector`` into
     ``k_tile``, ``TX`` into ``TH``, ``TH * vector`` and ``TH * TY`` into
     ``tile``).  Refuses (``PassError``) another loop structure or sizes that
     do not divide: ``tile`` by ``regs``."""
@@ -176,9 +184,9 @@ def gpu_tiled_matmul(schedule: Schedule, tile: int = 32, regs: int = 2, k_tile: 
     if vector:
         tx = k_tile // vector if vector > 0 else 0
         ty = threads // tx if tx else 0
-        if vector < 1 or k_tile % vector or not tx or threads % tx or k_tile != threads or tile % (threads * vector) or tile % (threads * ty):
+        if vector < 1 or k_tile % vector or not tx or threads % tx or k_tile % threads or tile % (threads * vector) or tile % (threads * ty):
             raise PassError(
-                f"error: gpu_tiled_matmul: vector={vector} wants k_tile ({k_tile}) == tile/regs ({threads}), "
+                f"error: gpu_tiled_matmul: vector={vector} wants k_tile ({k_tile}) a multiple of tile/regs ({threads}), "
                 f"vector dividing k_tile, k_tile/vector dividing tile/regs, and (tile/regs) * vector and "
                 f"(tile/regs) * (tile/regs) / (k_tile/vector) dividing tile ({tile})"
             )
@@ -186,18 +194,33 @@ def gpu_tiled_matmul(schedule: Schedule, tile: int = 32, regs: int = 2, k_tile: 
     schedule.split(2, tile).split(3, regs).split(5, tile).split(6, regs).split(8, k_tile)
     for loop in _GPU_TILE_SWAPS:
         schedule.swap(loop)
-    schedule.cache(4, 0).cache(4, 1)  # A's slice, then B's before it
+    o = 0  # how far grouping moved the loops after the block loops
+    if group > 1:
+        # m's blocks in groups of ``group``: m/group { n { group } }, the group's blocks launched one after another
+        schedule.split(2, group).swap(3)
+        o = 1
+    blocks = (2, 3, 4) if o else (2, 3)
+    schedule.cache(4 + o, 0).cache(4 + o, 1)  # A's slice, then B's before it
     if vector:
-        schedule.split(6, threads * vector).split(7, tx * vector).split(8, vector).swap(5)  # B's copy
-        schedule.split(10, threads * ty).split(11, ty).split(13, vector)  # A's copy
-        schedule.split(16, tx)  # the compute's n'
-        schedule.gpu_map(2, "block").gpu_map(3, "block")
-        for loop in (6, 7, 8, 11, 12, 13, 15, 16, 17):
-            schedule.gpu_map(loop, "thread")
-        schedule.unroll(9).unroll(14).unroll(19).unroll(20)
-        if k_unroll is not None:
-            schedule.unroll(18, k_unroll)
-        return schedule.gpu_auto()
+        # B's copy: k_tile/TH { tile/(TH*vector) { TH [z] { TY [y] { TX [x] { vector } } } } }
+        schedule.split(5 + o, threads).split(7 + o, threads * vector).split(8 + o, tx * vector).split(9 + o, vector).swap(6 + o)
+        schedule.split(11 + o, threads * ty).split(12 + o, ty).split(14 + o, vector)  # A's copy
+        schedule.split(17 + o, tx)  # the compute's n'
+        # (each chain mapped innermost first: a partly mapped chain fits the block too)
+        threads_at, unrolled, k_loop = (9, 8, 7, 14, 13, 12, 18, 17, 16), (10, 15, 20, 21), 19
+    else:
+        schedule.split(6 + o, threads).swap(5 + o)  # B's copy: n' in tile/TH { k' [thread] { n'' in TH [thread] } }
+        schedule.split(8 + o, threads)  # A's copy: m' in tile/TH { m'' in TH [thread] { k' [thread] } }
+        threads_at, unrolled, k_loop = (6, 7, 9, 10, 11, 12), (14, 15), 13
+    for loop in blocks:
+        schedule.gpu_map(loop, "block")
+    for loop in threads_at:
+        schedule.gpu_map(loop + o, "thread")
+    for loop in unrolled:
+        schedule.unroll(loop + o)
+    if k_unroll is not None:
+        schedule.unroll(k_loop + o, k_unroll)
+    return schedule.gpu_auto()
     schedule.split(6, threads).swap(5)  # B's copy: n' in tile/TH { k' [thread] { n'' in TH [thread] } }
     schedule.split(8, threads)  # A's copy: m' in tile/TH { m'' in TH [thread] { k' [thread] } }
     schedule.gpu_map(2, "block").gpu_map(3, "block")

@@ -207,6 +207,30 @@ CASES = [
         recipe="gpu_tiled_matmul",
         recipe_kwargs={"tile": 128, "regs": 8, "k_tile": 16, "vector": 4},
     ),
+    # m's blocks in groups of 2 (three block loops), a partial last group
+    Case(
+        "sgemm_shared_grouped",
+        "matmul",
+        (300, 140, 50),
+        (),
+        _normal((300, 50), (50, 140)),
+        _matmul,
+        rtol=1e-4,
+        recipe="gpu_tiled_matmul",
+        recipe_kwargs={"tile": 64, "regs": 4, "k_tile": 16, "vector": 4, "k_unroll": 4, "group": 2},
+    ),
+    # k-slices of 2 x TH (B's copy in two passes over k), K not a multiple
+    Case(
+        "sgemm_shared_k_passes",
+        "matmul",
+        (70, 130, 75),
+        (),
+        _normal((70, 75), (75, 130)),
+        _matmul,
+        rtol=1e-4,
+        recipe="gpu_tiled_matmul",
+        recipe_kwargs={"tile": 64, "regs": 4, "k_tile": 32, "vector": 4, "k_unroll": 4},
+    ),
 ]
 BY_NAME = {c.name: c for c in CASES}
 
