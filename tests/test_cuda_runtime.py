@@ -687,6 +687,102 @@ def test_fake_device_arrays_are_used_in_place(fake_driver):
     assert all(x.streams == [1] for x in arrays)  # the producer orders its work before stream 0
 
 
+class FakeCaiArray(FakeCudaArray):
+    """A CUDA array that also has ``__cuda_array_interface__`` (as torch and
+    CuPy tensors do): read from it, with no DLPack export."""
+
+    def __init__(self, array, stream=None, **kw):
+        super().__init__(array, **kw)
+        self.cai = {"shape": array.shape, "typestr": array.dtype.str, "data": (array.ctypes.data, False), "version": 2, "strides": None}
+        if stream is not None:
+            self.cai.update(version=3, stream=stream)
+
+    @property
+    def __cuda_array_interface__(self):
+        return self.cai
+
+
+def test_fake_cuda_array_interface_is_read_without_dlpack(fake_driver):
+    a, b = inputs()
+    c = np.zeros(N, np.float32)
+    arrays = [FakeCaiArray(x) for x in (a, b, c)]
+    for x in (a, b, c):
+        fake_driver.register(x)
+    with cuda_rt.CudaKernel(vadd_meta(), PTX) as kernel:
+        kernel(*arrays)
+        np.testing.assert_array_equal(c, a + b)
+        assert fake_driver.launches[0][4][:3] == [a.ctypes.data, b.ctypes.data, c.ctypes.data]
+    assert all(x.streams == [] for x in arrays)  # no capsule exported
+    # its dtype, shape and layout are checked like DLPack's
+    arrays[2].cai["typestr"] = "<f8"
+    with cuda_rt.CudaKernel(vadd_meta(), PTX) as kernel, pytest.raises(ArgumentError, match="argument 2: expected dtype float32, got float64"):
+        kernel(*arrays)
+    arrays[2].cai.update(typestr="<f4", strides=(8,))
+    with cuda_rt.CudaKernel(vadd_meta(), PTX) as kernel, pytest.raises(ArgumentError, match="argument 2: the array must be C-contiguous"):
+        kernel(*arrays)
+
+
+class FakeTorchTensor:
+    """What the runtime reads of a ``torch.Tensor`` (its class says module
+    "torch"): shape, dtype, strides and data pointer, no export."""
+
+    def __init__(self, array, requires_grad=False):
+        self.array, self.requires_grad = array, requires_grad
+        self.shape = array.shape
+        self.dtype = FakeTorchDtype(f"torch.{array.dtype.name}")
+
+    def is_contiguous(self):
+        return self.array.flags.c_contiguous
+
+    def stride(self):
+        return tuple(b // self.array.itemsize for b in self.array.strides)
+
+    def data_ptr(self):
+        return self.array.ctypes.data
+
+    def __dlpack_device__(self):
+        return (2, 0)
+
+    def __dlpack__(self, stream=None):
+        raise RuntimeError("Can't export tensors that require gradient, use tensor.detach()")
+
+
+class FakeTorchDtype(str):
+    pass
+
+
+FakeTorchTensor.__module__ = "torch"
+
+
+def test_fake_torch_tensors_are_read_through_their_accessors(fake_driver):
+    a, b = inputs()
+    c = np.zeros(N, np.float32)
+    for x in (a, b, c):
+        fake_driver.register(x)
+    with cuda_rt.CudaKernel(vadd_meta(), PTX) as kernel:
+        kernel(*[FakeTorchTensor(x) for x in (a, b, c)])
+        np.testing.assert_array_equal(c, a + b)
+        with pytest.raises(ArgumentError, match="argument 1: expected dtype float32, got float64"):
+            kernel(FakeTorchTensor(a), FakeTorchTensor(b.astype(np.float64)), FakeTorchTensor(c))
+        with pytest.raises(ArgumentError, match="argument 2: the array must be C-contiguous"):
+            kernel(FakeTorchTensor(a), FakeTorchTensor(b), FakeTorchTensor(np.zeros(2 * N, np.float32)[::2]))
+        # a tensor that requires grad goes to DLPack, which refuses it with torch's reason
+        with pytest.raises(ArgumentError, match="argument 0: cannot export it through DLPack .*require gradient"):
+            kernel(FakeTorchTensor(a, requires_grad=True), FakeTorchTensor(b), FakeTorchTensor(c))
+
+
+def test_fake_cuda_array_interface_on_another_stream_goes_through_dlpack(fake_driver):
+    a, b = inputs()
+    c = np.zeros(N, np.float32)
+    arrays = [FakeCaiArray(x, stream=7) for x in (a, b, c)]  # CuPy's current, non-default stream
+    for x in (a, b, c):
+        fake_driver.register(x)
+    with cuda_rt.CudaKernel(vadd_meta(), PTX) as kernel:
+        kernel(*arrays)
+    np.testing.assert_array_equal(c, a + b)
+    assert all(x.streams == [1] for x in arrays)  # DLPack orders that stream's work first
+
+
 def test_fake_time_reports_seconds_per_run(fake_driver):
     a, b = inputs()
     with cuda_rt.CudaKernel(vadd_meta(), PTX) as kernel:

@@ -44,27 +44,95 @@ error.
 and loop tree when it compiles), ``auto_simd`` (vectorize the innermost
 loop of parallel nests without a pragma), ``unsafe``.  Unknown options are
 an error.
+
+On the CUDA target arrays may be NumPy arrays (copied to the GPU and back
+by each nest) or GPU arrays that export DLPack (``torch`` and ``cupy``
+CUDA tensors, as APPy's own programs pass), used in place.  A GPU machine
+need not have the MLIR bindings: with ``LT_APPY_KERNELS=<dir>`` every CUDA
+kernel compiled is also saved there (PTX and launch plan, named by the
+function, the nest and a hash of the signature), and a kernel found there
+is loaded instead of compiled.  ``compile_only()`` fills such a directory
+on a machine without a GPU: calls inside it compile (and save) every
+nest's kernel and launch none::
+
+    LT_APPY_KERNELS=kernels python build.py   # here: with appy.compile_only(): f(*numpy stand-ins)
+    LT_APPY_KERNELS=kernels python run.py     # on the GPU machine: f(*cuda tensors)
 """
 
 from __future__ import annotations
 
 import ast
+import contextlib
 import functools
+import hashlib
 import inspect
+import json
+import os
 import re
+import sys
 import textwrap
 import tokenize
 import warnings
 from io import StringIO
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ..errors import LtError, PassError
-from ..lowering.machine import host_vector_width
-from ..schedule import Schedule
 from .translate import AppyError, Translator, element_type
 
-__all__ = ["AppyError", "jit"]
+if TYPE_CHECKING:  # the compiler (MLIR bindings) loads when a nest compiles: a
+    from ..schedule import Schedule  # GPU machine running saved kernels has none
+
+__all__ = ["AppyError", "compile_only", "jit"]
+KERNELS_ENV = "LT_APPY_KERNELS"  # a directory of saved CUDA kernels (module docs)
+_compile_only = False
+
+
+@contextlib.contextmanager
+def compile_only():
+    """Calls of ``@appy.jit`` functions in this block compile each
+    annotated nest's kernel (and save it under ``LT_APPY_KERNELS``) but run
+    none: the host code between nests runs on arrays the nests never filled."""
+    global _compile_only
+    before, _compile_only = _compile_only, True
+    try:
+        yield
+    finally:
+        _compile_only = before
+
+
+def _on_gpu(v) -> bool:
+    """A GPU array that exports DLPack (a torch or cupy CUDA tensor)."""
+    if isinstance(v, np.ndarray) or not hasattr(v, "__dlpack_device__"):
+        return False
+    try:
+        return v.__dlpack_device__()[0] != 1  # kDLCPU
+    except Exception:  # noqa: BLE001 (an exporter that cannot say is not one we can use)
+        return False
+
+
+def _to_gpu_like(a: np.ndarray, like):
+    """``a`` copied to the GPU by the library of GPU array ``like`` (torch or
+    cupy), without importing either here."""
+    library = sys.modules.get(type(like).__module__.split(".")[0])
+    if library is not None and hasattr(library, "from_numpy") and hasattr(like, "device"):
+        return library.from_numpy(a).to(like.device)  # torch
+    if library is not None and hasattr(library, "asarray"):
+        return library.asarray(a)  # cupy
+    raise AppyError(f"error: cannot pass a scalar to a kernel beside GPU arrays of {type(like).__module__}.{type(like).__name__}")
+
+
+@functools.lru_cache(maxsize=64)
+def _numpy_dtype(dtype) -> np.dtype:
+    """NumPy's dtype for a GPU array's (``torch.float32`` -> float32)."""
+    return dtype if isinstance(dtype, np.dtype) else np.dtype(str(dtype).rsplit(".", 1)[-1])
+
+
+def _stand_in(v) -> np.ndarray:
+    """A NumPy array of ``v``'s shape and dtype that owns no memory (what
+    the translator reads of an array: its shape and element type)."""
+    return np.broadcast_to(np.zeros((), _numpy_dtype(v.dtype)), tuple(int(n) for n in v.shape))
 
 BACKENDS = {"cpu": "cpu", "cuda-emulated": "cuda-emulated", "triton": "cuda", "cuda": "cuda"}
 _PRAGMA = re.compile(r"#\s*pragma\s+(.*)$")
@@ -90,14 +158,21 @@ class Nest:
 
     def __init__(self, node: ast.For, pragmas: dict, program: "Program", index: int):
         self.node, self.pragmas, self.program, self.index = node, pragmas, program, index
+        self.inputs: list = []  # the names it reads from outside (_nest_inputs)
         self.cache: dict = {}  # signature -> (kernel, argument names)
+        self.scalars: dict = {}  # name -> (dtype, value, its GPU copy): scalars beside GPU arrays
         self.schedule_tree = ""  # the loop tree of the kernel compiled last
 
-    def signature(self, values: dict) -> tuple:
+    def signature(self, values: dict, gpu: frozenset = frozenset()) -> tuple:
+        """What the kernel depends on: arrays by shape and dtype (``gpu``:
+        the names of GPU arrays, read the same way), ints by value, floats by
+        type."""
         key = []
         for name in sorted(values):
             v = values[name]
-            if isinstance(v, np.ndarray):
+            if name in gpu:
+                key.append((name, "array", tuple(v.shape), _numpy_dtype(v.dtype).str))
+            elif isinstance(v, np.ndarray):
                 key.append((name, "array", v.shape, v.dtype.str))
             elif isinstance(v, (bool, np.bool_)):
                 key.append((name, "bool", bool(v)))
@@ -109,29 +184,78 @@ class Nest:
                 key.append((name, type(v).__name__))
         return tuple(key)
 
+    def call(self, local_names: dict, global_names: dict) -> None:
+        """Run the nest with its inputs looked up where the function's code
+        stood (locals first; a name bound nowhere is None)."""
+        self.run({n: local_names[n] if n in local_names else global_names.get(n) for n in self.inputs})
+
     def run(self, values: dict) -> None:
-        key = self.signature(values)
+        gpu = {n for n, v in values.items() if _on_gpu(v)}
+        if gpu and self.program.target != "cuda":
+            raise AppyError(
+                f"{self.program.where(self.node)}: error: array '{sorted(gpu)[0]}' is on a GPU; "
+                f"the {self.program.target} backend takes NumPy arrays (use backend='cuda')"
+            )
+        key = self.signature(values, frozenset(gpu))
         entry = self.cache.get(key)
         if entry is None:
-            entry = self.cache[key] = self.compile(values)
+            plain = {n: (_stand_in(v) if n in gpu else v) for n, v in values.items()}
+            entry = self.cache[key] = self._stored(key) or self.compile(plain, key)
+        if _compile_only:
+            return
         kernel, names = entry
         args = []
         for n in names:
             v = values[n]
-            if isinstance(v, np.ndarray):
+            if n in gpu:
+                args.append(v)
+            elif isinstance(v, np.ndarray):
                 if not v.flags.c_contiguous:
                     raise AppyError(f"{self.program.where(self.node)}: error: array '{n}' is not contiguous (pass np.ascontiguousarray)")
                 args.append(v)
             else:
-                args.append(np.asarray(v, dtype=np.float32 if isinstance(v, np.float32) else np.float64))
+                scalar = np.asarray(v, dtype=np.float32 if isinstance(v, np.float32) else np.float64)
+                if gpu:
+                    # with GPU arrays, a scalar goes to the GPU too (one launch:
+                    # one kind of array); kept for the next call with that value
+                    held = self.scalars.get(n)
+                    if held is None or held[0] != scalar.dtype or held[1] != scalar:
+                        held = self.scalars[n] = (scalar.dtype, scalar, _to_gpu_like(scalar, values[min(gpu)]))
+                    args.append(held[2])
+                else:
+                    args.append(scalar)
         kernel(*args)
 
-    def compile(self, values: dict):
+    def _store_prefix(self, key: tuple) -> str | None:
+        """Where this nest's CUDA kernel for signature ``key`` is saved
+        (``LT_APPY_KERNELS``), or None."""
+        directory = os.environ.get(KERNELS_ENV)
+        if not directory or self.program.target != "cuda":
+            return None
+        digest = hashlib.sha1(repr(key).encode()).hexdigest()[:16]
+        return os.path.join(directory, f"{self.program.fn.__name__}_{self.index}_{digest}")
+
+    def _stored(self, key: tuple):
+        """(kernel, argument names) saved for ``key``, or None."""
+        prefix = self._store_prefix(key)
+        if prefix is None or not os.path.exists(prefix + ".json"):
+            return None
+        from ..runtime import cuda
+
+        with open(prefix + ".args.json") as fh:
+            names = json.load(fh)
+        return cuda.load(prefix + ".json"), names
+
+    def compile(self, values: dict, key: tuple | None = None):
+        from ..lowering.machine import host_vector_width
+        from ..schedule import Schedule
+
         p = self.program
         t = Translator(self.node, values, p.filename, 1, f"{p.fn.__name__}_{self.index}")
         text = t.translate()
         s = Schedule(text)
         width = None
+        blocks = []  # the GPU's parallel loops: (index, dim)
         for i, (loop_node, _dim) in enumerate(t.loops):
             pragma = self.pragmas.get(loop_node.lineno)
             innermost = i == len(t.loops) - 1
@@ -147,16 +271,20 @@ class Nest:
                     s = _forced_parallel(s, i)
                 else:
                     try:
-                        s.parallel(i) if not gpu else s.gpu_map(i, "block")
+                        # on the GPU only checked here (the same dependence
+                        # test); lt-gpu-auto maps it below, with the loops inside
+                        s.parallel(i) if not gpu else Schedule(text).gpu_map(i, "block")
                     except PassError as e:
                         raise AppyError(f"{p.filename}:{line}: error: #pragma {pragma['text']} refused: {_reason(e)}") from None
+                    if gpu:
+                        blocks.append((i, _dim))
             if "simd" in pragma:
                 try:
                     if p.target == "cpu":
                         width = width or host_vector_width(4 if element_type(_first_array(values).dtype) == "f32" else 8)
                         s.vectorize(i, width)
-                    elif "parallel" not in pragma:
-                        s.gpu_map(i, "thread")
+                    # on the GPU a simd loop is the block's threads: lt-gpu-auto
+                    # (below) maps it, thread-strided and split to fit a block
                 except PassError as e:
                     warnings.warn_explicit(
                         f"#pragma {pragma['text']}: {_reason(e)}; the loop runs sequentially in each iteration of the loops around it",
@@ -165,8 +293,21 @@ class Nest:
                         line,
                     )
         if p.target != "cpu":
+            # lt-gpu-auto maps the nest: a parallel loop's iterations to
+            # blocks, the simd loops in its body to the block's threads
+            # (thread-strided, 128-bit, split to fit a block; reductions
+            # combined across the block), a "parallel for simd" loop to
+            # blocks x threads.  Where it leaves a parallel loop unmapped,
+            # the pragmas map it: the parallel loop to blocks.
             try:
-                s.gpu_auto()  # what the pragmas left unmapped (a "parallel for simd" loop: blocks x threads)
+                mapped = Schedule(s.text)
+                mapped.gpu_auto()
+                if not all(_block_mapped(mapped, dim) for _, dim in blocks):
+                    mapped = s
+                    for i, _ in blocks:
+                        mapped.gpu_map(i, "block")
+                    mapped.gpu_auto()
+                s = mapped
             except PassError as e:
                 raise AppyError(f"{p.where(self.node)}: error: {_reason(e)}") from None
         self.schedule_tree = s.loop_tree
@@ -177,6 +318,14 @@ class Nest:
             kernel = s.compile(target=p.target)
         except LtError as e:
             raise AppyError(f"{p.where(self.node)}: error: {e}") from None
+        prefix = self._store_prefix(key) if key is not None else None
+        if prefix is not None:
+            from ..runtime import cuda
+
+            os.makedirs(os.path.dirname(prefix) or ".", exist_ok=True)
+            cuda.save(prefix, kernel.meta, kernel.ptx)
+            with open(prefix + ".args.json", "w") as fh:
+                json.dump(list(t.args), fh)
         return kernel, t.args
 
 
@@ -185,11 +334,22 @@ def _forced_parallel(s: Schedule, loop: int) -> Schedule:
     test (the user vouches for it, as APPy assumes)."""
     from ..dialect.loop_tree import preorder_loops
     from ..mlir import ir
+    from ..schedule import Schedule
 
     module = s.module
     with module.context:
         preorder_loops(module)[loop].attributes["lt.parallel"] = ir.UnitAttr.get()
     return Schedule(module.operation.get_asm(enable_debug_info=True))
+
+
+def _block_mapped(s: Schedule, dim: str) -> bool:
+    """Whether some loop over ``dim`` runs on GPU blocks."""
+    from ..dialect import lt
+    from ..dialect.loop_tree import preorder_loops
+
+    module = s.module
+    with module.context:
+        return any(lt.loop_dim(l) == dim and lt.annotations(l).get("gpu") == "block" for l in preorder_loops(module))
 
 
 def _first_array(values: dict):
@@ -267,15 +427,12 @@ class Program:
         if isinstance(stmt, ast.For) and stmt.lineno in self.pragmas and ("parallel" in self.pragmas[stmt.lineno] or "simd" in self.pragmas[stmt.lineno]):
             nest = Nest(stmt, self.pragmas, self, len(self.nests))
             self.nests.append(nest)
-            names = sorted({n.id for n in ast.walk(stmt) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)})
-            values = ast.Dict(
-                keys=[ast.Constant(n) for n in names],
-                values=[_lookup(n) for n in names],
-            )
+            nest.inputs = _nest_inputs(stmt)
+            scope = [ast.Call(func=ast.Name(n, ast.Load()), args=[], keywords=[]) for n in ("locals", "globals")]
             call = ast.Expr(
                 ast.Call(
-                    func=ast.Attribute(ast.Subscript(ast.Name("__appy_nests__", ast.Load()), ast.Constant(nest.index), ast.Load()), "run", ast.Load()),
-                    args=[values],
+                    func=ast.Attribute(ast.Subscript(ast.Name("__appy_nests__", ast.Load()), ast.Constant(nest.index), ast.Load()), "call", ast.Load()),
+                    args=scope,
                     keywords=[],
                 )
             )
@@ -289,11 +446,45 @@ class Program:
         return self._python(*args, **kwargs)
 
 
-def _lookup(name: str):
-    """``locals().get(name, globals().get(name))`` spelt so that names bound
-    later (loop variables of the nest) are skipped without NameError."""
-    def get(scope: str, *args):
-        table = ast.Call(func=ast.Name(scope, ast.Load()), args=[], keywords=[])
-        return ast.Call(func=ast.Attribute(table, "get", ast.Load()), args=list(args), keywords=[])
+class _FirstUse(ast.NodeVisitor):
+    """Each name's first use in a nest, in evaluation order: "load" or
+    "store" (the value of an assignment before its targets, an augmented
+    assignment's target a load, a for's iterable before its target)."""
 
-    return get("locals", ast.Constant(name), get("globals", ast.Constant(name)))
+    def __init__(self):
+        self.first: dict = {}
+
+    def visit_Name(self, node):
+        self.first.setdefault(node.id, "load" if isinstance(node.ctx, ast.Load) else "store")
+
+    def visit_Assign(self, node):
+        self.visit(node.value)
+        for t in node.targets:
+            self.visit(t)
+
+    def visit_AnnAssign(self, node):
+        if node.value is not None:
+            self.visit(node.value)
+        self.visit(node.target)
+
+    def visit_AugAssign(self, node):
+        if isinstance(node.target, ast.Name):
+            self.first.setdefault(node.target.id, "load")
+        else:
+            self.visit(node.target)
+        self.visit(node.value)
+
+    def visit_For(self, node):
+        self.visit(node.iter)
+        self.visit(node.target)
+        for s in node.body + node.orelse:
+            self.visit(s)
+
+
+def _nest_inputs(stmt) -> list[str]:
+    """The names a nest reads from outside it: used before the nest binds
+    them (its loop variables and the locals it assigns first are its own,
+    whatever values they had before it)."""
+    uses = _FirstUse()
+    uses.visit(stmt)
+    return sorted(n for n, kind in uses.first.items() if kind == "load")

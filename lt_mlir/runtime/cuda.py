@@ -39,12 +39,20 @@ updated in place) or only the inputs (the outputs, the written arguments
 after the last read-only one, are allocated zero-filled and returned).
 Arrays are either all NumPy arrays (copied to the device and back) or all
 device arrays exported through DLPack (torch CUDA tensors, CuPy arrays),
-which the kernels read and write in place.
+which the kernels read and write in place.  A call on NumPy arrays returns
+when the results are back; a call on device arrays returns once its
+launches are queued on the legacy default stream (where torch's own
+kernels run, so they are ordered with them), as a torch operation does:
+an error of the running kernel surfaces at the next synchronisation.
+torch tensors are read through their accessors and other arrays through
+``__cuda_array_interface__`` when they have one (no DLPack capsule: a call
+costs tens of microseconds less); see ``_cai_view`` for the ordering.
 """
 
 from __future__ import annotations
 
 import ctypes
+import functools
 import json
 import os
 import sys
@@ -86,8 +94,14 @@ _DL_TYPE_CODES = {"i": 0, "u": 1, "f": 2}
 # The driver: every call goes through _call, which turns failures into CudaError.
 
 
+_DRIVER = None
+
+
 def _driver():
     """cuda-python's driver module, imported on first use (it is optional)."""
+    global _DRIVER
+    if _DRIVER is not None:
+        return _DRIVER
     try:
         from cuda.bindings import driver
     except ImportError as exc:
@@ -95,6 +109,7 @@ def _driver():
             f"running CUDA kernels needs cuda-python's driver bindings ({exc}); "
             "install them with pip install 'lt_mlir[cuda]'"
         ) from None
+    _DRIVER = driver
     return driver
 
 
@@ -103,16 +118,15 @@ def _call(name: str, *args, what: str = ""):
     tuple of values.  Any failure, a CUresult or an exception raised inside
     cuda-python (such as a missing libcuda), becomes a CudaError naming the call."""
     cu = _driver()
-    where = f"{name} failed{' ' + what if what else ''}"
     try:
         result = getattr(cu, name)(*args)
     except Exception as exc:  # noqa: BLE001 - cuda-python raises several kinds
-        raise CudaError(f"{where}: {type(exc).__name__}: {exc}") from None
+        raise CudaError(f"{name} failed{' ' + what if what else ''}: {type(exc).__name__}: {exc}") from None
     if not isinstance(result, tuple):
         result = (result,)
     status, values = result[0], result[1:]
     if status != cu.CUresult.CUDA_SUCCESS:
-        raise CudaError(f"{where}: {_describe(cu, status)}")
+        raise CudaError(f"{name} failed{' ' + what if what else ''}: {_describe(cu, status)}")
     if not values:
         return None
     return values[0] if len(values) == 1 else values
@@ -295,6 +309,62 @@ class _DLView:
                 return False
             expected *= size
         return True
+
+
+_TORCH_TYPES: dict = {}  # torch dtype -> DLDataType, filled as met
+
+
+def _torch_view(obj, device_type: int, device_id: int) -> _DLView | None:
+    """A ``torch.Tensor`` read through its own accessors (each a C call: a
+    few microseconds a call in all, where ``__cuda_array_interface__``
+    builds a dict in Python), or None for anything else.  Ordering as
+    ``_cai_view``'s."""
+    if type(obj).__module__ != "torch" or getattr(obj, "requires_grad", True):
+        return None  # (a tensor that requires grad: the DLPack path says why it cannot be used)
+    dl = _TORCH_TYPES.get(obj.dtype)
+    if dl is None:
+        try:
+            dtype = np.dtype(str(obj.dtype).rsplit(".", 1)[-1])
+        except TypeError:
+            return None
+        if dtype.kind not in _DL_TYPE_CODES:
+            return None
+        dl = _TORCH_TYPES[obj.dtype] = (_DL_TYPE_CODES[dtype.kind], dtype.itemsize * 8, 1)
+    strides = None if obj.is_contiguous() else tuple(obj.stride())
+    return _DLView(device_type, device_id, tuple(obj.shape), strides, dl, obj.data_ptr(), obj)
+
+
+@functools.lru_cache(maxsize=64)
+def _typestr_dtype(typestr: str) -> np.dtype:
+    return np.dtype(typestr)
+
+
+def _cai_view(obj, device_type: int, device_id: int) -> _DLView | None:
+    """The array ``obj.__cuda_array_interface__`` describes (torch and CuPy
+    CUDA tensors have one), or None: read without exporting a DLPack capsule,
+    which costs a torch tensor tens of microseconds a call.  An interface
+    that names a stream other than the legacy default one (CuPy's current
+    stream, version 3) is left to the DLPack path, which orders that
+    stream's work first; torch's (version 2) names none, its work on the
+    default stream is ordered before ours, work on other torch streams is
+    the caller's to synchronize, as with every consumer of the interface."""
+    try:
+        cai = obj.__cuda_array_interface__
+        if cai.get("stream", 1) not in (None, 1):
+            return None
+        dtype = _typestr_dtype(cai["typestr"])
+        pointer = int(cai["data"][0])
+        shape = tuple(int(n) for n in cai["shape"])
+        strides = cai.get("strides")
+    except Exception:  # noqa: BLE001 - no interface, or one we do not read: DLPack decides
+        return None
+    if dtype.kind not in _DL_TYPE_CODES or dtype.byteorder == ">" or cai.get("mask") is not None:
+        return None
+    if strides is not None:
+        if any(int(b) % dtype.itemsize for b in strides):
+            return None
+        strides = tuple(int(b) // dtype.itemsize for b in strides)
+    return _DLView(device_type, device_id, shape, strides, (_DL_TYPE_CODES[dtype.kind], dtype.itemsize * 8, 1), pointer, obj)
 
 
 def _dlpack_view(obj, stream: int | None = None) -> _DLView:
@@ -534,6 +604,7 @@ class CudaKernel(EntryPoint):
         # Driver state first, so that close() works on a half-built kernel.
         self._lock = threading.Lock()
         self._module = None
+        self._packed = None  # (pointers, packed parameters) of the last launch
         self._functions: dict = {}
         self._scratch_buffers: list[_DeviceBuffer] = []
         self._staging: list[_DeviceBuffer] = []
@@ -552,7 +623,8 @@ class CudaKernel(EntryPoint):
         with self._lock:
             self._load()
             self._launch_all(call.pointers(self))
-            self._synchronize()
+            if not isinstance(call, _DeviceCall):
+                self._synchronize()
             call.finish(self)
         return call.result
 
@@ -650,8 +722,10 @@ class CudaKernel(EntryPoint):
         except Exception as exc:  # noqa: BLE001 - the producer's own error
             raise ArgumentError(f"{where}: __dlpack_device__ failed ({type(exc).__name__}: {exc})") from None
         _check_device(where, device_type, device_id, ordinal)
+        view = _torch_view(a, device_type, device_id) or _cai_view(a, device_type, device_id)
         try:
-            view = _dlpack_view(a, stream=1)  # order the producer's pending work before stream 0
+            if view is None:
+                view = _dlpack_view(a, stream=1)  # order the producer's pending work before stream 0
         except ArgumentError as exc:
             raise ArgumentError(f"{where}: {exc}") from None
         except Exception as exc:  # noqa: BLE001 - e.g. torch refuses tensors that require grad
@@ -697,17 +771,13 @@ class CudaKernel(EntryPoint):
 
     def _launch_all(self, pointers: list[int]) -> None:
         stream = _default_stream()
-        for launch in self._launches:
-            values = []
-            for p in launch.params:
-                if p.kind == "arg":
-                    values.append(ctypes.c_void_p(pointers[p.index]))
-                elif p.kind == "scratch":
-                    values.append(ctypes.c_void_p(self._scratch_buffers[p.index].ptr))
-                else:
-                    values.append(p.value)
-            # cuLaunchKernel's kernelParams: an array of pointers to each value.
-            params = (ctypes.c_void_p * len(values))(*[ctypes.addressof(v) for v in values])
+        key = tuple(pointers)
+        if self._packed is not None and self._packed[0] == key:
+            packed = self._packed[1]  # the same arrays as the last call: the same parameters
+        else:
+            packed = [self._pack(launch, pointers) for launch in self._launches]
+            self._packed = (key, packed)
+        for launch, (values, params) in zip(self._launches, packed):
             _call(
                 "cuLaunchKernel",
                 self._functions[launch.kernel],
@@ -719,6 +789,19 @@ class CudaKernel(EntryPoint):
                 0,
                 what=f"(kernel {launch.kernel} of @{self.name})",
             )
+
+    def _pack(self, launch, pointers: list[int]) -> tuple:
+        """(the parameter values, cuLaunchKernel's array of pointers to them)."""
+        values = []
+        for p in launch.params:
+            if p.kind == "arg":
+                values.append(ctypes.c_void_p(pointers[p.index]))
+            elif p.kind == "scratch":
+                values.append(ctypes.c_void_p(self._scratch_buffers[p.index].ptr))
+            else:
+                values.append(p.value)
+        # cuLaunchKernel's kernelParams: an array of pointers to each value.
+        return values, (ctypes.c_void_p * len(values))(*[ctypes.addressof(v) for v in values])
 
     def _synchronize(self) -> None:
         _call("cuCtxSynchronize", what=f"after the launches of @{self.name} ({self._kernel_names()})")
@@ -733,9 +816,10 @@ class CudaKernel(EntryPoint):
             if self._module is None and not self._scratch_buffers and not self._staging:
                 return
             if _CONTEXT is None:  # made under another driver (a test's fake): nothing to free here
-                self._module, self._functions, self._scratch_buffers, self._staging = None, {}, [], []
+                self._module, self._functions, self._scratch_buffers, self._staging, self._packed = None, {}, [], [], None
                 return
             _call("cuCtxSetCurrent", _CONTEXT.handle)
+            self._packed = None  # it names the scratch buffers freed here
             buffers, self._scratch_buffers, self._staging = self._scratch_buffers + self._staging, [], []
             for buffer in buffers:
                 buffer.free()

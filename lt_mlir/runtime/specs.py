@@ -30,7 +30,7 @@ class ArgSpec:
     def c_type(self) -> str:
         return C_TYPES[self.element]
 
-    @property
+    @cached_property
     def nbytes(self) -> int:
         return int(np.prod(self.shape, dtype=np.int64)) * self.dtype.itemsize
 
