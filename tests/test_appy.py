@@ -5,6 +5,7 @@ signature (shapes, dtypes, int values)."""
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import os
 import sys
 import textwrap
@@ -205,3 +206,88 @@ def test_if_statements_in_annotated_loops(tmp_path):
     a = np.random.default_rng(11).standard_normal(1000)
     got = m.clip_band(a, np.full(1000, np.nan), -0.5, 0.5)
     np.testing.assert_array_equal(got, np.where((a < -0.5) | (a > 0.5), 0.0, a * 2.0))
+
+
+# -- the CUDA target without a GPU here: kernels saved, loaded, GPU arrays --
+
+
+def _gpu_programs(backend: str):
+    """benchmarks/appy_gpu_programs.py under ``appy.jit(backend=...)``."""
+    path = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "benchmarks", "appy_gpu_programs.py")
+    spec = importlib.util.spec_from_file_location(f"appy_gpu_programs_{backend}", path)
+    module = importlib.util.module_from_spec(spec)
+    module.__dict__["jit"] = appy.jit(backend=backend)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_compile_only_saves_cuda_kernels_that_load_without_compiling(tmp_path, monkeypatch):
+    monkeypatch.setenv(appy.KERNELS_ENV, str(tmp_path))
+    A, x, y = np.ones((300, 200), np.float32), np.ones(200, np.float32), np.full(300, np.nan, np.float32)
+    with appy.compile_only():
+        _gpu_programs("cuda").mv(A, x, y, 300, 200)
+    assert np.isnan(y).all()  # compiled, not run
+    saved = sorted(p.name for p in tmp_path.iterdir())
+    assert len(saved) == 3 and saved[0].startswith("mv_0_") and {s.rsplit(".", 1)[-1] for s in saved} == {"json", "ptx"}
+    # a fresh program finds the kernel: nothing compiles (no MLIR needed)
+    fresh = _gpu_programs("cuda")
+    monkeypatch.setattr(appy.Nest, "compile", lambda *a: pytest.fail("compiled instead of loading the saved kernel"))
+    with appy.compile_only():
+        fresh.mv(A, x, y, 300, 200)
+    (kernel, names), = fresh.mv.nests[0].cache.values()
+    assert type(kernel).__name__ == "CudaKernel" and names == ["A", "x", "y"]
+    # another shape is another signature: it would compile
+    with pytest.raises(pytest.fail.Exception, match="compiled instead"), appy.compile_only():
+        fresh.mv(A[:100], x, y[:100], 100, 200)
+
+
+class _GpuArray:
+    """What appy reads of a GPU array (a torch CUDA tensor): shape, dtype
+    spelt by its library, and the DLPack device."""
+
+    def __init__(self, shape, dtype="torch.float32"):
+        self.shape, self.dtype = shape, dtype
+
+    def __dlpack_device__(self):
+        return (2, 0)
+
+
+def test_gpu_arrays_are_read_by_shape_and_dtype_and_refused_on_the_cpu(tmp_path, monkeypatch):
+    monkeypatch.setenv(appy.KERNELS_ENV, str(tmp_path))
+    A, x, y = _GpuArray((64, 32)), _GpuArray((32,)), _GpuArray((64,))
+    p = _gpu_programs("cuda")
+    with appy.compile_only():
+        p.mv(A, x, y, 64, 32)
+    key, = p.mv.nests[0].cache
+    assert ("A", "array", (64, 32), "<f4") in key
+    # the NumPy stand-ins used to compile give the same signature: a kernel
+    # built here from NumPy arrays serves GPU tensors on the GPU machine
+    assert p.mv.nests[0].signature({"A": np.zeros((64, 32), np.float32), "M": 64, "N": 32, "x": np.zeros(32, np.float32), "y": np.zeros(64, np.float32), "range": None}) == key
+    with pytest.raises(appy.AppyError, match=r"appy_gpu_programs.py:\d+: error: array 'A' is on a GPU; the cpu backend takes NumPy arrays"):
+        _gpu_programs("cpu").mv(A, x, y, 64, 32)
+
+
+def test_nest_inputs_leave_out_names_the_nest_binds_first(tmp_path):
+    prog = npbench.gesummv
+    assert prog.nests[0].inputs == ["A", "B", "alpha", "beta", "range", "x", "y"]  # not i, j, s
+    # a stale loop variable of an earlier Python loop does not enter the signature
+    path = tmp_path / "stale.py"
+    path.write_text(textwrap.dedent('''
+        import numpy as np
+        import lt_mlir.appy as appy
+
+        @appy.jit
+        def twice(a):
+            for i in range(3):
+                pass
+            b = np.empty_like(a)
+            #pragma parallel for
+            for i in range(a.shape[0]):
+                b[i] = 2.0 * a[i]
+            return b
+    '''))
+    spec = importlib.util.spec_from_file_location("stale", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    np.testing.assert_array_equal(module.twice(np.arange(5.0)), 2 * np.arange(5.0))
+    assert module.twice.nests[0].inputs == ["a", "b", "range"]
