@@ -291,3 +291,17 @@ def test_nest_inputs_leave_out_names_the_nest_binds_first(tmp_path):
     spec.loader.exec_module(module)
     np.testing.assert_array_equal(module.twice(np.arange(5.0)), 2 * np.arange(5.0))
     assert module.twice.nests[0].inputs == ["a", "b", "range"]
+
+
+def test_a_nest_relaunches_only_for_the_same_gpu_arrays_and_values():
+    from lt_mlir.appy import _snapshot, _unchanged
+
+    A, x = _GpuArray((4, 4)), _GpuArray((4,))
+    snaps = [_snapshot(A, True), _snapshot(x, True), _snapshot(4, False), _snapshot(1.5, False), _snapshot(None, False)]
+    assert _unchanged([A, x, 4, 1.5, None], snaps)
+    assert not _unchanged([_GpuArray((4, 4)), x, 4, 1.5, None], snaps)  # another array object
+    assert not _unchanged([A, x, 5, 1.5, None], snaps)  # an int sizes loops: another kernel
+    assert not _unchanged([A, x, 4.0, 1.5, None], snaps)  # a float where an int was
+    assert not _unchanged([A, x, 4, 2.5, None], snaps)  # another scalar value: another GPU copy
+    A.shape = (2, 8)
+    assert not _unchanged([A, x, 4, 1.5, None], snaps)  # resized in place

@@ -771,6 +771,31 @@ def test_fake_torch_tensors_are_read_through_their_accessors(fake_driver):
             kernel(FakeTorchTensor(a, requires_grad=True), FakeTorchTensor(b), FakeTorchTensor(c))
 
 
+def test_fake_torch_call_again_with_the_same_tensors_skips_binding(fake_driver, monkeypatch):
+    a, b = inputs()
+    c = np.zeros(N, np.float32)
+    for x in (a, b, c):
+        fake_driver.register(x)
+    tensors = [FakeTorchTensor(x) for x in (a, b, c)]
+    with cuda_rt.CudaKernel(vadd_meta(), PTX) as kernel:
+        kernel(*tensors)
+        binds = []
+        real_bind = kernel._bind
+        monkeypatch.setattr(kernel, "_bind", lambda arrays: binds.append(1) or real_bind(arrays))
+        kernel(*tensors)
+        assert binds == [] and len(fake_driver.launches) == 2
+        assert fake_driver.launches[1][4][:3] == [a.ctypes.data, b.ctypes.data, c.ctypes.data]
+        # another tensor, or one whose storage moved, is bound (and checked) again
+        c2 = np.zeros(N, np.float32)
+        fake_driver.register(c2)
+        tensors[2].array = c2
+        kernel(*tensors)
+        assert binds == [1] and fake_driver.launches[2][4][2] == c2.ctypes.data
+        tensors[2].shape = (N // 2,)
+        with pytest.raises(ArgumentError, match="argument 2: expected shape"):
+            kernel(*tensors)
+
+
 def test_fake_cuda_array_interface_on_another_stream_goes_through_dlpack(fake_driver):
     a, b = inputs()
     c = np.zeros(N, np.float32)
