@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+import lt_mlir
 import lt_mlir as lt
 
 NAN = np.nan
@@ -125,3 +126,41 @@ def test_python_numbers_are_constants():
     assert "f0x" not in t.compile().llvm_ir
     u = lt.Tensor(a).to(s.m, s.n).max(lt.Tensor(0.0))  # a tensor is an input, settable later
     assert len(u.arguments) == 2
+
+
+# math ops without an LLVM intrinsic (erf) call libm; an op the translator
+# cannot take is a located CompileError, never a crash of the C translator
+
+_ERF = """
+func.func @f(%X: memref<67xf64> {lt.name = "X"}, %Y: memref<67xf64> {lt.name = "Y"}) {
+  "lt.loop"() ({
+  ^bb0(%i0: index):
+    %i = "lt.dim"() {dim = "i"} : () -> index
+    %x = memref.load %X[%i] : memref<67xf64>
+    %e = math.erf %x : f64
+    memref.store %e, %Y[%i] : memref<67xf64>
+  }) {dim = "i", size = 67 : i64, tail = 0 : i64} : () -> ()
+  return
+}
+"""
+
+
+@pytest.mark.parametrize("steps", [[], ["lt-split{loop=0 factor=4}", "lt-vectorize{loop=1 width=4}"]], ids=["scalar", "vector"])
+def test_erf_calls_libm_and_matches_it(steps):
+    import math
+
+    s = lt_mlir.Schedule(_ERF)
+    for step in steps:
+        s.apply(step)
+    x = np.linspace(-3, 3, 67)
+    got = s.compile()(x)
+    np.testing.assert_allclose(got, [math.erf(v) for v in x], rtol=1e-15, atol=1e-16)
+
+
+def test_a_module_not_all_in_llvm_is_refused_before_translation():
+    from lt_mlir.errors import CompileError
+    from lt_mlir.lowering.llvm import translate_to_llvm_ir
+
+    module = lt_mlir.parse_module('func.func @g(%a: f32) -> f32 {\n  %b = math.erf %a : f32\n  return %b : f32\n}\n')
+    with pytest.raises(CompileError, match=r"^-:2:8: error: math.erf has no lowering to LLVM IR on this target"):
+        translate_to_llvm_ir(module)

@@ -86,6 +86,7 @@ if TYPE_CHECKING:  # the compiler (MLIR bindings) loads when a nest compiles: a
     from ..schedule import Schedule  # GPU machine running saved kernels has none
 
 __all__ = ["AppyError", "compile_only", "jit"]
+BACKEND_ENV = "LT_APPY_BACKEND"  # overrides every jit's backend (run a GPU program on the CPU)
 KERNELS_ENV = "LT_APPY_KERNELS"  # a directory of saved CUDA kernels (module docs)
 _compile_only = False
 
@@ -159,11 +160,15 @@ _PRAGMA = re.compile(r"#\s*pragma\s+(.*)$")
 _CLAUSE = re.compile(r"(shared|reduction|private|firstprivate)\s*\([^)]*\)")
 
 
-def jit(fn=None, *, backend: str = "cpu", dump_code: bool = False, auto_simd: bool = False, unsafe: bool = False, **options):
+def jit(fn=None, *, backend: str = "cpu", dump_code: bool = False, auto_simd: bool = False, unsafe: bool = False, dry_run: bool = False, **options):
     """Compile ``fn``'s annotated loops (module docs); bare (``@appy.jit``)
-    or with options (``@appy.jit(backend="cpu", dump_code=True)``)."""
+    or with options (``@appy.jit(backend="cpu", dump_code=True)``).
+    ``dry_run`` (APPy's): run ``fn`` as the plain Python it is."""
     if options:
-        raise AppyError(f"error: unknown appy.jit option(s): {', '.join(sorted(options))} (backend, dump_code, auto_simd, unsafe)")
+        raise AppyError(f"error: unknown appy.jit option(s): {', '.join(sorted(options))} (backend, dump_code, auto_simd, unsafe, dry_run)")
+    if dry_run:
+        return fn if fn is not None else (lambda f: f)
+    backend = os.environ.get(BACKEND_ENV) or backend
     if backend not in BACKENDS:
         raise AppyError(f"error: unknown backend '{backend}' (one of: {', '.join(BACKENDS)})")
 
@@ -179,6 +184,7 @@ class Nest:
     def __init__(self, node: ast.For, pragmas: dict, program: "Program", index: int):
         self.node, self.pragmas, self.program, self.index = node, pragmas, program, index
         self.inputs: list = []  # the names it reads from outside (_nest_inputs)
+        self.outs: list = []  # the function's scalars it assigns (one-element arrays while it runs)
         self.cache: dict = {}  # signature -> (kernel, argument names)
         self.scalars: dict = {}  # name -> (dtype, value, its GPU copy): scalars beside GPU arrays
         self._last = None  # (snapshot of the inputs, kernel, arguments) of the last all-GPU call
@@ -214,8 +220,21 @@ class Nest:
         last = self._last
         if last is not None and not _compile_only and _unchanged(values, last[0]):
             last[1](*last[2])
-            return
-        self.run(dict(zip(self.inputs, values)))
+            return None
+        values = dict(zip(self.inputs, values))
+        if not self.outs:
+            self.run(values)
+            return None
+        before = {n: values[n] for n in self.outs}
+        for n, v in before.items():
+            if not isinstance(v, (int, float, np.integer, np.floating)) or isinstance(v, bool):
+                raise AppyError(f"{self.program.where(self.node)}: error: '{n}' is assigned in the loop but holds {type(v).__name__}, not a number, before it")
+            values[n] = np.array([v], dtype=np.float64 if isinstance(v, (float, np.floating)) else np.int64)
+        gpu = [v for v in values.values() if _on_gpu(v)]
+        if gpu:
+            values.update({n: _to_gpu_like(values[n], gpu[0]) for n in self.outs})
+        self.run(values)
+        return tuple(type(before[n])(values[n][0].item()) for n in self.outs)
 
     def run(self, values: dict) -> None:
         gpu = {n for n, v in values.items() if _on_gpu(v)}
@@ -254,7 +273,7 @@ class Nest:
                     args.append(scalar)
         self._last = None
         kernel(*args)
-        if gpu and not any(isinstance(values[n], np.ndarray) for n in self.inputs):
+        if gpu and not self.outs and not any(isinstance(values[n], np.ndarray) for n in self.inputs):
             try:
                 self._last = ([_snapshot(values[n], n in gpu) for n in self.inputs], kernel, args)
             except TypeError:  # an array that cannot be weakly referenced
@@ -351,7 +370,7 @@ class Nest:
         try:
             kernel = s.compile(target=p.target)
         except LtError as e:
-            raise AppyError(f"{p.where(self.node)}: error: {e}") from None
+            raise AppyError(f"{p.where(self.node)}: error: {_reason(e)}") from None
         prefix = self._store_prefix(key) if key is not None else None
         if prefix is not None:
             from ..runtime import cuda
@@ -417,6 +436,8 @@ class Program:
             raise AppyError(f"{self.filename}:{self.first_line}: error: appy.jit decorates functions")
         fdef.decorator_list = []
         self.nests: list[Nest] = []
+        self._fdef = fdef
+        self._annotated = [n for n in ast.walk(fdef) if isinstance(n, ast.For) and self._is_annotated(n)]
         fdef.body = [self._rewrite(stmt) for stmt in fdef.body]
         ast.fix_missing_locations(tree)
         namespace = dict(fn.__globals__)
@@ -455,22 +476,34 @@ class Program:
             out[w] = True
         return out
 
+    def _is_annotated(self, stmt) -> bool:
+        pragma = self.pragmas.get(stmt.lineno)
+        return pragma is not None and ("parallel" in pragma or "simd" in pragma)
+
     def _rewrite(self, stmt):
         """Annotated ``for`` statements become calls of their kernels; a
         plain ``for``/``if``/``while`` keeps its body, rewritten."""
-        if isinstance(stmt, ast.For) and stmt.lineno in self.pragmas and ("parallel" in self.pragmas[stmt.lineno] or "simd" in self.pragmas[stmt.lineno]):
-            nest = Nest(stmt, self.pragmas, self, len(self.nests))
+        if isinstance(stmt, ast.For) and self._is_annotated(stmt):
+            # Scalars of the function that the nest assigns (a sum, a flag:
+            # ``sum += ...`` under ``shared(sum)``) live in a one-element
+            # array while it runs (``sum[0] += ...``: a reduction, or a store
+            # the dependence test judges), and go back to the function after.
+            outs = sorted(_assigned(stmt) & _bound_outside(self._fdef, self._annotated))
+            kernel_stmt = _ScalarsToElements(set(outs)).visit(_copy(stmt)) if outs else stmt
+            nest = Nest(kernel_stmt, self.pragmas, self, len(self.nests))
             self.nests.append(nest)
-            nest.inputs = _nest_inputs(stmt)
+            nest.inputs = _nest_inputs(kernel_stmt)
+            nest.outs = outs
             scope = [ast.Call(func=ast.Name(n, ast.Load()), args=[], keywords=[]) for n in ("locals", "globals")]
-            call = ast.Expr(
-                ast.Call(
-                    func=ast.Attribute(ast.Subscript(ast.Name("__appy_nests__", ast.Load()), ast.Constant(nest.index), ast.Load()), "call", ast.Load()),
-                    args=scope,
-                    keywords=[],
-                )
+            run = ast.Call(
+                func=ast.Attribute(ast.Subscript(ast.Name("__appy_nests__", ast.Load()), ast.Constant(nest.index), ast.Load()), "call", ast.Load()),
+                args=scope,
+                keywords=[],
             )
-            return ast.copy_location(call, stmt)
+            if outs:
+                target = ast.Tuple([ast.Name(n, ast.Store()) for n in outs], ast.Store())
+                return ast.copy_location(ast.Assign(targets=[target], value=run), stmt)
+            return ast.copy_location(ast.Expr(run), stmt)
         for field_name in ("body", "orelse"):
             if isinstance(stmt, (ast.For, ast.While, ast.If, ast.With)) and hasattr(stmt, field_name):
                 setattr(stmt, field_name, [self._rewrite(s) for s in getattr(stmt, field_name)])
@@ -478,6 +511,42 @@ class Program:
 
     def __call__(self, *args, **kwargs):
         return self._python(*args, **kwargs)
+
+
+def _copy(node):
+    import copy
+
+    return copy.deepcopy(node)
+
+
+def _assigned(stmt) -> set:
+    """Names a nest assigns (``x = ``, ``x += ``), not its loop variables."""
+    loops = {n.target.id for n in ast.walk(stmt) if isinstance(n, ast.For) and isinstance(n.target, ast.Name)}
+    stored = {n.id for n in ast.walk(stmt) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    return stored - loops
+
+
+def _bound_outside(fdef, nests: list) -> set:
+    """The function's parameters and the names it binds outside every
+    annotated nest (a nest's own locals are not the function's)."""
+    inside = {id(n) for nest in nests for n in ast.walk(nest)}
+    names = {a.arg for a in fdef.args.args + fdef.args.kwonlyargs + fdef.args.posonlyargs}
+    for n in ast.walk(fdef):
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store) and id(n) not in inside:
+            names.add(n.id)
+    return names
+
+
+class _ScalarsToElements(ast.NodeTransformer):
+    """``x`` -> ``x[0]`` for the function's scalars a nest assigns."""
+
+    def __init__(self, names: set):
+        self.names = names
+
+    def visit_Name(self, node):
+        if node.id in self.names:
+            return ast.copy_location(ast.Subscript(ast.Name(node.id, ast.Load()), ast.Constant(0), node.ctx), node)
+        return node
 
 
 class _FirstUse(ast.NodeVisitor):

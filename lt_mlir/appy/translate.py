@@ -416,6 +416,8 @@ class Translator:
             out = self.fresh()
             self.emit(depth, f"{out} = memref.load {buf}[{', '.join(idx)}] : {self.arg_types[node.value.id]}")
             return Value(out, t)
+        if isinstance(node, (ast.Compare, ast.BoolOp)) or (isinstance(node, ast.BinOp) and isinstance(node.op, (ast.BitAnd, ast.BitOr))):
+            return self.compare(node, depth, scope)  # a condition as a value (i1): mask = (a <= x) & (x < b)
         if isinstance(node, ast.BinOp):
             return self.binop(node, depth, scope)
         if isinstance(node, ast.UnaryOp):
@@ -563,8 +565,24 @@ class Translator:
                 self.emit(depth, f"{name} = arith.{op} {out.ssa}, {v.ssa} : i1")
                 out = Value(name, "i1")
             return out
+        if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.BitAnd, ast.BitOr)):
+            # NumPy's elementwise ``(a < b) & (c < d)`` on one element: and/or
+            a, b = self.compare(node.left, depth, scope), self.compare(node.right, depth, scope)
+            out = self.fresh()
+            self.emit(depth, f"{out} = arith.{'andi' if isinstance(node.op, ast.BitAnd) else 'ori'} {a.ssa}, {b.ssa} : i1")
+            return Value(out, "i1")
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+            v = self.compare(node.operand, depth, scope)
+            true, out = self.fresh("c"), self.fresh()
+            self.emit(depth, f"{true} = arith.constant true")
+            self.emit(depth, f"{out} = arith.xori {v.ssa}, {true} : i1")
+            return Value(out, "i1")
+        if not isinstance(node, ast.Compare):
+            v = self.expr(node, depth, scope)  # a condition held in a local: mask = a < b
+            if v.type == "i1":
+                return v
         if not (isinstance(node, ast.Compare) and len(node.ops) == 1 and type(node.ops[0]) in _CMP):
-            raise self.error(node, "conditions must be comparisons (a < b), joined by and/or")
+            raise self.error(node, "conditions must be comparisons (a < b), joined by and/or (& and | too), or locals holding one")
         a, b = self.unify(self.expr(node.left, depth, scope), self.expr(node.comparators[0], depth, scope), depth)
         fpred, ipred = _CMP[type(node.ops[0])]
         out = self.fresh()

@@ -16,13 +16,15 @@ import re
 import struct
 
 from ..dialect import lt
-from ..errors import CompileError, from_mlir_error
+from ..errors import CompileError, format_location, from_mlir_error
 from ..mlir import MLIR_LIBS, ir, passmanager
 from .alias_scopes import add_alias_scopes
 from .lt_to_scf import lower_lt_to_scf
 
 # After lower-lt-to-scf.  Order matters: func-to-llvm with the bare-pointer
-# convention first, then memref, then the control flow and scalar dialects.
+# convention first, then memref, then the control flow and scalar dialects;
+# math ops become LLVM intrinsics where there is one, libm calls otherwise
+# (math.erf: erf/erff, which the JIT resolves in the process's libm).
 CPU_PIPELINE = (
     "builtin.module("
     "func.func(canonicalize, cse, loop-invariant-code-motion), "
@@ -30,6 +32,7 @@ CPU_PIPELINE = (
     "convert-scf-to-cf, "
     "convert-func-to-llvm{use-bare-ptr-memref-call-conv=1}, "
     "finalize-memref-to-llvm, "
+    "convert-math-to-llvm, convert-math-to-libm, "
     "convert-to-llvm, "
     "reconcile-unrealized-casts, canonicalize)"
 )
@@ -79,6 +82,7 @@ OPENMP_PIPELINE = (
     "convert-func-to-llvm{use-bare-ptr-memref-call-conv=1}, "
     "finalize-memref-to-llvm, "
     "convert-scf-to-cf, "
+    "convert-math-to-llvm, convert-math-to-libm, "
     "convert-to-llvm, "
     "reconcile-unrealized-casts, canonicalize)"
 )
@@ -147,6 +151,13 @@ def _c_pointer(obj) -> int:
 def translate_to_llvm_ir(module: ir.Module | ir.Operation) -> str:
     """LLVM IR text of a module that is entirely in the ``llvm`` dialect."""
     op = module.operation
+    # The C API's translator crashes (it does not fail) on an op it cannot
+    # translate: check first, and say which op and where.
+    stray = []
+    op.walk(lambda o: (stray.append(o) if not o.name.startswith(("llvm.", "omp.")) and o.name != "builtin.module" else None, ir.WalkResult.ADVANCE)[1])
+    if stray:
+        where = format_location(stray[0].location)
+        raise CompileError(f"{where + ': ' if where else ''}error: {stray[0].name} has no lowering to LLVM IR on this target")
     lib = _CAPI.lib()
     ctx_ptr = _c_pointer(op.context)
     if ctx_ptr not in _registered_contexts:
