@@ -80,6 +80,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..errors import LtError, PassError
+from .slices import desugar as desugar_slices
 from .translate import AppyError, Translator, element_type
 
 if TYPE_CHECKING:  # the compiler (MLIR bindings) loads when a nest compiles: a
@@ -489,7 +490,9 @@ class Program:
             # array while it runs (``sum[0] += ...``: a reduction, or a store
             # the dependence test judges), and go back to the function after.
             outs = sorted(_assigned(stmt) & _bound_outside(self._fdef, self._annotated))
-            kernel_stmt = _ScalarsToElements(set(outs)).visit(_copy(stmt)) if outs else stmt
+            kernel_stmt = desugar_slices(stmt, self.filename)  # slice statements as loops (slices.py)
+            if outs:
+                kernel_stmt = _ScalarsToElements(set(outs)).visit(kernel_stmt)
             nest = Nest(kernel_stmt, self.pragmas, self, len(self.nests))
             self.nests.append(nest)
             nest.inputs = _nest_inputs(kernel_stmt)
