@@ -76,7 +76,58 @@ def numba_kernels():
                 s = max(s, a[i, j])
             b[i] = s
 
-    return {"gesummv": gesummv, "jacobi_2d": jacobi_2d, "vec_add": vec_add, "syrk": syrk, "rowwise_max": rowwise_max}
+    @njit(parallel=True, cache=False)
+    def jacobi_1d(TSTEPS, A, B):
+        for t in range(1, TSTEPS):
+            for i in prange(1, A.shape[0] - 1):
+                B[i] = 0.33333 * (A[i - 1] + A[i] + A[i + 1])
+            for i in prange(1, B.shape[0] - 1):
+                A[i] = 0.33333 * (B[i - 1] + B[i] + B[i + 1])
+        return A, B
+
+    @njit(parallel=True, cache=False)
+    def go_fast(a):
+        trace = 0.0
+        for i in prange(a.shape[0]):
+            trace += np.tanh(a[i, i])
+        return a + trace
+
+    @njit(parallel=True, cache=False)
+    def softmax(x, out):
+        for i in prange(x.shape[0]):
+            m = -np.inf
+            for j in range(x.shape[1]):
+                m = max(m, x[i, j])
+            s = 0.0
+            for j in range(x.shape[1]):
+                out[i, j] = np.exp(x[i, j] - m)
+                s += out[i, j]
+            for j in range(x.shape[1]):
+                out[i, j] = out[i, j] / s
+        return out
+
+    @njit(parallel=True, cache=False)
+    def gemver(alpha, beta, A, u1, v1, u2, v2, w, x, y, z):
+        M, N = A.shape
+        for i in prange(M):
+            for j in range(N):
+                A[i, j] += u1[i] * v1[j] + u2[i] * v2[j]
+        for j in prange(N):
+            s = 0.0
+            for i in range(M):
+                s += beta * y[i] * A[i, j]
+            x[j] += s + z[j]
+        for i in prange(M):
+            s = 0.0
+            for j in range(N):
+                s += alpha * A[i, j] * x[j]
+            w[i] += s
+        return A, x, w
+
+    return {
+        "gesummv": gesummv, "jacobi_2d": jacobi_2d, "vec_add": vec_add, "syrk": syrk, "rowwise_max": rowwise_max,
+        "jacobi_1d": jacobi_1d, "go_fast": go_fast, "softmax": softmax, "gemver": gemver,
+    }
 
 
 def workloads(rng):
@@ -105,6 +156,37 @@ def workloads(rng):
     def rowmax_np(a_, b_):
         np.max(a_, axis=1, out=b_)
 
+    J1 = 2**20
+    J1A, J1B = rng.random(J1), rng.random(J1)
+
+    def jacobi_1d_np(T, A_, B_):
+        for _ in range(1, T):
+            B_[1:-1] = 0.33333 * (A_[:-2] + A_[1:-1] + A_[2:])
+            A_[1:-1] = 0.33333 * (B_[:-2] + B_[1:-1] + B_[2:])
+        return A_, B_
+
+    G = rng.random((2000, 2000))
+    X = rng.standard_normal((1000, 2048))
+
+    def softmax_np(x_, out):
+        e = np.exp(x_ - x_.max(1, keepdims=True))
+        out[...] = e / e.sum(1, keepdims=True)
+        return out
+
+    V = 2000
+    GA = rng.random((V, V))
+    gv = [rng.random(V) for _ in range(8)]
+
+    def gemver_args():
+        u1, v1, u2, v2, w, x_, y, z = (v.copy() for v in gv)
+        return (1.5, 1.2, GA.copy(), u1, v1, u2, v2, w, x_, y, z)
+
+    def gemver_np(alpha, beta, A_, u1, v1, u2, v2, w, x_, y, z):
+        A_ += np.outer(u1, v1) + np.outer(u2, v2)
+        x_ += beta * y @ A_ + z
+        w += alpha * A_ @ x_
+        return A_, x_, w
+
     # name: (args factory (fresh copies each call), NumPy reference, output of interest)
     return {
         "gesummv 2000²": ("gesummv", lambda: (1.5, 1.2, A, B, x), lambda *z: 1.5 * A @ x + 1.2 * B @ x, lambda r: r),
@@ -112,6 +194,10 @@ def workloads(rng):
         "vec_add 2²²": ("vec_add", lambda: (a, b), lambda *z: a + b, lambda r: r),
         "syrk 500²": ("syrk", lambda: (1.5, 1.2, SC.copy(), SA), lambda al, be, C_, A_: syrk_np(al, be, C_, A_), lambda r: r),
         "row max 2000²": ("rowwise_max", lambda: (R, np.empty(2000)), lambda a_, b_: rowmax_np(a_, b_), None),
+        "jacobi_1d 2²⁰, 10 steps": ("jacobi_1d", lambda: (10, J1A.copy(), J1B.copy()), lambda T, A_, B_: jacobi_1d_np(T, A_, B_), lambda r: r[0]),
+        "go_fast 2000²": ("go_fast", lambda: (G,), lambda a_: a_ + np.tanh(np.diag(a_)).sum(), lambda r: r),
+        "softmax 1000 x 2048": ("softmax", lambda: (X, np.empty_like(X)), softmax_np, lambda r: r),
+        "gemver 2000²": ("gemver", gemver_args, gemver_np, lambda r: r[2]),
     }
 
 

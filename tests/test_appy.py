@@ -305,3 +305,22 @@ def test_a_nest_relaunches_only_for_the_same_gpu_arrays_and_values():
     assert not _unchanged([A, x, 4, 2.5, None], snaps)  # another scalar value: another GPU copy
     A.shape = (2, 8)
     assert not _unchanged([A, x, 4, 1.5, None], snaps)  # resized in place
+
+
+def test_jacobi_1d_go_fast_and_softmax_as_appy_writes_them():
+    rng = np.random.default_rng(5)
+    A, B = rng.random(300), rng.random(300)
+    A1, B1 = A.copy(), B.copy()
+    for _ in range(1, 10):
+        B1[1:-1] = 0.33333 * (A1[:-2] + A1[1:-1] + A1[2:])
+        A1[1:-1] = 0.33333 * (B1[:-2] + B1[1:-1] + B1[2:])
+    npbench.jacobi_1d(10, A, B)
+    np.testing.assert_allclose(A, A1, rtol=1e-12)
+    np.testing.assert_allclose(B, B1, rtol=1e-12)
+    # a reduction into the function's scalar (shared(trace)), used after the nest
+    a = rng.random((60, 60))
+    np.testing.assert_allclose(npbench.go_fast(a), a + np.tanh(np.diag(a)).sum(), rtol=1e-12)
+    # -np.inf, a max then a sum through locals, then a normalisation
+    x = rng.standard_normal((40, 70))
+    e = np.exp(x - x.max(1, keepdims=True))
+    np.testing.assert_allclose(npbench.softmax(x, np.empty_like(x)), e / e.sum(1, keepdims=True), rtol=1e-12)

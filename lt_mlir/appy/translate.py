@@ -56,6 +56,9 @@ class AppyError(LtError):
     """An APPy program lt_mlir cannot compile, located at the statement."""
 
 
+_NAMED_CONSTANTS = {"inf": float("inf"), "nan": float("nan"), "pi": 3.141592653589793, "e": 2.718281828459045}
+
+
 def element_type(dtype) -> str:
     t = _NP_TYPES.get(np.dtype(dtype))
     if t is None:
@@ -409,6 +412,11 @@ class Translator:
             return Value(repr(float(node.value)), "float", weak=True)  # materialised once its type is known
         if isinstance(node, ast.Name):
             return self.load_name(node, depth, scope)
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in ("np", "numpy", "math"):
+            value = _NAMED_CONSTANTS.get(node.attr)
+            if value is None:
+                raise self.error(node, f"{node.value.id}.{node.attr} is not a number lt_mlir.appy knows (inf, nan, pi, e)")
+            return Value(repr(value), "float", weak=True)
         if isinstance(node, ast.Subscript):
             if isinstance(node.value, ast.Attribute) and node.value.attr == "shape":
                 return self.constant(depth, self.static_int(node, scope), "index")

@@ -154,7 +154,7 @@ def translate_to_llvm_ir(module: ir.Module | ir.Operation) -> str:
     # The C API's translator crashes (it does not fail) on an op it cannot
     # translate: check first, and say which op and where.
     stray = []
-    op.walk(lambda o: (stray.append(o) if not o.name.startswith(("llvm.", "omp.")) and o.name != "builtin.module" else None, ir.WalkResult.ADVANCE)[1])
+    op.walk(lambda o: (stray.append(o) if not o.name.startswith(("llvm.", "omp.", "nvvm.")) and o.name != "builtin.module" else None, ir.WalkResult.ADVANCE)[1])
     if stray:
         where = format_location(stray[0].location)
         raise CompileError(f"{where + ': ' if where else ''}error: {stray[0].name} has no lowering to LLVM IR on this target")

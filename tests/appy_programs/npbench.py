@@ -135,3 +135,42 @@ def syrk(alpha, beta, C, A):
             for j in range(i + 1):
                 C[i, j] += alpha * A[i, k] * A[j, k]
     return C
+
+
+@appy.jit
+def jacobi_1d(TSTEPS, A, B):
+    for t in range(1, TSTEPS):
+        #pragma parallel for simd
+        for i in range(1, A.shape[0] - 1):
+            B[i] = 0.33333 * (A[i - 1] + A[i] + A[i + 1])
+        #pragma parallel for simd
+        for i in range(1, B.shape[0] - 1):
+            A[i] = 0.33333 * (B[i - 1] + B[i] + B[i + 1])
+    return A, B
+
+
+@appy.jit
+def go_fast(a):
+    trace = 0.0
+    #pragma parallel for simd shared(trace)
+    for i in range(a.shape[0]):
+        trace += np.tanh(a[i, i])
+    return a + trace
+
+
+@appy.jit
+def softmax(x, out):
+    #pragma parallel for
+    for i in range(x.shape[0]):
+        m = -np.inf
+        for j in range(x.shape[1]):
+            m = max(m, x[i, j])
+        s = 0.0
+        #pragma simd
+        for j in range(x.shape[1]):
+            out[i, j] = np.exp(x[i, j] - m)
+            s += out[i, j]
+        #pragma simd
+        for j in range(x.shape[1]):
+            out[i, j] = out[i, j] / s
+    return out
