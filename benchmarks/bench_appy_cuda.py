@@ -159,7 +159,7 @@ def kernel_ms(program, args, repeat: int) -> float:
     values = dict(zip(inspect.signature(program.fn).parameters, args))
     total = 0.0
     for nest in program.nests:
-        kernel, names = next(iter(nest.cache.values()))
+        kernel, names, _ = next(iter(nest.cache.values()))
         arrays = [nest.scalars[n][2] if n in nest.scalars else values[n] for n in names]
         total += statistics.median(kernel.time(*arrays, warmup=5, repeat=repeat))
     return total

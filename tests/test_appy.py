@@ -234,8 +234,8 @@ def test_compile_only_saves_cuda_kernels_that_load_without_compiling(tmp_path, m
     monkeypatch.setattr(appy.Nest, "compile", lambda *a: pytest.fail("compiled instead of loading the saved kernel"))
     with appy.compile_only():
         fresh.mv(A, x, y, 300, 200)
-    (kernel, names), = fresh.mv.nests[0].cache.values()
-    assert type(kernel).__name__ == "CudaKernel" and names == ["A", "x", "y"]
+    (kernel, names, checks), = fresh.mv.nests[0].cache.values()
+    assert type(kernel).__name__ == "CudaKernel" and names == ["A", "x", "y"] and checks == []
     # another shape is another signature: it would compile
     with pytest.raises(pytest.fail.Exception, match="compiled instead"), appy.compile_only():
         fresh.mv(A[:100], x, y[:100], 100, 200)
@@ -324,3 +324,65 @@ def test_jacobi_1d_go_fast_and_softmax_as_appy_writes_them():
     x = rng.standard_normal((40, 70))
     e = np.exp(x - x.max(1, keepdims=True))
     np.testing.assert_allclose(npbench.softmax(x, np.empty_like(x)), e / e.sum(1, keepdims=True), rtol=1e-12)
+
+
+def _csr(rng, m, n, density):
+    dense = rng.random((m, n)) * (rng.random((m, n)) < density)
+    indptr = np.concatenate([[0], np.cumsum((dense != 0).sum(1))]).astype(np.int32)
+    rows, cols = np.nonzero(dense)
+    return dense, dense[rows, cols], indptr, cols.astype(np.int32)
+
+
+@pytest.mark.parametrize("program", ["spmv", "spmv_emulated"])
+def test_csr_spmv_with_data_dependent_bounds_and_a_gather(program):
+    rng = np.random.default_rng(7)
+    dense, data, indptr, indices = _csr(rng, 90, 70, 0.1)
+    x = rng.random(70)
+    got = getattr(npbench, program)(data, indptr, indices, x, 90)
+    np.testing.assert_allclose(got, dense @ x, rtol=1e-12)
+    # an empty row
+    dense[3] = 0
+    data, indptr, indices = _csr_of(dense)
+    np.testing.assert_allclose(getattr(npbench, program)(data, indptr, indices, x, 90), dense @ x, rtol=1e-12)
+
+
+def _csr_of(dense):
+    rows, cols = np.nonzero(dense)
+    indptr = np.concatenate([[0], np.cumsum((dense != 0).sum(1))]).astype(np.int32)
+    return dense[rows, cols], indptr, cols.astype(np.int32)
+
+
+def test_an_index_from_the_data_outside_its_array_is_a_located_error():
+    rng = np.random.default_rng(8)
+    dense, data, indptr, indices = _csr(rng, 20, 30, 0.2)
+    x = rng.random(30)
+    wrong = indices.copy()
+    wrong[5] = 30  # one past x's end
+    with pytest.raises(appy.AppyError, match=r"npbench.py:\d+: 'x\[A_indices\[j\]\]': error: an index computed from the data is outside its array"):
+        npbench.spmv(data, indptr, wrong, x, 20)
+    # the bounds themselves are data too: a row running past A_data
+    bad = indptr.copy()
+    bad[-1] += 3
+    with pytest.raises(appy.AppyError, match=r"'A_data\[j\]': error: an index computed from the data is outside its array"):
+        npbench.spmv(data, bad, indices, x, 20)
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_property_random_csr_matrices_and_index_data(seed):
+    """Data-dependent bounds and gathers on random CSR matrices (empty
+    rows, both index widths, either backend) against the dense product;
+    one corrupted index is always reported, never read past an array."""
+    rng = np.random.default_rng(100 + seed)
+    m, n = int(rng.integers(1, 40)), int(rng.integers(1, 40))
+    dense = rng.random((m, n)) * (rng.random((m, n)) < rng.choice([0.0, 0.05, 0.3, 1.0]))
+    data, indptr, indices = _csr_of(dense)
+    width = rng.choice([np.int32, np.int64])
+    indptr, indices = indptr.astype(width), indices.astype(width)
+    x = rng.random(n)
+    program = npbench.spmv if seed % 2 else npbench.spmv_emulated
+    np.testing.assert_allclose(program(data, indptr, indices, x, m), dense @ x, rtol=1e-12, atol=1e-15)
+    if len(indices):
+        wrong = indices.copy()
+        wrong[rng.integers(len(wrong))] = rng.choice([-1, n, n + 7])
+        with pytest.raises(appy.AppyError, match="an index computed from the data is outside its array"):
+            program(data, indptr, wrong, x, m)

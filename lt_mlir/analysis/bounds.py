@@ -8,7 +8,11 @@ outermost enclosing level, a loop's block argument over its iterations
 an ``lt.dim d`` taken outside some of its levels (a tile's base, as
 lt-shrink-buffers and lt-cache write) is the offset within that tile.  An access whose index
 may leave its memref is rejected with the op's location before any code is
-generated; an index whose range cannot be derived is left alone.
+generated, and so is an index whose range cannot be derived (one computed
+from a value loaded from memory, the variable of an ``scf.for`` with bounds
+known only at run time): such an index must be clamped (``arith.maxsi`` /
+``arith.minsi`` with constants, whose range is known), as ``lt_mlir.appy``
+does for gathers, reporting where clamping changed it.
 """
 
 from __future__ import annotations
@@ -33,6 +37,14 @@ def check_bounds(module) -> None:
                 shape = ir.MemRefType(buffer.type).shape
                 for axis, (index, extent) in enumerate(zip(indices, shape)):
                     r = _range(index, {})
+                    if r is None and extent >= 0:
+                        where = format_location(op.location)
+                        problems.append(
+                            f"{where + ': ' if where else ''}error: '{name}' index {axis} has a range that cannot be "
+                            f"derived (a value loaded from memory?): clamp it into [0, {extent - 1}] "
+                            "(arith.maxsi, arith.minsi) so that the access stays in the memref"
+                        )
+                        return ir.WalkResult.INTERRUPT
                     if r is not None and extent >= 0 and (r[0] < 0 or r[1] >= extent):
                         where = format_location(op.location)
                         problems.append(
@@ -66,6 +78,8 @@ def _range(v, memo: dict):
     else:
         op = owner.operation
         result = _op_range(op, memo)
+        if result is not None and any(x != x for x in result):  # inf - inf: not derivable
+            result = None
     memo[v] = result
     return result
 
@@ -114,6 +128,16 @@ def _op_range(op, memo):
         if relative is not None:
             return relative
     a, b = (_range(x, memo) for x in op.operands)
+    if name in ("arith.maxsi", "arith.minsi") and (a is None) != (b is None):
+        # a clamp of a value known only at run time: max(x, lo) >= lo, min(x, hi) <= hi
+        known, unknown = (a, b) if b is None else (b, a)
+        inf = float("inf")
+        a, b = known, (-inf, inf)
+        if name == "arith.maxsi":
+            r = (max(a[0], b[0]), max(a[1], b[1]))
+        else:
+            r = (min(a[0], b[0]), min(a[1], b[1]))
+        return r
     if a is None or b is None:
         return None
     if name == "arith.addi":

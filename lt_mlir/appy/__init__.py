@@ -81,7 +81,7 @@ import numpy as np
 
 from ..errors import LtError, PassError
 from .slices import desugar as desugar_slices
-from .translate import AppyError, Translator, element_type
+from .translate import OOB_FLAG, OOB_SITES, AppyError, Translator, element_type
 
 if TYPE_CHECKING:  # the compiler (MLIR bindings) loads when a nest compiles: a
     from ..schedule import Schedule  # GPU machine running saved kernels has none
@@ -251,11 +251,17 @@ class Nest:
             entry = self.cache[key] = self._stored(key) or self.compile(plain, key)
         if _compile_only:
             return
-        kernel, names = entry
+        kernel, names, checks = entry
         args = []
+        flag = None
         for n in names:
-            v = values[n]
-            if n in gpu:
+            v = values.get(n)
+            if n == OOB_FLAG:  # data-dependent indices report here (translate.Translator.checked)
+                flag = np.zeros(1, np.int64)
+                if gpu:
+                    flag = _to_gpu_like(flag, values[min(gpu)])
+                args.append(flag)
+            elif n in gpu:
                 args.append(v)
             elif isinstance(v, np.ndarray):
                 if not v.flags.c_contiguous:
@@ -274,6 +280,15 @@ class Nest:
                     args.append(scalar)
         self._last = None
         kernel(*args)
+        if flag is not None:
+            code = int(flag[0].item() if gpu else flag[0])
+            if code:
+                site = OOB_SITES - code
+                raise AppyError(
+                    f"{checks[site - 1]}: error: an index computed from the data is outside its array "
+                    "(this and any other such access read or wrote the nearest element instead)"
+                )
+            return
         if gpu and not self.outs and not any(isinstance(values[n], np.ndarray) for n in self.inputs):
             try:
                 self._last = ([_snapshot(values[n], n in gpu) for n in self.inputs], kernel, args)
@@ -297,8 +312,8 @@ class Nest:
         from ..runtime import cuda
 
         with open(prefix + ".args.json") as fh:
-            names = json.load(fh)
-        return cuda.load(prefix + ".json"), names
+            saved = json.load(fh)
+        return cuda.load(prefix + ".json"), saved["args"], saved["checks"]
 
     def compile(self, values: dict, key: tuple | None = None):
         from ..lowering.machine import host_vector_width
@@ -308,6 +323,16 @@ class Nest:
         t = Translator(self.node, values, p.filename, 1, f"{p.fn.__name__}_{self.index}")
         text = t.translate()
         s = Schedule(text)
+        for loop_node in t.dynamic_loops:
+            pragma = self.pragmas.get(loop_node.lineno)
+            if pragma is not None:
+                warnings.warn_explicit(
+                    f"#pragma {pragma['text']}: the loop's bounds are data ({ast.unparse(loop_node.iter)}): "
+                    "it runs sequentially in each iteration of the loops around it",
+                    RuntimeWarning,
+                    p.filename,
+                    loop_node.lineno,
+                )
         width = None
         blocks = []  # the GPU's parallel loops: (index, dim)
         for i, (loop_node, _dim) in enumerate(t.loops):
@@ -379,8 +404,8 @@ class Nest:
             os.makedirs(os.path.dirname(prefix) or ".", exist_ok=True)
             cuda.save(prefix, kernel.meta, kernel.ptx)
             with open(prefix + ".args.json", "w") as fh:
-                json.dump(list(t.args), fh)
-        return kernel, t.args
+                json.dump({"args": list(t.args), "checks": t.checks}, fh)
+        return kernel, t.args, t.checks
 
 
 def _forced_parallel(s: Schedule, loop: int) -> Schedule:

@@ -32,6 +32,7 @@ are floats.
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -55,6 +56,11 @@ _CMP = {ast.Lt: ("olt", "slt"), ast.LtE: ("ole", "sle"), ast.Gt: ("ogt", "sgt"),
 class AppyError(LtError):
     """An APPy program lt_mlir cannot compile, located at the statement."""
 
+
+_DEFINES = re.compile(r"\s*(%[\w.]+)\s*=\s*(.*)")
+_SSA = re.compile(r"%[\w.]+")
+OOB_FLAG = "appy_index_check"  # the kernel argument a clamped index reports through
+OOB_SITES = 1 << 40  # a site k reports OOB_SITES - k
 
 _NAMED_CONSTANTS = {"inf": float("inf"), "nan": float("nan"), "pi": 3.141592653589793, "e": 2.718281828459045}
 
@@ -80,6 +86,10 @@ class _Scope:
     ranges: dict = field(default_factory=dict)  # loop variable -> (lowest, highest) value
 
 
+class _NoElements(Exception):
+    """An access to an array with no elements (reported, not emitted)."""
+
+
 class Translator:
     """Builds the lt text of one nest (see the module docs)."""
 
@@ -91,7 +101,13 @@ class Translator:
         self.args: list[str] = []  # free names that are kernel arguments, in order
         self.arg_types: dict = {}
         self.loops: list = []  # (ast.For, dim) in pre-order: the L-numbers
+        self.dynamic_loops: list = []  # loops with data-dependent bounds (scf.for, not lt loops)
         self.default_float = "f64"
+        # SSA names whose value depends on data (loads, data-dependent loop
+        # variables): an index computed from one is clamped into its array
+        # and, where clamping changed it, reports the site (``checks``)
+        self.tainted: set = set()
+        self.checks: list = []  # the source text of each data-dependent index, by site number - 1
 
     # ------------------------------------------------------------ helpers
     def where(self, node) -> str:
@@ -106,6 +122,9 @@ class Translator:
 
     def emit(self, depth: int, text: str) -> None:
         self.lines.append("  " * (depth + 1) + text)
+        m = _DEFINES.match(text)
+        if m and ("memref.load" in m.group(2) or any(t in self.tainted for t in _SSA.findall(m.group(2)))):
+            self.tainted.add(m.group(1))
 
     def constant(self, depth: int, value, type_: str) -> Value:
         name = self.fresh("c")
@@ -161,7 +180,13 @@ class Translator:
         # A bound may move with an enclosing loop's variable (a triangular
         # loop, range(i + 1)): the lt loop covers every value it can take
         # and the body runs under a guard where this iteration is in range.
-        (start, _), (_, stop) = (self.bound_range(e, scope) for e in exprs)
+        try:
+            (start, _), (_, stop) = (self.bound_range(e, scope) for e in exprs)
+        except AppyError:
+            if all(self.static_or_data(e, scope) for e in exprs):
+                self.data_loop(node, exprs, depth, scope)
+                return
+            raise
         dynamic = [self.uses_loop_var(e, scope) for e in exprs]
         size = stop - start
         dim = node.target.id
@@ -203,6 +228,34 @@ class Translator:
         if any(dynamic):
             self.emit(depth + 1, "}")
         self.emit(depth, f'}}) {{dim = "{dim}", size = {size} : i64, tail = 0 : i64}} : () -> ()')
+
+    def static_or_data(self, node, scope: _Scope) -> bool:
+        """Whether a bound can be computed at run time: numbers, loop
+        variables, locals and array elements combined by arithmetic."""
+        return all(
+            isinstance(n, (ast.Constant, ast.Name, ast.Subscript, ast.BinOp, ast.Attribute, ast.Load, ast.Tuple, ast.UnaryOp))
+            or isinstance(n, (ast.operator, ast.unaryop, ast.expr_context))
+            for n in ast.walk(node)
+        )
+
+    def data_loop(self, node: ast.For, exprs: list, depth: int, scope: _Scope) -> None:
+        """``for j in range(a, b)`` with bounds known only at run time (CSR's
+        ``range(indptr[i], indptr[i + 1])``): an ``scf.for`` inside the
+        lt loops, not an lt loop: no lt pass reorders, splits or maps it
+        (it runs sequentially in each iteration of the loops around it), and
+        its variable is data (indices computed from it are checked)."""
+        lo, hi = (self.expr(e, depth, scope) for e in exprs)
+        lo, hi = (v if v.type == "index" else self.to_index(v, depth, node) for v in (lo, hi))
+        one = self.constant(depth, 1, "index")
+        iv = self.fresh("j")
+        self.tainted.add(iv)
+        self.dynamic_loops.append(node)
+        self.emit(depth, f"scf.for {iv} = {lo.ssa} to {hi.ssa} step {one.ssa} {{")
+        inner = _Scope(dict(scope.vars), dict(scope.scalars), dict(scope.ranges))
+        inner.vars[node.target.id] = Value(iv, "index")
+        for stmt in node.body:
+            self.statement(stmt, depth + 1, inner)
+        self.emit(depth, "}")
 
     def uses_loop_var(self, node, scope: _Scope) -> bool:
         return any(isinstance(n, ast.Name) and n.id in scope.vars for n in ast.walk(node))
@@ -275,7 +328,10 @@ class Translator:
 
     def store(self, target, value: Value, depth: int, scope: _Scope, node) -> None:
         if isinstance(target, ast.Subscript):
-            buf, idx, t = self.subscript(target, depth, scope)
+            try:
+                buf, idx, t = self.subscript(target, depth, scope)
+            except _NoElements:
+                return
             v = self.cast(value, t, depth)
             self.emit(depth, f"memref.store {v.ssa}, {buf}[{', '.join(idx)}] : {self.arg_types[target.value.id]}")
         elif isinstance(target, ast.Name):
@@ -335,7 +391,10 @@ class Translator:
     def reduce(self, kind: str, target, value: Value, depth: int, scope: _Scope, node) -> None:
         """``target <kind>= value`` as an ``lt.reduce``."""
         if isinstance(target, ast.Subscript):
-            buf, idx, t = self.subscript(target, depth, scope)
+            try:
+                buf, idx, t = self.subscript(target, depth, scope)
+            except _NoElements:
+                return
             mtype = self.arg_types[target.value.id]
         elif isinstance(target, ast.Name) and target.id in scope.scalars:
             buf, t = scope.scalars[target.id]
@@ -384,6 +443,11 @@ class Translator:
         items = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
         if len(items) != arr.ndim:
             raise self.error(node, f"'{node.value.id}' has {arr.ndim} dims, indexed with {len(items)}")
+        if arr.size == 0:
+            # an array with no elements (an empty CSR matrix's data): no access
+            # can be in it; one that runs at all is reported like a bad index
+            self.report(node, depth)
+            raise _NoElements()
         idx = []
         for item in items:
             if isinstance(item, ast.Slice):
@@ -391,8 +455,38 @@ class Translator:
             v = self.expr(item, depth, scope)
             if v.type != "index":
                 v = self.to_index(v, depth, item)
+            if v.ssa in self.tainted:
+                v = self.checked(v, int(arr.shape[len(idx)]), node, depth)
             idx.append(v.ssa)
         return buf, idx, element_type(arr.dtype)
+
+    def report(self, node, depth: int) -> None:
+        """Flag a new check site at ``node`` (where this code runs): the
+        flag keeps the largest code, and sites earlier in the program get
+        larger codes, so the first site that went wrong is the one reported."""
+        self.checks.append(f"{self.where(node)}: '{ast.unparse(node)}'")
+        if OOB_FLAG not in self.arg_types:
+            self.arg_types[OOB_FLAG] = "memref<1xi64>"
+            self.args.append(OOB_FLAG)
+        code, first = self.constant(depth, OOB_SITES - len(self.checks), "i64"), self.constant(depth, 0, "index")
+        self.emit(depth, f'"lt.reduce"({code.ssa}, %{OOB_FLAG}, {first.ssa}) {{kind = "max"}} : (i64, memref<1xi64>, index) -> ()')
+
+    def checked(self, v: Value, extent: int, node, depth: int) -> Value:
+        """Index ``v``, computed from data, clamped into ``[0, extent)``
+        (so the access stays in the array whatever the data hold: the
+        kernel's bounds are proven statically); where clamping changed it,
+        the site's number goes to the check flag (a max-reduction, which
+        parallel iterations may share) and the call reports it, located."""
+        zero, top = self.constant(depth, 0, "index"), self.constant(depth, max(extent - 1, 0), "index")
+        low, out, bad = self.fresh(), self.fresh(), self.fresh()
+        self.emit(depth, f"{low} = arith.maxsi {v.ssa}, {zero.ssa} : index")
+        self.emit(depth, f"{out} = arith.minsi {low}, {top.ssa} : index")
+        self.emit(depth, f"{bad} = arith.cmpi ne, {out}, {v.ssa} : index")
+        self.emit(depth, f"scf.if {bad} {{")
+        self.report(node, depth + 1)
+        self.emit(depth, "}")
+        self.tainted.discard(out)  # proven in range: what it indexes is data again only through the load
+        return Value(out, "index")
 
     def to_index(self, v: Value, depth: int, node) -> Value:
         if v.type not in INTS:
@@ -420,7 +514,10 @@ class Translator:
         if isinstance(node, ast.Subscript):
             if isinstance(node.value, ast.Attribute) and node.value.attr == "shape":
                 return self.constant(depth, self.static_int(node, scope), "index")
-            buf, idx, t = self.subscript(node, depth, scope)
+            try:
+                buf, idx, t = self.subscript(node, depth, scope)
+            except _NoElements:
+                return self.constant(depth, 0, element_type(self.values[node.value.id].dtype))
             out = self.fresh()
             self.emit(depth, f"{out} = memref.load {buf}[{', '.join(idx)}] : {self.arg_types[node.value.id]}")
             return Value(out, t)

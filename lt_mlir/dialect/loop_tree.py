@@ -141,6 +141,20 @@ class _Printer:
             for s in t.shape:
                 n *= s
             self.lines.append(f"{pad}{self._define(op)} <- alloc {t.element_type}[{dims}] ({n} elements)")
+        elif name == "scf.for":
+            # a loop with bounds computed at run time (data-dependent: CSR
+            # rows), not an lt loop: no L-number, no pass reorders it
+            lo, hi, step = (self._index(v) for v in list(op.operands)[:3])
+            body = op.regions[0].blocks[0]
+            var = f"v{self.counter}"
+            self.counter += 1
+            self.names[body.arguments[0]] = var
+            for k, arg in enumerate(list(body.arguments)[1:]):
+                self.names[arg] = f"{var}.carried{k}"
+            results = self._define(op) + " <- " if len(op.results) else ""
+            by = "" if step == "1" else f" step {step}"
+            self.lines.append(f"{pad}{results}for {var} in {lo} .. {hi}{by} (bounds known at run time)")
+            self._block(body, depth + 1, primes)
         else:
             short = name.split(".", 1)[-1]
             short = _OP_SPELLING.get(short, short)

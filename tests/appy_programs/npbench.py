@@ -174,3 +174,28 @@ def softmax(x, out):
         for j in range(x.shape[1]):
             out[i, j] = out[i, j] / s
     return out
+
+
+@appy.jit
+def spmv(A_data, A_indptr, A_indices, x, M):
+    y = np.empty(M, dtype=x.dtype)
+    #pragma parallel for
+    for i in range(M):
+        start, end = A_indptr[i], A_indptr[i + 1]
+        s = 0.0
+        for j in range(start, end):
+            s += A_data[j] * x[A_indices[j]]
+        y[i] = s
+    return y
+
+
+@appy.jit(backend="cuda-emulated")
+def spmv_emulated(A_data, A_indptr, A_indices, x, M):
+    y = np.empty(M, dtype=x.dtype)
+    #pragma parallel for
+    for i in range(M):
+        s = 0.0
+        for j in range(A_indptr[i], A_indptr[i + 1]):
+            s += A_data[j] * x[A_indices[j]]
+        y[i] = s
+    return y
