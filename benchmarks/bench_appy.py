@@ -1,6 +1,6 @@
 """APPy programs through lt_mlir.appy against NumPy and Numba on the CPU.
 
-The kernels are APPy's npbench tests as APPy writes them
+The kernels are APPy's npbench tests (and its CSR SpMV) as APPy writes them
 (``tests/appy_programs/npbench.py``, the same functions the tests check);
 Numba runs the same loops with ``@njit(parallel=True)`` and ``prange`` for
 ``#pragma parallel for``; NumPy runs npbench's reference.  Medians after
@@ -124,7 +124,18 @@ def numba_kernels():
             w[i] += s
         return A, x, w
 
+    @njit(parallel=True, cache=False)
+    def spmv(A_data, A_indptr, A_indices, x, M):
+        y = np.empty(M, dtype=x.dtype)
+        for i in prange(M):
+            s = 0.0
+            for j in range(A_indptr[i], A_indptr[i + 1]):
+                s += A_data[j] * x[A_indices[j]]
+            y[i] = s
+        return y
+
     return {
+        "spmv": spmv,
         "gesummv": gesummv, "jacobi_2d": jacobi_2d, "vec_add": vec_add, "syrk": syrk, "rowwise_max": rowwise_max,
         "jacobi_1d": jacobi_1d, "go_fast": go_fast, "softmax": softmax, "gemver": gemver,
     }
@@ -187,6 +198,16 @@ def workloads(rng):
         w += alpha * A_ @ x_
         return A_, x_, w
 
+    SM = 20000  # CSR, 0.1% dense: 400000 nonzeros
+    nnz_row = rng.binomial(SM, 0.001, SM)
+    sp_indptr = np.concatenate([[0], np.cumsum(nnz_row)]).astype(np.int32)
+    sp_indices = np.concatenate([np.sort(rng.choice(SM, k, replace=False)) for k in nnz_row]).astype(np.int32)
+    sp_data, sp_x = rng.random(len(sp_indices)), rng.random(SM)
+    sp_rows = np.repeat(np.arange(SM), nnz_row)
+
+    def spmv_np(data, indptr, indices, x_, M):
+        return np.bincount(sp_rows, weights=data * x_[indices], minlength=M)
+
     # name: (args factory (fresh copies each call), NumPy reference, output of interest)
     return {
         "gesummv 2000²": ("gesummv", lambda: (1.5, 1.2, A, B, x), lambda *z: 1.5 * A @ x + 1.2 * B @ x, lambda r: r),
@@ -198,6 +219,7 @@ def workloads(rng):
         "go_fast 2000²": ("go_fast", lambda: (G,), lambda a_: a_ + np.tanh(np.diag(a_)).sum(), lambda r: r),
         "softmax 1000 x 2048": ("softmax", lambda: (X, np.empty_like(X)), softmax_np, lambda r: r),
         "gemver 2000²": ("gemver", gemver_args, gemver_np, lambda r: r[2]),
+        "spmv CSR 20000², 0.1%": ("spmv", lambda: (sp_data, sp_indptr, sp_indices, sp_x, SM), spmv_np, lambda r: r),
     }
 
 
