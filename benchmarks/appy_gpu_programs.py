@@ -43,3 +43,14 @@ def gesummv(alpha, beta, A, B, x, y, M, N):
         for j in range(N):
             s += alpha * A[i, j] * x[j] + beta * B[i, j] * x[j]
         y[i] = s
+
+
+@jit
+def spmv(A_row, A_col, A_val, x, y, N):
+    #pragma parallel for
+    for i in range(N - 1):
+        y[i] = 0.0
+        #pragma simd
+        for j in range(A_row[i], A_row[1 + i]):
+            col = A_col[j]
+            y[i] += A_val[j] * x[col]

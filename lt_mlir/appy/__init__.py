@@ -382,9 +382,16 @@ class Nest:
                 mapped = Schedule(s.text)
                 mapped.gpu_auto()
                 if not all(_block_mapped(mapped, dim) for _, dim in blocks):
+                    # (a nest lt-gpu-auto leaves alone, e.g. one whose iterations
+                    # share a reduction it would have to make atomic): the
+                    # parallel loop's iterations on blocks of 256 threads
                     mapped = s
-                    for i, _ in blocks:
-                        mapped.gpu_map(i, "block")
+                    for i, _ in sorted(blocks, reverse=True):
+                        if _loop_size(mapped, i) > GPU_THREADS:
+                            mapped.split(i, GPU_THREADS)
+                            mapped.gpu_map(i, "block").gpu_map(i + 1, "thread")
+                        else:
+                            mapped.gpu_map(i, "block")
                     mapped.gpu_auto()
                 s = mapped
             except PassError as e:
@@ -419,6 +426,18 @@ def _forced_parallel(s: Schedule, loop: int) -> Schedule:
     with module.context:
         preorder_loops(module)[loop].attributes["lt.parallel"] = ir.UnitAttr.get()
     return Schedule(module.operation.get_asm(enable_debug_info=True))
+
+
+GPU_THREADS = 256  # threads a block for a parallel loop the pragmas map themselves
+
+
+def _loop_size(s: Schedule, loop: int) -> int:
+    from ..dialect import lt
+    from ..dialect.loop_tree import preorder_loops
+
+    module = s.module
+    with module.context:
+        return lt.inner_loop_extent(preorder_loops(module)[loop])
 
 
 def _block_mapped(s: Schedule, dim: str) -> bool:
