@@ -40,7 +40,7 @@ import sys
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.dirname(HERE))
+sys.path[:0] = [HERE, os.path.dirname(HERE)]  # bench_cuda (its timer), lt_mlir
 
 # (program, implementation) -> why it is not run
 SKIP = {("spmv", "appyc"): "appyc 0.2.0's Triton compile aborts the process on it (MLIR assertion in getIntOrFloatBitWidth, seen on the H100)"}
@@ -117,6 +117,7 @@ def build(directory: str) -> None:
 
 def run(directory: str, repeat: int) -> dict:
     import torch
+    from bench_cuda import _torch_time
 
     import lt_mlir.appy as appy
 
@@ -133,18 +134,7 @@ def run(directory: str, repeat: int) -> dict:
         results["appyc"] = f"not run: {type(e).__name__}: {e}"
 
     def timed(fn) -> float:
-        for _ in range(5):
-            fn()
-        torch.cuda.synchronize()
-        times = []
-        for _ in range(repeat):
-            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            start.record()
-            fn()
-            end.record()
-            end.synchronize()
-            times.append(start.elapsed_time(end) / 1e3)
-        return statistics.median(times)
+        return _torch_time(torch, fn, 5, repeat)  # bench_cuda's: CUDA events, median after warm-up
 
     for name, (program, args, out, reference, nbytes) in workloads(torch, dev).items():
         row = {}

@@ -212,3 +212,29 @@ def shared_reductions(loop) -> list:
         if all(a.kind.startswith("reduce:") for a in group) and not _private_axis(group, dim, loop) and not private_cache(group[0].buffer, loop):
             shared.extend(a.op for a in group)
     return shared
+
+
+def index_slice(value, stop, allowed_args=frozenset()) -> list | None:
+    """The pure index ops computing ``value`` that lie inside ``stop``, in
+    dependence order (operands first), or None when something else computes
+    it: an op that is not pure index arithmetic, or a block argument of
+    ``stop`` or of an op inside it that is not in ``allowed_args``."""
+    out = []
+
+    def visit(v) -> bool:
+        owner = v.owner
+        if isinstance(owner, ir.Block):
+            return v in allowed_args or not defined_inside(v, stop)
+        op = owner.operation
+        if not inside(op, stop):
+            return True
+        if not is_pure_index_op(op):
+            return False
+        if any(o == op for o in out):
+            return True
+        if not all(visit(x) for x in op.operands):
+            return False
+        out.append(op)
+        return True
+
+    return out if visit(value) else None

@@ -47,7 +47,7 @@ blocks and threads as sequential loops (CPU code).
 from __future__ import annotations
 
 from ...analysis import bounds, gpu_mapping
-from ...analysis.dependence import accesses, defined_inside, inside, is_pure_index_op, reads_dim, reorder_conflicts, shared_reductions
+from ...analysis.dependence import accesses, defined_inside, index_slice, inside, is_pure_index_op, reads_dim, reorder_conflicts, shared_reductions
 from ...dialect import lt
 from ...dialect.loop_tree import preorder_loops
 from ...errors import CompileError, format_location
@@ -529,7 +529,7 @@ def _mark_warp_uniform(thread_loops) -> None:
             if src is None:
                 uniform = not any(_inside_block_arg(index, l) and index == lt.loop_body(l).arguments[0] for l in thread_loops) and uniform
                 uniform = uniform and not _inside_block_arg(index, thread_loops[-1])
-            elif any(reads_dim(src, d) for d in dims) or _index_slice(index, thread_loops[0]) is None:
+            elif any(reads_dim(src, d) for d in dims) or index_slice(index, thread_loops[0]) is None:
                 uniform = False
         if uniform:
             op.attributes["lt.warp_uniform"] = ir.UnitAttr.get()
@@ -670,7 +670,7 @@ def privatise_across_sequential(root) -> None:
         uniform = True
         for index in list(reduce.operands)[2:]:
             src = _defining(index)
-            if src is None or any(reads_dim(src, d) for d in dims) or _index_slice(index, s0) is None:
+            if src is None or any(reads_dim(src, d) for d in dims) or index_slice(index, s0) is None:
                 uniform = False
         if uniform and [o for o in _accesses_of(s0, acc) if o != reduce] == []:
             _privatise(reduce, s0, block=True)
@@ -688,29 +688,6 @@ def privatise(mapped) -> None:
 def _defining(value):
     owner = value.owner
     return None if isinstance(owner, ir.Block) else owner.operation
-
-
-def _index_slice(value, stop) -> list | None:
-    """The pure index ops computing ``value`` that lie inside ``stop``, in
-    dependence order (None: something else computes it)."""
-    out = []
-
-    def visit(v):
-        op = _defining(v)
-        if op is None:
-            return not _inside_block_arg(v, stop)
-        if not inside(op, stop):
-            return True
-        if not is_pure_index_op(op):
-            return False
-        if any(o == op for o in out):
-            return True
-        if not all(visit(x) for x in op.operands):
-            return False
-        out.append(op)
-        return True
-
-    return out if visit(value) else None
 
 
 def _inside_block_arg(v, stop) -> bool:
@@ -740,7 +717,7 @@ def _privatisable_loop(reduce, mapped):
                 if _inside_block_arg(i, loop):
                     ok = False
                 continue
-            if any(reads_dim(op, d) for d in dims) or _index_slice(i, loop) is None:
+            if any(reads_dim(op, d) for d in dims) or index_slice(i, loop) is None:
                 ok = False
         others = [o for o in _accesses_of(loop, acc) if o != reduce]
         if not ok or others:
@@ -787,7 +764,7 @@ def _privatise(reduce, outer, block: bool = False) -> None:
     with ir.InsertionPoint.after(outer), reduce.location:
         new_indices = []
         for i in indices:
-            for op in _index_slice(i, outer) or []:
+            for op in index_slice(i, outer) or []:
                 clone = op.clone()
                 for k, operand in enumerate(list(clone.operands)):
                     if operand in mapping:

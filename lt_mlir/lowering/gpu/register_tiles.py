@@ -40,7 +40,7 @@ touches the accumulator."""
 from __future__ import annotations
 
 from ...analysis import gpu_mapping
-from ...analysis.dependence import defined_inside, is_pure_index_op, reads_dim
+from ...analysis.dependence import defined_inside, index_slice, reads_dim
 from ...dialect import lt
 from ...mlir import ir, memref
 from ...passes.common import new_loop
@@ -125,15 +125,9 @@ def _plan(r):
         hoist, loop = loop, loop.parent
     if hoist is None:
         return None
-    skeleton_args = {lt.loop_body(l).arguments[0] for l in skeleton}
-    for i in indices:
-        ops = _index_ops(i, hoist)
-        if ops is None:
-            return None
-        for op in ops:
-            for v in op.operands:
-                if isinstance(v.owner, ir.Block) and defined_inside(v, hoist) and v not in skeleton_args:
-                    return None
+    skeleton_args = frozenset(lt.loop_body(l).arguments[0] for l in skeleton)
+    if any(index_slice(i, hoist, skeleton_args) is None for i in indices):
+        return None
     return list(reversed(skeleton)), hoist
 
 
@@ -151,35 +145,6 @@ def _touching(root, buffer) -> list:
     return found
 
 
-def _index_ops(value, stop) -> list | None:
-    """The pure index ops computing ``value`` inside ``stop``, operands
-    first (None: something else computes it)."""
-    out = []
-
-    def visit(v) -> bool:
-        op = _defining(v)
-        if op is None or not _inside(op, stop):
-            return True
-        if not is_pure_index_op(op):
-            return False
-        if any(o == op for o in out):
-            return True
-        if not all(visit(x) for x in op.operands):
-            return False
-        out.append(op)
-        return True
-
-    return out if visit(value) else None
-
-
-def _inside(op, ancestor) -> bool:
-    while op is not None:
-        if op == ancestor:
-            return True
-        op = op.parent
-    return False
-
-
 def _apply(r, skeleton: list, hoist, emulate: bool) -> None:
     acc, value, indices = r.operands[1], r.operands[0], list(r.operands)[2:]
     kind = r.attributes["kind"]
@@ -192,7 +157,7 @@ def _apply(r, skeleton: list, hoist, emulate: bool) -> None:
     }
     with ir.InsertionPoint(hoist), r.location:
         tile = ir.Operation.create("lt.alloc", results=[ir.MemRefType.get([_extent(l) for l in own], element)], attributes=attrs).results[0]
-    slices = [_index_ops(i, hoist) for i in indices]
+    slices = [index_slice(i, hoist, frozenset(lt.loop_body(l).arguments[0] for l in skeleton)) for i in indices]
 
     def nest(point, body) -> None:
         """The skeleton's loops at insertion point ``point``; ``body(element
