@@ -134,7 +134,51 @@ def numba_kernels():
             y[i] = s
         return y
 
+    @njit(parallel=True, cache=False)
+    def syr2k(alpha, beta, C, A, B):
+        for i in prange(A.shape[0]):
+            for j in range(i + 1):
+                C[i, j] *= beta
+            for k in range(A.shape[1]):
+                for j in range(i + 1):
+                    C[i, j] += A[j, k] * alpha * B[i, k] + B[j, k] * alpha * A[i, k]
+        return C
+
+    @njit(parallel=True, cache=False)
+    def fdtd_2d(TMAX, ex, ey, hz, fict):
+        for t in range(TMAX):
+            for j in prange(ey.shape[1]):
+                ey[0, j] = fict[t]
+            for i in prange(1, ey.shape[0]):
+                for j in range(ey.shape[1]):
+                    ey[i, j] -= 0.5 * (hz[i, j] - hz[i - 1, j])
+            for i in prange(ex.shape[0]):
+                for j in range(1, ex.shape[1]):
+                    ex[i, j] -= 0.5 * (hz[i, j] - hz[i, j - 1])
+            for i in prange(hz.shape[0] - 1):
+                for j in range(hz.shape[1] - 1):
+                    hz[i, j] -= 0.7 * (ex[i, j + 1] - ex[i, j] + ey[i + 1, j] - ey[i, j])
+        return ex, ey, hz
+
+    @njit(parallel=True, cache=False)
+    def black_scholes(price, strike, t, rate, vol, call, put):
+        for i in prange(price.shape[0]):
+            a = np.log(price[i] / strike[i])
+            b = t[i] * -rate
+            z = t[i] * vol * vol * 2.0
+            c = 0.25 * z
+            y = 1.0 / np.sqrt(z)
+            d1 = 0.5 + 0.5 * math.erf((a - b + c) * y)
+            d2 = 0.5 + 0.5 * math.erf((a - b - c) * y)
+            se = np.exp(b) * strike[i]
+            call[i] = price[i] * d1 - se * d2
+            put[i] = call[i] - price[i] + se
+        return call, put
+
     return {
+        "syr2k": syr2k,
+        "fdtd_2d": fdtd_2d,
+        "black_scholes": black_scholes,
         "spmv": spmv,
         "gesummv": gesummv, "jacobi_2d": jacobi_2d, "vec_add": vec_add, "syrk": syrk, "rowwise_max": rowwise_max,
         "jacobi_1d": jacobi_1d, "go_fast": go_fast, "softmax": softmax, "gemver": gemver,
@@ -208,6 +252,39 @@ def workloads(rng):
     def spmv_np(data, indptr, indices, x_, M):
         return np.bincount(sp_rows, weights=data * x_[indices], minlength=M)
 
+    S2C, S2A, S2B = rng.random((S, S)), rng.random((S, S)), rng.random((S, S))
+
+    def syr2k_np(alpha, beta, C_, A_, B_):
+        for i in range(A_.shape[0]):
+            C_[i, : i + 1] *= beta
+            for k in range(A_.shape[1]):
+                C_[i, : i + 1] += A_[: i + 1, k] * alpha * B_[i, k] + B_[: i + 1, k] * alpha * A_[i, k]
+        return C_
+
+    FX, FY, FH, FF = rng.random((1000, 1200)), rng.random((1000, 1200)), rng.random((1000, 1200)), rng.random(20)
+
+    def fdtd_np(TMAX, ex, ey, hz, fict):
+        for t in range(TMAX):
+            ey[0, :] = fict[t]
+            ey[1:, :] -= 0.5 * (hz[1:, :] - hz[:-1, :])
+            ex[:, 1:] -= 0.5 * (hz[:, 1:] - hz[:, :-1])
+            hz[:-1, :-1] -= 0.7 * (ex[:-1, 1:] - ex[:-1, :-1] + ey[1:, :-1] - ey[:-1, :-1])
+        return ex, ey, hz
+
+    BN = 2**20
+    bp, bs, bt = rng.uniform(10, 50, BN), rng.uniform(10, 50, BN), rng.uniform(1, 2, BN)
+
+    def black_scholes_np(price, strike, t, rate, vol, call, put):
+        from scipy.special import erf
+
+        a, b = np.log(price / strike), t * -rate
+        z = t * vol * vol * 2.0
+        y = 1.0 / np.sqrt(z)
+        se = np.exp(b) * strike
+        call[:] = price * (0.5 + 0.5 * erf((a - b + 0.25 * z) * y)) - se * (0.5 + 0.5 * erf((a - b - 0.25 * z) * y))
+        put[:] = call - price + se
+        return call, put
+
     # name: (args factory (fresh copies each call), NumPy reference, output of interest)
     return {
         "gesummv 2000²": ("gesummv", lambda: (1.5, 1.2, A, B, x), lambda *z: 1.5 * A @ x + 1.2 * B @ x, lambda r: r),
@@ -219,6 +296,9 @@ def workloads(rng):
         "go_fast 2000²": ("go_fast", lambda: (G,), lambda a_: a_ + np.tanh(np.diag(a_)).sum(), lambda r: r),
         "softmax 1000 x 2048": ("softmax", lambda: (X, np.empty_like(X)), softmax_np, lambda r: r),
         "gemver 2000²": ("gemver", gemver_args, gemver_np, lambda r: r[2]),
+        "syr2k 500²": ("syr2k", lambda: (1.5, 1.2, S2C.copy(), S2A, S2B), syr2k_np, lambda r: r),
+        "fdtd_2d 1000 x 1200, 20 steps": ("fdtd_2d", lambda: (20, FX.copy(), FY.copy(), FH.copy(), FF), fdtd_np, lambda r: r[2]),
+        "black_scholes 2²⁰": ("black_scholes", lambda: (bp, bs, bt, 0.1, 0.2, np.empty(BN), np.empty(BN)), black_scholes_np, lambda r: r[0]),
         "spmv CSR 20000², 0.1%": ("spmv", lambda: (sp_data, sp_indptr, sp_indices, sp_x, SM), spmv_np, lambda r: r),
     }
 

@@ -386,3 +386,37 @@ def test_property_random_csr_matrices_and_index_data(seed):
         wrong[rng.integers(len(wrong))] = rng.choice([-1, n, n + 7])
         with pytest.raises(appy.AppyError, match="an index computed from the data is outside its array"):
             program(data, indptr, wrong, x, m)
+
+
+def test_syr2k_fdtd_2d_and_black_scholes_as_appy_writes_them():
+    import math
+
+    rng = np.random.default_rng(9)
+    C, A, B = rng.random((50, 50)), rng.random((50, 30)), rng.random((50, 30))
+    ref = C.copy()
+    for i in range(50):
+        ref[i, : i + 1] *= 1.2
+        for k in range(30):
+            ref[i, : i + 1] += A[: i + 1, k] * 1.5 * B[i, k] + B[: i + 1, k] * 1.5 * A[i, k]
+    np.testing.assert_allclose(npbench.syr2k(1.5, 1.2, C.copy(), A, B), ref, rtol=1e-12)
+    # fdtd_2d: four nests a time step, one reading a host int (the step) as an index
+    ex, ey, hz, fict = rng.random((20, 30)), rng.random((20, 30)), rng.random((20, 30)), rng.random(4)
+    e1, e2, h = ex.copy(), ey.copy(), hz.copy()
+    for t in range(4):
+        e2[0, :] = fict[t]
+        e2[1:, :] -= 0.5 * (h[1:, :] - h[:-1, :])
+        e1[:, 1:] -= 0.5 * (h[:, 1:] - h[:, :-1])
+        h[:-1, :-1] -= 0.7 * (e1[:-1, 1:] - e1[:-1, :-1] + e2[1:, :-1] - e2[:-1, :-1])
+    for got, want in zip(npbench.fdtd_2d(4, ex, ey, hz, fict), (e1, e2, h)):
+        np.testing.assert_allclose(got, want, rtol=1e-12)
+    # black_scholes: log, sqrt, exp and erf (libm) per option
+    n = 500
+    price, strike, t = rng.uniform(10, 50, n), rng.uniform(10, 50, n), rng.uniform(1, 2, n)
+    call, put = npbench.black_scholes(price, strike, t, 0.1, 0.2, np.empty(n), np.empty(n))
+    erf = np.vectorize(math.erf)
+    a, b, z = np.log(price / strike), t * -0.1, t * 0.2 * 0.2 * 2
+    y = 1 / np.sqrt(z)
+    se = np.exp(b) * strike
+    want_call = price * (0.5 + 0.5 * erf((a - b + 0.25 * z) * y)) - se * (0.5 + 0.5 * erf((a - b - 0.25 * z) * y))
+    np.testing.assert_allclose(call, want_call, rtol=1e-12)
+    np.testing.assert_allclose(put, want_call - price + se, rtol=1e-12, atol=1e-12)

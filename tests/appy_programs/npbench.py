@@ -1,6 +1,8 @@
 """APPy programs as APPy's own npbench tests write them (gesummv, jacobi_2d,
 a vector add, a row-wise reduction), with ``import lt_mlir.appy as appy``."""
 
+import math
+
 import numpy as np
 
 import lt_mlir.appy as appy
@@ -199,3 +201,58 @@ def spmv_emulated(A_data, A_indptr, A_indices, x, M):
             s += A_data[j] * x[A_indices[j]]
         y[i] = s
     return y
+
+
+@appy.jit
+def syr2k(alpha, beta, C, A, B):
+    #pragma parallel for
+    for i in range(A.shape[0]):
+        for j in range(i + 1):
+            C[i, j] *= beta
+        for k in range(A.shape[1]):
+            for j in range(i + 1):
+                C[i, j] += A[j, k] * alpha * B[i, k] + B[j, k] * alpha * A[i, k]
+    return C
+
+
+@appy.jit
+def fdtd_2d(TMAX, ex, ey, hz, fict):
+    for t in range(TMAX):
+        #pragma parallel for simd
+        for j in range(ey.shape[1]):
+            ey[0, j] = fict[t]
+        #pragma parallel for
+        for i in range(1, ey.shape[0]):
+            #pragma simd
+            for j in range(ey.shape[1]):
+                ey[i, j] -= 0.5 * (hz[i, j] - hz[i - 1, j])
+        #pragma parallel for
+        for i in range(ex.shape[0]):
+            #pragma simd
+            for j in range(1, ex.shape[1]):
+                ex[i, j] -= 0.5 * (hz[i, j] - hz[i, j - 1])
+        #pragma parallel for
+        for i in range(hz.shape[0] - 1):
+            #pragma simd
+            for j in range(hz.shape[1] - 1):
+                hz[i, j] -= 0.7 * (ex[i, j + 1] - ex[i, j] + ey[i + 1, j] - ey[i, j])
+    return ex, ey, hz
+
+
+@appy.jit
+def black_scholes(price, strike, t, rate, vol, call, put):
+    #pragma parallel for simd
+    for i in range(price.shape[0]):
+        a = np.log(price[i] / strike[i])
+        b = t[i] * -rate
+        z = t[i] * vol * vol * 2.0
+        c = 0.25 * z
+        y = 1.0 / np.sqrt(z)
+        w1 = (a - b + c) * y
+        w2 = (a - b - c) * y
+        d1 = 0.5 + 0.5 * math.erf(w1)
+        d2 = 0.5 + 0.5 * math.erf(w2)
+        se = np.exp(b) * strike[i]
+        call[i] = price[i] * d1 - se * d2
+        put[i] = call[i] - price[i] + se
+    return call, put
