@@ -87,6 +87,11 @@ def accesses(root) -> list[Access]:
     return out
 
 
+def accesses_of(root, buffer) -> list:
+    """The loads, stores and reductions of ``buffer`` nested in ``root``."""
+    return [a.op for a in accesses(root) if a.buffer == buffer]
+
+
 def buffer_name(buffer) -> str:
     owner = buffer.owner
     if isinstance(owner, ir.Block):

@@ -560,12 +560,6 @@ class Program:
         return self._python(*args, **kwargs)
 
 
-def _copy(node):
-    import copy
-
-    return copy.deepcopy(node)
-
-
 def _assigned(stmt) -> set:
     """Names a nest assigns (``x = ``, ``x += ``), not its loop variables."""
     loops = {n.target.id for n in ast.walk(stmt) if isinstance(n, ast.For) and isinstance(n.target, ast.Name)}

@@ -47,7 +47,7 @@ blocks and threads as sequential loops (CPU code).
 from __future__ import annotations
 
 from ...analysis import bounds, gpu_mapping
-from ...analysis.dependence import accesses, defined_inside, index_slice, inside, is_pure_index_op, reads_dim, reorder_conflicts, shared_reductions
+from ...analysis.dependence import accesses, accesses_of, defined_inside, index_slice, inside, is_pure_index_op, reads_dim, reorder_conflicts, shared_reductions
 from ...dialect import lt
 from ...dialect.loop_tree import preorder_loops
 from ...errors import CompileError, format_location
@@ -672,7 +672,7 @@ def privatise_across_sequential(root) -> None:
             src = _defining(index)
             if src is None or any(reads_dim(src, d) for d in dims) or index_slice(index, s0) is None:
                 uniform = False
-        if uniform and [o for o in _accesses_of(s0, acc) if o != reduce] == []:
+        if uniform and [o for o in accesses_of(s0, acc) if o != reduce] == []:
             _privatise(reduce, s0, block=True)
 
 
@@ -719,25 +719,11 @@ def _privatisable_loop(reduce, mapped):
                 continue
             if any(reads_dim(op, d) for d in dims) or index_slice(i, loop) is None:
                 ok = False
-        others = [o for o in _accesses_of(loop, acc) if o != reduce]
+        others = [o for o in accesses_of(loop, acc) if o != reduce]
         if not ok or others:
             break
         best = loop
     return best
-
-
-def _accesses_of(root, buffer) -> list:
-    found = []
-
-    def visit(o):
-        if o.name in ("memref.load", "memref.store", "lt.reduce"):
-            operand = o.operands[1] if o.name != "memref.load" else o.operands[0]
-            if operand == buffer:
-                found.append(o)
-        return ir.WalkResult.ADVANCE
-
-    root.walk(visit)
-    return found
 
 
 def _privatise(reduce, outer, block: bool = False) -> None:

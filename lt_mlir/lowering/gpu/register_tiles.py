@@ -40,7 +40,7 @@ touches the accumulator."""
 from __future__ import annotations
 
 from ...analysis import gpu_mapping
-from ...analysis.dependence import defined_inside, index_slice, reads_dim
+from ...analysis.dependence import accesses_of, defined_inside, index_slice, reads_dim
 from ...dialect import lt
 from ...mlir import ir, memref
 from ...passes.common import new_loop
@@ -120,7 +120,7 @@ def _plan(r):
     while loop is not None and loop.name == "lt.loop" and not gpu_mapping.mapping(loop):
         if reads(lt.loop_dim(loop)) or lt.annotations(loop) or defined_inside(acc, loop):
             break
-        if any(a != r for a in _touching(loop, acc)):
+        if any(a != r for a in accesses_of(loop, acc)):
             break
         hoist, loop = loop, loop.parent
     if hoist is None:
@@ -129,20 +129,6 @@ def _plan(r):
     if any(index_slice(i, hoist, skeleton_args) is None for i in indices):
         return None
     return list(reversed(skeleton)), hoist
-
-
-def _touching(root, buffer) -> list:
-    found = []
-
-    def visit(o):
-        if o.name in ("memref.load", "memref.store", "lt.reduce"):
-            operand = o.operands[0] if o.name == "memref.load" else o.operands[1]
-            if operand == buffer:
-                found.append(o)
-        return ir.WalkResult.ADVANCE
-
-    root.walk(visit)
-    return found
 
 
 def _apply(r, skeleton: list, hoist, emulate: bool) -> None:
