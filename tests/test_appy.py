@@ -420,3 +420,111 @@ def test_syr2k_fdtd_2d_and_black_scholes_as_appy_writes_them():
     want_call = price * (0.5 + 0.5 * erf((a - b + 0.25 * z) * y)) - se * (0.5 + 0.5 * erf((a - b - 0.25 * z) * y))
     np.testing.assert_allclose(call, want_call, rtol=1e-12)
     np.testing.assert_allclose(put, want_call - price + se, rtol=1e-12, atol=1e-12)
+
+
+def test_tensor_expression_pragmas_as_appy_writes_them():
+    from appy_programs import tensor
+
+    rng = np.random.default_rng(3)
+    M, N = 37, 53
+    A, B = rng.standard_normal((2, M, N))
+    x = rng.standard_normal(N)
+    y, tmp = np.empty(M), np.empty(M)
+    tensor.gesummv(1.5, 1.2, A, B, x, y, tmp, M, N)
+    np.testing.assert_allclose(y, 1.5 * A @ x + 1.2 * B @ x, rtol=1e-12)
+    np.testing.assert_allclose(tensor.gemv(2.0, A, x), 2.0 * A @ x, rtol=1e-12)
+    A32, x32 = A.astype(np.float32), x.astype(np.float32)
+    got = tensor.gemv(2.0, A32, x32)
+    assert got.dtype == np.float32
+    np.testing.assert_allclose(got, 2.0 * A @ x, rtol=1e-4, atol=1e-4)
+    # jacobi: slices offset from the pragma's dims (:N-2 against 1:N-1)
+    A1, B1 = A.copy(), B.copy()
+    for _ in range(1, 4):
+        B1[1:-1, 1:-1] = 0.2 * (A1[1:-1, 1:-1] + A1[1:-1, :-2] + A1[1:-1, 2:] + A1[2:, 1:-1] + A1[:-2, 1:-1])
+        A1[1:-1, 1:-1] = 0.2 * (B1[1:-1, 1:-1] + B1[1:-1, :-2] + B1[1:-1, 2:] + B1[2:, 1:-1] + B1[:-2, 1:-1])
+    A2, B2 = tensor.jacobi_2d(A.copy(), B.copy(), 4)
+    np.testing.assert_allclose(A2, A1, rtol=1e-12)
+    np.testing.assert_allclose(B2, B1, rtol=1e-12)
+    # the loops the pragma made: dims named after their bounds, parallel outside
+    tree = tensor.jacobi_2d.nests[0].schedule_tree
+    assert tree.splitlines()[0].startswith("for m in 35 : L0 [parallel]"), tree
+    np.testing.assert_allclose(tensor.row_max_exp(A), np.exp(A).max(axis=1), rtol=1e-12)
+    assert tensor.total(x) == pytest.approx(float(np.sum(x)), rel=1e-12)
+    C = tensor.matmul(A, B.T.copy(), np.zeros((M, M)))
+    np.testing.assert_allclose(C, A @ B.T, rtol=1e-10)
+
+
+@pytest.mark.parametrize(
+    "pragma, statement, message",
+    [
+        (":M=>parallel", "y[:M] = A[:M, :N].sum()", r"slice ':N' of 'A\[:M, :N\]' matches no dim of the pragma \(:M\)"),
+        (":M=>parallel :N=>block(128)", "y[:M] = A[:M, :N]", r"'block\(128\)' is not honoured"),
+        (":M=>parallel :N=>fast", "y[:M] = A[:M, :N]", r"unknown property 'fast' of ':N'"),
+        (":M=>parallel :N=>reduce(sum)", "y[:M] = A[:M, 0]", r"dim ':N' is reduced but the value never reads it"),
+        (":M=>parallel", "y[:M] = appy.mv(A[:M, :M], y[:M])", r"reduces, but no dim of the pragma is reduce\(sum\)"),
+        (":M=>parallel :N=>reduce(max)", "y[:M] = np.sum(A[:M, :N], axis=1)", r"is a sum reduction; the pragma's reduced dims are reduce\(max\)"),
+        (":M=>parallel :N=>reduction(sum:z)", "y[:M] = np.sum(A[:M, :N], axis=1)", r"reduction\(sum:z\) names 'z', but the statement assigns 'y\[:M\]'"),
+        (":N=>reduce(sum) :M=>parallel", "y[:M] = np.sum(A[:M, :N], axis=1)", r"reduced dims come after the others"),
+        (":M=>parallel :M=>parallel", "y[:M] = A[:M, 0]", r"two dims are ':M'"),
+    ],
+)
+def test_tensor_expression_pragma_errors_are_located(tmp_path, pragma, statement, message):
+    name = f"tensor_bad_{abs(hash((pragma, statement))) % 10**8}"
+    with pytest.raises(appy.AppyError, match=rf"{name}.py:(8|9): error: .*{message}"):
+        # refused when the function is decorated: no call needed
+        _load(tmp_path, f"""
+            import numpy as np
+            import lt_mlir.appy as appy
+
+            @appy.jit
+            def f(A, y):
+                M, N = A.shape
+                #pragma {pragma}
+                {statement}
+                return y
+            """, name)
+
+
+def test_a_pragma_above_the_wrong_statement_is_refused_located(tmp_path):
+    with pytest.warns(SyntaxWarning, match=r"#pragma parallel for needs a for loop below it, not 'y\[0\] = x\[0\]': ignored"):
+        _load(tmp_path, """
+            import lt_mlir.appy as appy
+
+            @appy.jit
+            def f(x, y):
+                #pragma parallel for
+                y[0] = x[0]
+            """, "misplaced")
+    with pytest.raises(appy.AppyError, match=r"tensor_on_loop.py:7: error: #pragma :N=>parallel needs an assignment below it, not 'for i in range\(N\):'"):
+        _load(tmp_path, """
+            import lt_mlir.appy as appy
+
+            @appy.jit
+            def f(x, N):
+                #pragma :N=>parallel
+                for i in range(N):
+                    x[i] = 1.0
+            """, "tensor_on_loop")
+    with pytest.raises(appy.AppyError, match=r"twice.py:7: error: a second pragma above one statement"):
+        _load(tmp_path, """
+            import lt_mlir.appy as appy
+
+            @appy.jit
+            def f(x):
+                #pragma parallel for
+                #pragma simd
+                for i in range(x.shape[0]):
+                    x[i] = 1.0
+            """, "twice")
+    # a tensor-expression statement whose dims conflict is refused like any loop
+    m = _load(tmp_path, """
+        import lt_mlir.appy as appy
+
+        @appy.jit
+        def shift(x):
+            N = x.shape[0]
+            #pragma 1:N=>parallel
+            x[1:N] = x[0:N-1] + 1.0
+        """, "tensor_race")
+    with pytest.raises(appy.AppyError, match=r"tensor_race.py:8: error: #pragma 1:N=>parallel refused"):
+        m.shift(np.zeros(8))

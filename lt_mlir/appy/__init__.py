@@ -66,6 +66,7 @@ import contextlib
 import functools
 import hashlib
 import inspect
+import itertools
 import json
 import os
 import re
@@ -80,6 +81,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..errors import LtError, PassError
+from . import tensor_expr
 from .slices import desugar as desugar_slices
 from .translate import OOB_FLAG, OOB_SITES, AppyError, Translator, element_type
 
@@ -315,6 +317,13 @@ class Nest:
             saved = json.load(fh)
         return cuda.load(prefix + ".json"), saved["args"], saved["checks"]
 
+    def pragma_of(self, loop_node) -> dict | None:
+        """The pragma of a loop: its own where a tensor-expression statement
+        made it (``tensor_expr``), else the comment above it."""
+        if hasattr(loop_node, "appy_pragma"):
+            return loop_node.appy_pragma
+        return self.pragmas.get(loop_node.lineno)
+
     def compile(self, values: dict, key: tuple | None = None):
         from ..lowering.machine import host_vector_width
         from ..schedule import Schedule
@@ -324,7 +333,7 @@ class Nest:
         text = t.translate()
         s = Schedule(text)
         for loop_node in t.dynamic_loops:
-            pragma = self.pragmas.get(loop_node.lineno)
+            pragma = self.pragma_of(loop_node)
             if pragma is not None:
                 warnings.warn_explicit(
                     f"#pragma {pragma['text']}: the loop's bounds are data ({ast.unparse(loop_node.iter)}): "
@@ -335,8 +344,9 @@ class Nest:
                 )
         width = None
         blocks = []  # the GPU's parallel loops: (index, dim)
+        cpu_parallel: list = []  # the nodes inside each CPU-parallel loop
         for i, (loop_node, _dim) in enumerate(t.loops):
-            pragma = self.pragmas.get(loop_node.lineno)
+            pragma = self.pragma_of(loop_node)
             innermost = i == len(t.loops) - 1
             if pragma is None and not (p.auto_simd and innermost and p.target == "cpu"):
                 continue
@@ -346,13 +356,24 @@ class Nest:
             if "parallel" in pragma and gpu and "simd" in pragma:
                 continue  # one loop for blocks and threads: lt-gpu-auto splits it (below)
             if "parallel" in pragma:
+                nested = any(id(loop_node) in inside for inside in cpu_parallel)
                 if not gpu and p.unsafe:
-                    s = _forced_parallel(s, i)
+                    if not nested:
+                        s = _forced_parallel(s, i)
+                        cpu_parallel.append({id(n) for n in ast.walk(loop_node)})
                 else:
                     try:
                         # on the GPU only checked here (the same dependence
-                        # test); lt-gpu-auto maps it below, with the loops inside
-                        s.parallel(i) if not gpu else Schedule(text).gpu_map(i, "block")
+                        # test); lt-gpu-auto maps it below, with the loops
+                        # inside.  On the CPU a parallel loop inside another
+                        # is checked and runs in the outer one's threads.
+                        if gpu:
+                            Schedule(text).gpu_map(i, "block")
+                        elif nested:
+                            Schedule(text).parallel(i)
+                        else:
+                            s.parallel(i)
+                            cpu_parallel.append({id(n) for n in ast.walk(loop_node)})
                     except PassError as e:
                         raise AppyError(f"{p.filename}:{line}: error: #pragma {pragma['text']} refused: {_reason(e)}") from None
                     if gpu:
@@ -482,6 +503,8 @@ class Program:
         fdef.decorator_list = []
         self.nests: list[Nest] = []
         self._fdef = fdef
+        self._check_placement(fdef)
+        self._expand_tensor_statements(fdef)
         self._annotated = [n for n in ast.walk(fdef) if isinstance(n, ast.For) and self._is_annotated(n)]
         fdef.body = [self._rewrite(stmt) for stmt in fdef.body]
         ast.fix_missing_locations(tree)
@@ -500,6 +523,11 @@ class Program:
             if tok.type == tokenize.COMMENT:
                 m = _PRAGMA.match(tok.string.strip())
                 if m:
+                    if pending is not None:
+                        raise AppyError(
+                            f"{self.filename}:{self.first_line + tok.start[0] - 1}: error: a second pragma above one statement "
+                            f"('#pragma {pending[1]}' and '#pragma {m.group(1).strip()}'): write them as one"
+                        )
                     pending = (tok.start[0], m.group(1).strip())
             elif tok.type not in (tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT) and pending is not None:
                 found[tok.start[0]] = self._parse(pending[1], pending[0])
@@ -507,6 +535,9 @@ class Program:
         return found
 
     def _parse(self, text: str, line: int) -> dict:
+        if tensor_expr.is_tensor_pragma(text):  # ':M=>parallel :N=>reduce(sum)' over a sliced statement
+            where = f"{self.filename}:{self.first_line + line - 1}"
+            return {"text": text, "tensor": tensor_expr.parse(text, where, self.first_line + line - 1)}
         rest = _CLAUSE.sub("", text).strip()
         words = rest.split()
         known = {"parallel", "for", "simd", "atomic"}
@@ -521,7 +552,50 @@ class Program:
             out[w] = True
         return out
 
+    def _check_placement(self, fdef) -> None:
+        """Every pragma stands above a statement it applies to: a loop
+        pragma above a ``for``, a tensor-expression pragma or ``atomic``
+        above an assignment.  A tensor-expression pragma elsewhere is an
+        error; a loop pragma or ``atomic`` elsewhere warns, located, and is
+        ignored (APPy's own tests have ``#pragma simd`` above ``s = 0.0``)."""
+        kinds = {n.lineno: n for n in ast.walk(fdef) if isinstance(n, ast.stmt) and n is not fdef}
+        for line, pragma in self.pragmas.items():
+            stmt = kinds.get(line)
+            if "tensor" in pragma or "atomic" in pragma:
+                ok, what = isinstance(stmt, (ast.Assign, ast.AugAssign)), "an assignment"
+            else:
+                ok, what = isinstance(stmt, ast.For), "a for loop"
+            if ok:
+                continue
+            below = f"'{ast.unparse(stmt).splitlines()[0]}'" if stmt is not None else "no statement"
+            if "tensor" in pragma:
+                raise AppyError(f"{self.filename}:{line}: error: #pragma {pragma['text']} needs {what} below it, not {below}")
+            warnings.warn_explicit(f"#pragma {pragma['text']} needs {what} below it, not {below}: ignored", SyntaxWarning, self.filename, line)
+
+    def _expand_tensor_statements(self, node) -> None:
+        """Statements under a tensor-expression pragma -> their loop nests
+        (``tensor_expr``), wherever they stand."""
+        counter = itertools.count()
+        taken = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)} | {a.arg for a in ast.walk(node) if isinstance(a, ast.arg)}
+        for n in list(ast.walk(node)):
+            for name in ("body", "orelse", "finalbody"):
+                stmts = getattr(n, name, None)
+                if not isinstance(stmts, list) or not stmts or not isinstance(stmts[0], ast.stmt):
+                    continue
+                out = []
+                for stmt in stmts:
+                    pragma = self.pragmas.get(stmt.lineno)
+                    if pragma is None or "tensor" not in pragma:
+                        out.append(stmt)
+                        continue
+                    before, nest = tensor_expr.expand(stmt, pragma["tensor"], self.filename, counter, taken)
+                    nest.appy_tensor = True
+                    out.extend([*before, nest])
+                setattr(n, name, out)
+
     def _is_annotated(self, stmt) -> bool:
+        if getattr(stmt, "appy_tensor", False):
+            return True
         pragma = self.pragmas.get(stmt.lineno)
         return pragma is not None and ("parallel" in pragma or "simd" in pragma)
 
