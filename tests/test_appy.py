@@ -422,9 +422,13 @@ def test_syr2k_fdtd_2d_and_black_scholes_as_appy_writes_them():
     np.testing.assert_allclose(put, want_call - price + se, rtol=1e-12, atol=1e-12)
 
 
-def test_tensor_expression_pragmas_as_appy_writes_them():
-    from appy_programs import tensor
-
+@pytest.mark.parametrize("backend", ["cpu", "cuda-emulated"])
+def test_tensor_expression_pragmas_as_appy_writes_them(backend, monkeypatch):
+    monkeypatch.setenv("LT_APPY_BACKEND", backend)
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "appy_programs", "tensor.py")
+    spec = importlib.util.spec_from_file_location(f"tensor_{backend.replace('-', '_')}", path)
+    tensor = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tensor)
     rng = np.random.default_rng(3)
     M, N = 37, 53
     A, B = rng.standard_normal((2, M, N))
@@ -447,7 +451,7 @@ def test_tensor_expression_pragmas_as_appy_writes_them():
     np.testing.assert_allclose(B2, B1, rtol=1e-12)
     # the loops the pragma made: dims named after their bounds, parallel outside
     tree = tensor.jacobi_2d.nests[0].schedule_tree
-    assert tree.splitlines()[0].startswith("for m in 35 : L0 [parallel]"), tree
+    assert tree.splitlines()[0].startswith("for m in 35 : L0 [parallel]" if backend == "cpu" else "for m in 35 : L0 [gpu block]"), tree
     np.testing.assert_allclose(tensor.row_max_exp(A), np.exp(A).max(axis=1), rtol=1e-12)
     assert tensor.total(x) == pytest.approx(float(np.sum(x)), rel=1e-12)
     C = tensor.matmul(A, B.T.copy(), np.zeros((M, M)))

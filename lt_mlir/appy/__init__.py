@@ -344,7 +344,7 @@ class Nest:
                 )
         width = None
         blocks = []  # the GPU's parallel loops: (index, dim)
-        cpu_parallel: list = []  # the nodes inside each CPU-parallel loop
+        outer_parallel: list = []  # the nodes inside each outermost parallel loop
         for i, (loop_node, _dim) in enumerate(t.loops):
             pragma = self.pragma_of(loop_node)
             innermost = i == len(t.loops) - 1
@@ -356,27 +356,28 @@ class Nest:
             if "parallel" in pragma and gpu and "simd" in pragma:
                 continue  # one loop for blocks and threads: lt-gpu-auto splits it (below)
             if "parallel" in pragma:
-                nested = any(id(loop_node) in inside for inside in cpu_parallel)
+                nested = any(id(loop_node) in inside for inside in outer_parallel)
                 if not gpu and p.unsafe:
                     if not nested:
                         s = _forced_parallel(s, i)
-                        cpu_parallel.append({id(n) for n in ast.walk(loop_node)})
+                        outer_parallel.append({id(n) for n in ast.walk(loop_node)})
                 else:
                     try:
                         # on the GPU only checked here (the same dependence
                         # test); lt-gpu-auto maps it below, with the loops
-                        # inside.  On the CPU a parallel loop inside another
-                        # is checked and runs in the outer one's threads.
-                        if gpu:
-                            Schedule(text).gpu_map(i, "block")
-                        elif nested:
+                        # inside.  A parallel loop inside another is checked
+                        # and runs in the outer one's threads (blocks).
+                        if nested:
                             Schedule(text).parallel(i)
+                        elif gpu:
+                            Schedule(text).gpu_map(i, "block")
                         else:
                             s.parallel(i)
-                            cpu_parallel.append({id(n) for n in ast.walk(loop_node)})
+                        if not nested:
+                            outer_parallel.append({id(n) for n in ast.walk(loop_node)})
                     except PassError as e:
                         raise AppyError(f"{p.filename}:{line}: error: #pragma {pragma['text']} refused: {_reason(e)}") from None
-                    if gpu:
+                    if gpu and not nested:
                         blocks.append((i, _dim))
             if "simd" in pragma:
                 try:
