@@ -7,7 +7,7 @@ Numba runs the same loops with ``@njit(parallel=True)`` and ``prange`` for
 warm-up, every result checked against NumPy first; ratios are NumPy's time
 over each.  Needs ``numba`` (``make bench`` installs it).
 
-    python benchmarks/bench_appy.py [--repeat N]
+    python benchmarks/bench_appy.py [--repeat N] [-k SUBSTRING]
 """
 
 from __future__ import annotations
@@ -306,11 +306,14 @@ def workloads(rng):
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--repeat", type=int, default=10)
+    p.add_argument("-k", dest="only", default="", help="only the kernels whose name contains this")
     args = p.parse_args()
     rng = np.random.default_rng(0)
     nb = numba_kernels()
     rows = []
     for name, (fn, make, ref, pick) in workloads(rng).items():
+        if args.only not in name:
+            continue
         ours = getattr(npbench, fn)
         peer = nb[fn]
 

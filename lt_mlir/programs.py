@@ -111,6 +111,27 @@ def row_prod(m: int, n: int, m_blocks: Sequence[int] = (), n_blocks: Sequence[in
     return _row_reduce("row_prod", "mul", m, n, m_blocks, n_blocks)
 
 
+def lower_row_sum(m: int, n: int, m_blocks: Sequence[int] = (), n_blocks: Sequence[int] = ()) -> str:
+    """S[m] = sum_{n <= m} A[m, n]: the row sums of A's lower triangle, a
+    loop over every n with a guard inside (as ``range(m + 1)`` is written
+    in lt: ``scf.if n < m + 1``)."""
+    a, s = f"memref<{m}x{n}xf32>", f"memref<{m}xf32>"
+    nest = Nest()
+    guarded = [
+        _dim("n"),
+        "%one = arith.constant 1 : index",
+        "%hi = arith.addi %m, %one : index",
+        "%in = arith.cmpi slt, %n, %hi : index",
+        "scf.if %in {",
+        f"  %a = memref.load %A[%m, %n] : {a}",
+        f'  "lt.reduce"(%a, %S, %m) {{kind = "add"}} : (f32, {s}, index) -> ()',
+        "}",
+    ]
+    inner = nest.loops("n", n, n_blocks, guarded)
+    body = [_dim("m"), f"memref.store %init, %S[%m] : {s}"] + inner
+    return _func("lower_row_sum", [f"%A: {a}", f"%S: {s}"], ["%init = arith.constant 0.0 : f32"] + nest.loops("m", m, m_blocks, body))
+
+
 def col_sum(m: int, n: int) -> str:
     """S[n] = sum_m A[m, n] (columns outside: each column's sum is one chain)."""
     a, s = f"memref<{m}x{n}xf32>", f"memref<{n}xf32>"

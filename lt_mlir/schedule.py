@@ -175,12 +175,16 @@ class Schedule:
         or whose accesses cannot be vectors."""
         return self.apply(f"lt-vectorize{{loop={_int('loop', loop)} width={_int('width', width)}}}")
 
-    def parallel(self, loop: int) -> "Schedule":
+    def parallel(self, loop: int, schedule: str = "static") -> "Schedule":
         """Run loop ``loop``'s iterations on all CPU cores (OpenMP).
         Reductions into elements several iterations share combine
-        atomically (a remark says when that is costly).  Refuses nested
-        parallel loops and iterations that depend on each other."""
-        return self.apply(f"lt-parallel{{loop={_int('loop', loop)}}}")
+        atomically (a remark says when that is costly).  ``schedule``:
+        how iterations are dealt to threads -- ``"static"`` (equal runs),
+        ``"dynamic"`` or ``"guided"`` (as threads finish: iterations of
+        unequal work).  Refuses nested parallel loops and iterations that
+        depend on each other."""
+        options = f"loop={_int('loop', loop)}" + ("" if schedule == "static" else f" schedule={_word('schedule', schedule)}")
+        return self.apply(f"lt-parallel{{{options}}}")
 
     def gpu_map(self, loop: int, to: str) -> "Schedule":
         """Run loop ``loop``'s iterations as CUDA ``"block"``s or

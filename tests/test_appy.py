@@ -10,6 +10,7 @@ import os
 import sys
 import textwrap
 import types
+import warnings
 
 import numpy as np
 import pytest
@@ -174,7 +175,10 @@ def test_cuda_emulated_backend_maps_pragmas_to_blocks_and_threads():
 
 def test_triangular_loops_run_guarded():
     """syrk as APPy's tests write it: ``range(i + 1)`` bounds become a loop
-    over every value with a guard (the upper triangle stays untouched)."""
+    over every value with a guard (the upper triangle stays untouched); the
+    simd loops vectorize under the guard's mask (A[j, k] gathered down a
+    column), and the parallel loop's rows, of unequal work, are dealt to
+    threads as they finish (guided)."""
     N = M = 60
     C = np.fromfunction(lambda i, j: ((i * j + 2) % N) / M, (N, N))
     A = np.fromfunction(lambda i, j: ((i * j + 1) % N) / N, (N, M))
@@ -183,9 +187,12 @@ def test_triangular_loops_run_guarded():
         C1[i, : i + 1] *= 1.2
         for k in range(A.shape[1]):
             C1[i, : i + 1] += 1.5 * A[i, k] * A[: i + 1, k]
-    with pytest.warns(RuntimeWarning, match="#pragma simd"):  # a guarded loop does not vectorize
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # every pragma honoured
         npbench.syrk(1.5, 1.2, C2, A)
     np.testing.assert_allclose(C2, C1, rtol=1e-12)
+    tree = npbench.syrk.nests[0].schedule_tree
+    assert "[parallel, schedule guided]" in tree and tree.count("[vectorize") == 2, tree
 
 
 def test_if_statements_in_annotated_loops(tmp_path):

@@ -8,7 +8,20 @@ W consecutive iterations run as one: each value of the body is *uniform*
 lanes become vector loads and stores; arithmetic on vectors becomes the same
 op on ``vector<W x T>``; an ``lt.reduce`` of a vector into one uniform
 location first reduces the vector, one into lanes locations combines
-vectors.
+vectors.  A load whose lanes run along another dim of a memref of static
+shape (a column ``A[j, k]``, a diagonal ``a[i, i]``) is a strided
+``vector.gather``; stores and reductions must still be contiguous.
+
+A body under a condition on the vectorized dim (the guard of a triangular
+loop, ``scf.if j < i + 1``) vectorizes under a *mask*: the comparison of a
+lanes index with a uniform value is a ``vector<W x i1>``, the ``scf.if``
+runs where any lane holds (so a uniform op inside runs only where the
+scalar code would have run it for some lane), and inside it lanes loads,
+stores and reductions are masked (``vector.maskedload``/``maskedstore``;
+a reduction into one location takes the reduction's identity where the
+mask is off).  Arithmetic inside runs on every lane; masked-off lanes are
+never stored.  An ``if`` on the vectorized dim with an ``else`` or results
+is refused, as is any other op with regions that uses a varying value.
 
 ``BodyPlan`` classifies a body op by op and refuses (``NotVectorizable``)
 what cannot vectorize; it builds nothing.  Its ``emit_*`` hooks are where
@@ -23,6 +36,8 @@ from ..mlir import ir
 from .dependence import shared_reductions
 
 LANE_OPS = ("arith.addi", "arith.subi")
+_SWAPPED = {"slt": "sgt", "sle": "sge", "sgt": "slt", "sge": "sle", "ult": "ugt", "ule": "uge", "ugt": "ult", "uge": "ule", "eq": "eq", "ne": "ne"}
+PREDICATES = ["eq", "ne", "slt", "sle", "sgt", "sge", "ult", "ule", "ugt", "uge"]  # arith.cmpi's enum order
 
 
 class NotVectorizable(Exception):
@@ -61,6 +76,8 @@ class BodyPlan:
         self.lanes: dict = {}  # value -> base (scalar index value) of a lanes index
         self.vectors: dict = {}  # value -> vector value
         self.dead: list = []
+        self.mask = None  # the mask of the ops being classified (inside an if on the dim)
+        self.mask_depth = 0  # how many ifs on the dim are around them
         if iteration_arg is not None:
             self.lanes[iteration_arg] = iteration0
 
@@ -82,19 +99,23 @@ class BodyPlan:
     def emit_broadcast(self, value, op):
         return None
 
-    def emit_load(self, op, lead, base):
+    def emit_load(self, op, lead, base, mask=None):
         return None
 
-    def emit_store(self, op, value, lead, base) -> None:
+    def emit_store(self, op, value, lead, base, mask=None) -> None:
+        return None
+
+    def emit_lane_compare(self, op, predicate: str, base, other):
+        """The mask ``base + lane <predicate> other`` (``other`` uniform)."""
         return None
 
     def emit_elementwise(self, op, operands):
         return None
 
-    def emit_reduce_to_scalar(self, op, kind: str, value) -> None:
+    def emit_reduce_to_scalar(self, op, kind: str, value, mask=None) -> None:
         return None
 
-    def emit_reduce_lanes(self, op, kind: str, value, lead, base) -> None:
+    def emit_reduce_lanes(self, op, kind: str, value, lead, base, mask=None) -> None:
         return None
 
     # -- classification helpers
@@ -146,8 +167,11 @@ class BodyPlan:
                 return  # uniform
             if not indices:
                 return
-            lead, base = self._split_indices(indices, op, "a load")
-            self.vectors[op.results[0]] = self.emit_load(op, lead, base)
+            if self._is_lanes(indices[-1]) and not any(self._varying(i) for i in indices[:-1]):
+                lead, base = self._split_indices(indices, op, "a load")
+                self.vectors[op.results[0]] = self.emit_load(op, lead, base, self.mask)
+            else:
+                self.vectors[op.results[0]] = self._gather(op, indices)
             self.dead.append(op)
             return
         if name == "memref.store":
@@ -155,15 +179,30 @@ class BodyPlan:
             if not any(self._varying(i) for i in indices):
                 if self._varying(value):
                     raise NotVectorizable("a store of a varying value to one location", op)
+                if self.mask_depth:
+                    raise NotVectorizable("a store to one location under a condition on the vectorized dim", op)
                 return
             lead, base = self._split_indices(indices, op, "a store")
-            self.emit_store(op, value, lead, base)
+            self.emit_store(op, value, lead, base, self.mask)
             self.dead.append(op)
             return
         if name == "lt.reduce":
             self._reduce(op)
             return
-        if op.regions and any(self._varying(v) for v in op.operands):
+        if name == "arith.cmpi" and any(self._is_lanes(v) for v in op.operands):
+            a, b = op.operands
+            if self._varying(a) and self._varying(b):
+                raise NotVectorizable("a comparison of two values of the vectorized dim", op)
+            predicate = PREDICATES[ir.IntegerAttr(op.attributes["predicate"]).value]
+            if self._is_lanes(b):
+                a, b, predicate = b, a, _SWAPPED[predicate]
+            self.vectors[op.results[0]] = self.emit_lane_compare(op, predicate, self.lanes[a], b)
+            self.dead.append(op)
+            return
+        if name == "scf.if":
+            self._if(op)
+            return
+        if op.regions and (any(self._varying(v) for v in op.operands) or self._uses_varying(op)):
             raise NotVectorizable(f"'{name}' with regions cannot be vectorized", op)
         if not any(self._varying(v) for v in op.operands):
             return  # uniform
@@ -174,6 +213,77 @@ class BodyPlan:
         self.vectors[op.results[0]] = self.emit_elementwise(op, list(op.operands))
         self.dead.append(op)
 
+    def _gather(self, op, indices):
+        """A load whose lanes run along a leading dim (a column, a diagonal)
+        of a memref of static shape: a ``vector.gather`` at a constant
+        stride from the first lane's element."""
+        if any(self._is_vector(i) for i in indices):
+            raise NotVectorizable(f"a load is not contiguous in the vectorized dim '{self.dim}' (its index is computed from data)", op)
+        memref_type = ir.MemRefType(op.operands[0].type)
+        shape = list(memref_type.shape)
+        row_major = [1] * len(shape)
+        for k in range(len(shape) - 2, -1, -1):
+            row_major[k] = row_major[k + 1] * shape[k + 1]
+        if any(d < 0 for d in shape) or memref_type.get_strides_and_offset() != (row_major, 0):
+            raise NotVectorizable(f"a load is not contiguous in the vectorized dim '{self.dim}' (and its memref is not of static row-major shape)", op)
+        stride = sum(row_major[k] for k, i in enumerate(indices) if self._is_lanes(i))
+        bases = [self.lanes[i] if self._is_lanes(i) else i for i in indices]
+        return self.emit_gather(op, bases, stride, self.mask)
+
+    def emit_gather(self, op, bases, stride: int, mask=None):
+        """W elements from ``bases`` (the first lane's indices), ``stride``
+        elements apart."""
+        return None
+
+    def _uses_varying(self, op) -> bool:
+        """Whether an op inside ``op``'s regions uses a varying value."""
+        found = []
+
+        def visit(inner):
+            if any(self._varying(v) for v in inner.operands):
+                found.append(inner)
+            return ir.WalkResult.ADVANCE
+
+        op.walk(visit)
+        return bool(found)
+
+    def _if(self, op) -> None:
+        """``scf.if``: on a uniform condition its body is classified as the
+        loop body is; on a varying one (a mask) it runs where any lane
+        holds, its body under the mask (and the masks around it)."""
+        cond = op.operands[0]
+        blocks = [list(r.blocks) for r in op.regions]
+        then_ops = list(blocks[0][0].operations)[:-1]  # all but scf.yield
+        else_ops = list(blocks[1][0].operations)[:-1] if len(blocks) > 1 and blocks[1] else []
+        if not self._varying(cond):
+            if len(op.results) and self._uses_varying(op):
+                raise NotVectorizable("an 'scf.if' with results inside a vectorized loop", op)
+            self.run(then_ops)
+            self.run(else_ops)
+            return
+        if len(op.results) or else_ops:
+            raise NotVectorizable("an if/else (or an if with results) on a condition of the vectorized dim", op)
+        if not self._is_vector(cond):
+            raise NotVectorizable("an if on an index of the vectorized dim", op)
+        outer, outer_depth = self.mask, self.mask_depth
+        mask = self.vectors[cond] if outer is None else self.emit_and(op, outer, self.vectors[cond])
+        for if_op, body_mask in self.emit_masked_ifs(op, mask):
+            self.mask, self.mask_depth = body_mask, outer_depth + 1
+            try:
+                self.run(list(list(if_op.regions[0].blocks)[0].operations)[:-1])
+            finally:
+                self.mask, self.mask_depth = outer, outer_depth
+
+    def emit_masked_ifs(self, op, mask) -> list:
+        """(``scf.if``, the mask of its body) for an if on ``mask``: where
+        the lowering builds them, one on "every lane" (body unmasked) and
+        one on "some but not every lane" (body masked)."""
+        return [(op, mask)]
+
+    def emit_and(self, op, a, b):
+        """The lanes set in both masks."""
+        return None
+
     def _reduce(self, op) -> None:
         value, acc, *indices = list(op.operands)
         kind = ir.StringAttr(op.attributes["kind"]).value
@@ -182,9 +292,11 @@ class BodyPlan:
             raise NotVectorizable("a parallel reduction cannot also be vectorized along its index", op)
         if not any(self._varying(i) for i in indices):
             if not self._varying(value):
+                if self.mask_depth:
+                    raise NotVectorizable("a reduction of one value under a condition on the vectorized dim", op)
                 raise NotVectorizable("a reduction adds the same value in every vectorized iteration", op)
-            self.emit_reduce_to_scalar(op, kind, value)
+            self.emit_reduce_to_scalar(op, kind, value, self.mask)
             return
         lead, base = self._split_indices(indices, op, "a reduction's accumulator")
-        self.emit_reduce_lanes(op, kind, value, lead, base)
+        self.emit_reduce_lanes(op, kind, value, lead, base, self.mask)
         self.dead.append(op)

@@ -372,7 +372,9 @@ class Nest:
                         elif gpu:
                             Schedule(text).gpu_map(i, "block")
                         else:
-                            s.parallel(i)
+                            # iterations of unequal work (a triangle's rows,
+                            # CSR rows) are dealt to threads as they finish
+                            s.parallel(i, schedule="guided" if _uneven(loop_node, t.dynamic_loops) else "static")
                         if not nested:
                             outer_parallel.append({id(n) for n in ast.walk(loop_node)})
                     except PassError as e:
@@ -448,6 +450,20 @@ def _forced_parallel(s: Schedule, loop: int) -> Schedule:
     with module.context:
         preorder_loops(module)[loop].attributes["lt.parallel"] = ir.UnitAttr.get()
     return Schedule(module.operation.get_asm(enable_debug_info=True))
+
+
+def _uneven(loop_node, dynamic_loops: list) -> bool:
+    """Whether the iterations of ``loop_node`` may do unequal work: a loop
+    inside has bounds that move with its variable or come from data."""
+    var = loop_node.target.id
+    for n in ast.walk(loop_node):
+        if n is loop_node or not isinstance(n, ast.For):
+            continue
+        if any(n is d for d in dynamic_loops):
+            return True
+        if any(isinstance(m, ast.Name) and m.id == var for m in ast.walk(n.iter)):
+            return True
+    return False
 
 
 GPU_THREADS = 256  # threads a block for a parallel loop the pragmas map themselves

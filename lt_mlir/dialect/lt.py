@@ -14,8 +14,11 @@ Ops
               ``E`` (what one iteration of the body covers of ``dim``; 1 when
               no inner level iterates ``dim``) the level covers
               ``size * E + tail`` elements and requires ``tail < E``.
-              Optional annotations: ``lt.parallel``, ``lt.unroll = N``,
-              ``lt.vectorize = W``, ``lt.gpu = "block"|"thread"``.
+              Optional annotations: ``lt.parallel``, ``lt.schedule =
+              "dynamic"|"guided"`` (how a parallel loop's iterations are
+              dealt to threads; with ``lt.parallel`` only, static when
+              absent), ``lt.unroll = N``, ``lt.vectorize = W``, ``lt.gpu =
+              "block"|"thread"``.
 ``lt.dim``    the logical index of ``dim`` here: the sum over enclosing levels
               of ``iteration * E``.  Index arithmetic on it is plain ``arith``.
 ``lt.alloc``  scratch memory over named dims (``dims = ["m", "n"]``), a static
@@ -41,8 +44,12 @@ from ..mlir import ext, ir
 REDUCE_KINDS = ("add", "mul", "max", "min")
 GPU_MAPPINGS = ("block", "thread")
 # annotation name -> check(attr) returning an error message or None
+SCHEDULES = ("dynamic", "guided")  # lt.schedule: OpenMP schedules other than the default, static
 _ANNOTATIONS = {
     "lt.parallel": lambda a: None if isinstance(a, ir.UnitAttr) else "must be a unit attribute",
+    "lt.schedule": lambda a: None
+    if isinstance(a, ir.StringAttr) and a.value in SCHEDULES
+    else f"must be one of {', '.join(repr(s) for s in SCHEDULES)}",
     "lt.unroll": lambda a: None if isinstance(a, ir.IntegerAttr) and a.value >= 0 else "must be a non-negative integer (0: full)",
     "lt.vectorize": lambda a: _positive_int(a),
     "lt.gpu": lambda a: None
@@ -117,6 +124,8 @@ class LoopOp(Lt.Operation, name="loop", traits=[ir.NoTerminatorTrait]):
                 problem = check(attrs[name])
                 if problem:
                     return _fail(op, f"'lt.loop' annotation '{name}' {problem}")
+        if "lt.schedule" in attrs and "lt.parallel" not in attrs:
+            return _fail(op, "'lt.loop' annotation 'lt.schedule' needs 'lt.parallel' (it says how a parallel loop's iterations are dealt to threads)")
         return True
 
 

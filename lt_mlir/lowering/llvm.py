@@ -19,7 +19,7 @@ from ..dialect import lt
 from ..errors import CompileError, format_location, from_mlir_error
 from ..mlir import MLIR_LIBS, ir, passmanager
 from .alias_scopes import add_alias_scopes
-from .lt_to_scf import lower_lt_to_scf
+from .lt_to_scf import SCHEDULE_ATTR, lower_lt_to_scf
 
 # After lower-lt-to-scf.  Order matters: func-to-llvm with the bare-pointer
 # convention first, then memref, then the control flow and scalar dialects;
@@ -73,12 +73,14 @@ def run_pipeline(module: ir.Module | ir.Operation, pipeline: str) -> None:
 
 # With parallel loops: scf.parallel -> OpenMP first, then this order
 # (finalize-memref-to-llvm must lower the alloca_scope the OpenMP conversion
-# creates before scf-to-cf runs; shared/STACK.md).
+# creates before scf-to-cf runs; shared/STACK.md).  Between the two halves
+# each omp.wsloop takes the schedule its scf.parallel asked for.
 OPENMP_PIPELINE = (
     "builtin.module("
     "func.func(canonicalize, cse, loop-invariant-code-motion), "
-    "expand-strided-metadata, "
-    "convert-scf-to-openmp, "
+    "expand-strided-metadata)",
+    "builtin.module(convert-scf-to-openmp)",
+    "builtin.module("
     "convert-func-to-llvm{use-bare-ptr-memref-call-conv=1}, "
     "finalize-memref-to-llvm, "
     "convert-scf-to-cf, "
@@ -88,12 +90,15 @@ OPENMP_PIPELINE = (
 )
 
 
-def uses_openmp(module) -> bool:
+def _ops(module, name: str) -> list:
+    """The ops called ``name`` in ``module``, in walk order."""
     found = []
-    module.operation.walk(
-        lambda o: (found.append(o) if o.name == "scf.parallel" else None, ir.WalkResult.ADVANCE)[1]
-    )
-    return bool(found)
+    module.operation.walk(lambda o: (found.append(o) if o.name == name else None, ir.WalkResult.ADVANCE)[1])
+    return found
+
+
+def uses_openmp(module) -> bool:
+    return bool(_ops(module, "scf.parallel"))
 
 
 def lower_to_llvm_dialect(module: ir.Module | ir.Operation, check_bounds: bool = True) -> bool:
@@ -109,7 +114,22 @@ def scf_to_llvm_dialect(module: ir.Module | ir.Operation) -> bool:
     the code calls the OpenMP runtime."""
     mark_noalias(module)
     openmp = uses_openmp(module)
-    run_pipeline(module, OPENMP_PIPELINE if openmp else CPU_PIPELINE)
+    if openmp:
+        tidy, to_openmp, rest = OPENMP_PIPELINE
+        run_pipeline(module, tidy)  # (folds a one-iteration scf.parallel away)
+        schedules = _ops(module, "scf.parallel")
+        schedules = [ir.StringAttr(o.attributes[SCHEDULE_ATTR]).value if SCHEDULE_ATTR in o.attributes else None for o in schedules]
+        run_pipeline(module, to_openmp)
+        loops = _ops(module, "omp.wsloop")
+        if len(loops) != len(schedules):
+            raise CompileError(f"error: convert-scf-to-openmp made {len(loops)} omp.wsloop from {len(schedules)} scf.parallel")
+        with module.operation.context:
+            for loop, schedule in zip(loops, schedules):
+                if schedule:
+                    loop.attributes["schedule_kind"] = ir.Attribute.parse(f"#omp<schedulekind {schedule}>")
+        run_pipeline(module, rest)
+    else:
+        run_pipeline(module, CPU_PIPELINE)
     add_alias_scopes(module)
     return openmp
 

@@ -43,7 +43,8 @@ from .combine import atomic_update, combine
 from .partials import prepare_parallel_loops
 
 STACK_ALLOC_LIMIT = 64 * 1024
-_ALLOWED_ANNOTATIONS = {"parallel", "unroll", "vectorize"}
+SCHEDULE_ATTR = "lt.schedule"  # on an scf.parallel: the OpenMP schedule of its loop
+_ALLOWED_ANNOTATIONS = {"parallel", "schedule", "unroll", "vectorize"}
 
 
 def lower_lt_to_scf(module: ir.Module | ir.Operation, check_bounds: bool = True) -> None:
@@ -320,6 +321,7 @@ class LoopEmitter:
         self.dim = lt.loop_dim(loop)
         self.unroll = notes.get("unroll")
         self.parallel = bool(notes.get("parallel"))
+        self.schedule = notes.get("schedule")
 
     def constant(self, value: int):
         with ir.InsertionPoint(self.loop):
@@ -357,6 +359,8 @@ class LoopEmitter:
             lb, ub, one = index(0), index(trip_count), index(1)
             if self.parallel:
                 par = scf.ParallelOp([], [lb], [ub], [one], [])
+                if self.schedule:  # for the OpenMP conversion (lowering/llvm.py)
+                    par.attributes[SCHEDULE_ATTR] = ir.StringAttr.get(self.schedule)
                 block = par.region.blocks.append(ir.IndexType.get())
                 with ir.InsertionPoint(block):
                     terminator = scf.ReduceOp([], 0)

@@ -54,6 +54,8 @@ def prepare_parallel_loops(f) -> None:
     for loop in [l for l in preorder_loops(f) if "parallel" in lt.annotations(l)]:
         if too_small_to_share(loop):
             del loop.attributes["lt.parallel"]
+            if "lt.schedule" in loop.attributes:
+                del loop.attributes["lt.schedule"]
             continue
         groups = reduction_groups(loop)
         if not groups:
@@ -70,6 +72,8 @@ def prepare_parallel_loops(f) -> None:
         with loop.location:
             outer = split_loop(loop, factor)
             del loop.attributes["lt.parallel"]
+            if "lt.schedule" in loop.attributes:  # one chunk a thread: equal runs
+                del loop.attributes["lt.schedule"]
             outer.attributes["lt.parallel"] = ir.UnitAttr.get()
             for buf, plan in plans.items():
                 _privatise(outer, loop, buf, groups[buf], plan)

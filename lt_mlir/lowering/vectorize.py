@@ -4,16 +4,20 @@ building ``vector`` ops.  Loads and stores whose last index is lanes become
 ``vector.load``/``vector.store``; arithmetic on vectors the same op on
 ``vector<W x T>``; an ``lt.reduce`` of a vector into one uniform location a
 ``vector.reduction`` first, one into lanes locations a vector combine.
+Under a mask (an ``scf.if`` on the dim, now on "any lane") the lanes
+accesses are ``vector.maskedload``/``maskedstore`` and a reduction into one
+location selects the reduction's identity where the mask is off.
 """
 
 from __future__ import annotations
 
-from ..analysis.vector_plan import BodyPlan
-from ..mlir import ir, vector
-from .combine import combine
+from ..analysis.vector_plan import PREDICATES, BodyPlan
+from ..mlir import arith, ir, vector
+from .combine import combine, is_float
 
 _COMBINING = {"add": "add", "mul": "mul", "max": "maximumf", "min": "minimumf"}
 _INT_COMBINING = {"add": "add", "mul": "mul", "max": "maxsi", "min": "minsi"}
+_FLOAT_IDENTITY = {"add": 0.0, "mul": 1.0, "max": float("-inf"), "min": float("inf")}
 
 
 def vectorize_ops(ops: list, dim: str, width: int, lane0, iteration0, iteration_arg) -> list:
@@ -22,7 +26,11 @@ def vectorize_ops(ops: list, dim: str, width: int, lane0, iteration0, iteration_
     ``iteration0``.  Returns the ops of ``ops`` that remain."""
     v = _Vectorizer(dim, width, lane0, iteration0, iteration_arg)
     v.run(ops)
-    survivors = [op for op in ops if not any(op == d for d in v.dead)]
+    survivors = []
+    for op in ops:
+        if not any(op == d for d in v.dead):
+            survivors.append(op)
+        survivors.extend(m for o, m in v.clones if o == op)  # the masked copy of an if on the dim
     for op in reversed(v.dead):
         op.erase()
     return survivors
@@ -32,6 +40,7 @@ class _Vectorizer(BodyPlan):
     def __init__(self, dim, width, lane0, iteration0, iteration_arg):
         super().__init__(dim, iteration_arg, iteration0)
         self.width, self._lane0 = width, lane0
+        self.clones: list = []  # (scf.if, its masked copy)
 
     def _vector_type(self, element):
         return ir.VectorType.get([self.width], element)
@@ -47,14 +56,64 @@ class _Vectorizer(BodyPlan):
         with ir.InsertionPoint(op), op.location:
             return vector.BroadcastOp(self._vector_type(value.type), value).result
 
-    def emit_load(self, op, lead, base):
-        with ir.InsertionPoint(op), op.location:
-            return vector.LoadOp(self._vector_type(op.results[0].type), op.operands[0], lead + [base]).result
+    def _zeros(self, element):
+        vt = self._vector_type(element)
+        zero = ir.FloatAttr.get(element, 0.0) if is_float(element) else ir.IntegerAttr.get(element, 0)
+        return arith.ConstantOp(vt, ir.DenseElementsAttr.get_splat(vt, zero)).result
 
-    def emit_store(self, op, value, lead, base) -> None:
+    def emit_load(self, op, lead, base, mask=None):
+        vt = self._vector_type(op.results[0].type)
+        with ir.InsertionPoint(op), op.location:
+            if mask is not None:
+                return vector.MaskedLoadOp(vt, op.operands[0], lead + [base], mask, self._zeros(vt.element_type)).result
+            return vector.LoadOp(vt, op.operands[0], lead + [base]).result
+
+    def emit_store(self, op, value, lead, base, mask=None) -> None:
         vec = self.as_vector(value, op)
         with ir.InsertionPoint(op), op.location:
-            vector.StoreOp(vec, op.operands[1], lead + [base])
+            if mask is not None:
+                vector.MaskedStoreOp(op.operands[1], lead + [base], mask, vec)
+            else:
+                vector.StoreOp(vec, op.operands[1], lead + [base])
+
+    def emit_gather(self, op, bases, stride: int, mask=None):
+        vt = self._vector_type(op.results[0].type)
+        with ir.InsertionPoint(op), op.location:
+            index_vector = self._vector_type(ir.IndexType.get())
+            step = vector.StepOp(index_vector).result
+            scale = arith.ConstantOp(index_vector, ir.DenseElementsAttr.get_splat(index_vector, ir.IntegerAttr.get(ir.IndexType.get(), stride))).result
+            offsets = arith.MulIOp(step, scale).result
+            if mask is None:
+                mask_type = self._vector_type(ir.IntegerType.get_signless(1))
+                mask = arith.ConstantOp(mask_type, ir.DenseElementsAttr.get_splat(mask_type, ir.BoolAttr.get(True))).result
+            return vector.GatherOp(vt, op.operands[0], bases, offsets, mask, self._zeros(vt.element_type)).result
+
+    def emit_lane_compare(self, op, predicate: str, base, other):
+        with ir.InsertionPoint(op), op.location:
+            index_vector = self._vector_type(ir.IndexType.get())
+            lanes = arith.AddIOp(vector.BroadcastOp(index_vector, base).result, vector.StepOp(index_vector).result).result
+            bound = vector.BroadcastOp(index_vector, other).result
+            attr = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), PREDICATES.index(predicate))
+            return arith.CmpIOp(attr, lanes, bound).result
+
+    def emit_and(self, op, a, b):
+        with ir.InsertionPoint(op), op.location:
+            return arith.AndIOp(a, b).result
+
+    def emit_masked_ifs(self, op, mask) -> list:
+        # if all(mask) { body } ; if any(mask) and not all(mask) { body, masked }:
+        # a triangle's guard is all or nothing but for one group of lanes,
+        # and masked stores are slow on some CPUs (AMD's vmaskmov)
+        i1 = ir.IntegerType.get_signless(1)
+        with ir.InsertionPoint(op), op.location:
+            every = vector.ReductionOp(i1, ir.Attribute.parse("#vector.kind<and>"), mask).result
+            some = vector.ReductionOp(i1, ir.Attribute.parse("#vector.kind<or>"), mask).result
+            partly = arith.XOrIOp(some, every).result
+        op.operands[0] = every
+        masked = op.clone(ip=ir.InsertionPoint.after(op))
+        masked.operands[0] = partly
+        self.clones.append((op, masked))
+        return [(op, None), (masked, mask)]
 
     def emit_elementwise(self, op, operands):
         operands = [self.as_vector(v, op) for v in operands]
@@ -63,19 +122,34 @@ class _Vectorizer(BodyPlan):
             new = ir.Operation.create(op.name, results=[self._vector_type(op.results[0].type)], operands=operands, attributes=attrs)
         return new.results[0]
 
-    def emit_reduce_to_scalar(self, op, kind: str, value) -> None:
+    def emit_reduce_to_scalar(self, op, kind: str, value, mask=None) -> None:
         vec = self.as_vector(value, op)
         element = value.type
-        is_float = not isinstance(element, ir.IntegerType)
-        combining = (_COMBINING if is_float else _INT_COMBINING)[kind]
+        floating = is_float(element)
+        combining = (_COMBINING if floating else _INT_COMBINING)[kind]
         with ir.InsertionPoint(op), op.location:
+            if mask is not None:  # off lanes contribute the identity
+                if floating:
+                    identity = ir.FloatAttr.get(element, _FLOAT_IDENTITY[kind])
+                else:
+                    bits = ir.IntegerType(element).width
+                    value_of = {"add": 0, "mul": 1, "max": -(1 << (bits - 1)), "min": (1 << (bits - 1)) - 1}[kind]
+                    identity = ir.IntegerAttr.get(element, value_of)
+                vt = self._vector_type(element)
+                neutral = arith.ConstantOp(vt, ir.DenseElementsAttr.get_splat(vt, identity)).result
+                vec = arith.SelectOp(mask, vec, neutral).result
             attr = ir.Attribute.parse(f"#vector.kind<{combining}>")
             reduced = vector.ReductionOp(element, attr, vec).result
         op.operands[0] = reduced
 
-    def emit_reduce_lanes(self, op, kind: str, value, lead, base) -> None:
+    def emit_reduce_lanes(self, op, kind: str, value, lead, base, mask=None) -> None:
         vec = self.as_vector(value, op)
         acc = op.operands[1]
+        vt = self._vector_type(value.type)
         with ir.InsertionPoint(op), op.location:
-            old = vector.LoadOp(self._vector_type(value.type), acc, lead + [base]).result
-            vector.StoreOp(combine(kind, old, vec), acc, lead + [base])
+            if mask is not None:
+                old = vector.MaskedLoadOp(vt, acc, lead + [base], mask, self._zeros(value.type)).result
+                vector.MaskedStoreOp(acc, lead + [base], mask, combine(kind, old, vec))
+            else:
+                old = vector.LoadOp(vt, acc, lead + [base]).result
+                vector.StoreOp(combine(kind, old, vec), acc, lead + [base])

@@ -1,4 +1,5 @@
-"""``lt-parallel{loop=L}``: run a loop's iterations on all CPU cores.
+"""``lt-parallel{loop=L [schedule=static|dynamic|guided]}``: run a loop's
+iterations on all CPU cores.
 
 Sets ``lt.parallel``; ``lower-lt-to-scf`` emits ``scf.parallel`` for its full
 iterations (the tail iteration runs after it), which the CPU pipeline turns
@@ -7,6 +8,13 @@ honoured).  Reductions into locations that several iterations share are
 combined with atomic read-modify-writes (``memref.atomic_rmw``), so a
 parallel reduction stays correct.
 
+``schedule`` is how the iterations are dealt to the threads (OpenMP's
+schedule): ``static`` (the default) gives each thread one equal run of
+them; ``dynamic`` hands them out one at a time as threads finish, and
+``guided`` in runs that shrink as the loop nears its end -- for iterations
+whose work differs (a triangle's rows, CSR rows), where equal runs leave
+one thread with most of the work.  Sets ``lt.schedule`` (not for static).
+
 Costs the lowering avoids, and the remark names (``lowering/partials.py``,
 ``analysis/work.py``): a loop that does too little work a run to pay for
 starting the threads (a loop over a reduced dim nested in others: matmul's
@@ -14,7 +22,7 @@ starting the threads (a loop over a reduced dim nested in others: matmul's
 accumulate in a private tile a thread, combined once a chunk; those that
 cannot stay atomic, one read-modify-write an update.
 
-Refuses: no loop L; L is nested in a parallel loop or holds one; a buffer
+Refuses: no loop L; an unknown schedule; L is nested in a parallel loop or holds one; a buffer
 written in L by anything but reductions of one kind is accessed at elements
 other iterations also access (a race).
 """
@@ -30,10 +38,16 @@ from .registry import Option, register
 NAME = "lt-parallel"
 
 
-@register(NAME, Option("loop", int, help="loop to run in parallel (L-number)"))
-def parallel(module_op, loop: int) -> str | None:
+@register(
+    NAME,
+    Option("loop", int, help="loop to run in parallel (L-number)"),
+    Option("schedule", str, "static", "how iterations are dealt to threads: static, dynamic or guided"),
+)
+def parallel(module_op, loop: int, schedule: str = "static") -> str | None:
     """Run a loop's iterations in parallel on all cores (per-thread partials or atomics for shared reductions)."""
     target = find_loop(module_op, loop, NAME)
+    if schedule not in ("static", *lt.SCHEDULES):
+        raise refuse(NAME, f"unknown schedule '{schedule}' (static, {', '.join(lt.SCHEDULES)})", target)
     if any("parallel" in lt.annotations(l) for l in lt.enclosing_loops(target)):
         raise refuse(NAME, f"L{loop} is already inside a parallel loop", target)
     inner = []
@@ -44,6 +58,8 @@ def parallel(module_op, loop: int) -> str | None:
     if why:
         raise refuse(NAME, f"cannot run L{loop} {loop_label(target)} in parallel: {why}", target)
     target.attributes["lt.parallel"] = ir.UnitAttr.get()
+    if schedule != "static":
+        target.attributes["lt.schedule"] = ir.StringAttr.get(schedule)
     return _costs(target, loop)
 
 

@@ -4,7 +4,7 @@
 environment's ``toggle_thread`` turns threads off with it).
 
 The loop then runs sequentially, rolled or scalar, which never changes the
-result.  Refuses: no loop L; an annotation name that is not one of those;
+result.  Taking ``parallel`` off takes its ``schedule`` with it.  Refuses: no loop L; an annotation name that is not one of those;
 L does not carry it; taking a GPU mapping off a block loop whose thread
 loops would stay mapped (the registry's mapping check says why).
 """
@@ -30,3 +30,5 @@ def unannotate(module_op, loop: int, name: str) -> None:
     if name not in lt.annotations(target):
         raise refuse(NAME, f"L{loop} {loop_label(target)} is not annotated {name}", target)
     del target.attributes[f"lt.{name}"]
+    if name == "parallel" and "lt.schedule" in target.attributes:  # how its iterations were dealt: moot now
+        del target.attributes["lt.schedule"]

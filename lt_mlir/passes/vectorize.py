@@ -2,14 +2,18 @@
 
 Sets ``lt.vectorize = W``; ``lower-lt-to-scf`` emits a loop over groups of W
 iterations whose body uses ``vector`` ops (``vector.load``/``store`` along
-the loop's dim, arithmetic on ``vector<W x T>``, ``vector.reduction`` for
-reductions into one location), then the iterations W does not divide as
-scalar code.  See ``analysis/vector_plan.py`` for what is vectorizable.
+the loop's dim, ``vector.gather`` for loads along another dim, arithmetic
+on ``vector<W x T>``, ``vector.reduction`` for reductions into one
+location; a body under an ``scf.if`` on the dim or on the data runs under
+a mask), then the iterations W does not divide as scalar code.  See
+``analysis/vector_plan.py`` for what is vectorizable.
 
-Refuses: no loop L; W < 2; L is not innermost; the body reads or writes
-memory that is not contiguous along L's dim, or uses its index as a value;
-a buffer written in L is accessed at elements other iterations also access
-(running W of them at once would reorder those accesses).
+Refuses: no loop L; W < 2; L is not innermost; the body writes memory that
+is not contiguous along L's dim, reads it through indices computed from
+data, or uses its index as a value (other than in a comparison); an
+if/else on the dim; a buffer written in L is accessed at elements other
+iterations also access (running W of them at once would reorder those
+accesses).
 """
 
 from ..analysis.dependence import reorder_conflicts

@@ -141,6 +141,12 @@ def _ref_row_max(xs, size):
     return [(m, np.abs(m), 0)]  # max is exact
 
 
+def _ref_lower_row_sum(xs, size):
+    (a,) = _f64(xs)
+    low = np.tril(a)
+    return [(low.sum(axis=1), np.abs(low).sum(axis=1), size[1])]
+
+
 def _ref_matmul(xs, size):
     a, b = _f64(xs)
     return [(a @ b, np.abs(a) @ np.abs(b), size[2])]
@@ -238,6 +244,14 @@ PROGRAMS: dict[str, Program] = {
             lambda rng, s: [_uniform(rng, s)],
             _ref_row_sum,
             "programs.row_sum({})",
+        ),
+        Program(
+            "lower_row_sum",
+            ((7, 9), (13, 50), (33, 20)),
+            lambda m, n: _programs_module().lower_row_sum(m, n),
+            lambda rng, s: [_uniform(rng, s)],
+            _ref_lower_row_sum,
+            "programs.lower_row_sum({})",
         ),
         Program(
             "row_max",
@@ -392,6 +406,8 @@ def _choose_options(rng: random.Random, info, loops: list) -> dict:
             values[name] = rng.choice(("block", "thread", "block", "thread", "warp"))
         elif name == "name":  # lt-unannotate
             values[name] = rng.choice(("parallel", "unroll", "vectorize", "gpu", "parallel", "unroll", "vectorize", "gpu", "fast"))
+        elif name == "schedule":  # lt-parallel
+            values[name] = rng.choice(("static", "dynamic", "guided", "static", "dynamic", "guided", "auto"))
         elif name == "threads":  # lt-gpu-auto
             values[name] = rng.choice((1, 7, 32, 64, 256, 2000))
         elif opt.type is bool:

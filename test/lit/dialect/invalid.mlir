@@ -92,7 +92,7 @@ func.func @no_block_argument(%A: memref<8xf32>) {
 
 // -----
 
-// CHECK: invalid.mlir:[[# @LINE + 2]]:3: error: 'lt.loop' unknown annotation 'lt.fast' (known: lt.parallel, lt.unroll, lt.vectorize, lt.gpu)
+// CHECK: invalid.mlir:[[# @LINE + 2]]:3: error: 'lt.loop' unknown annotation 'lt.fast' (known: lt.parallel, lt.schedule, lt.unroll, lt.vectorize, lt.gpu)
 func.func @unknown_annotation(%A: memref<8xf32>) {
   "lt.loop"() ({
   ^bb0(%i: index):
@@ -107,6 +107,26 @@ func.func @bad_gpu_mapping(%A: memref<8xf32>) {
   "lt.loop"() ({
   ^bb0(%i: index):
   }) {dim = "m", size = 8 : i64, tail = 0 : i64, lt.gpu = "warp"} : () -> ()
+  return
+}
+
+// -----
+
+// CHECK: invalid.mlir:[[# @LINE + 2]]:3: error: 'lt.loop' annotation 'lt.schedule' must be one of 'dynamic', 'guided'
+func.func @bad_schedule(%A: memref<8xf32>) {
+  "lt.loop"() ({
+  ^bb0(%i: index):
+  }) {dim = "m", size = 8 : i64, tail = 0 : i64, lt.parallel, lt.schedule = "auto"} : () -> ()
+  return
+}
+
+// -----
+
+// CHECK: invalid.mlir:[[# @LINE + 2]]:3: error: 'lt.loop' annotation 'lt.schedule' needs 'lt.parallel'
+func.func @schedule_without_parallel(%A: memref<8xf32>) {
+  "lt.loop"() ({
+  ^bb0(%i: index):
+  }) {dim = "m", size = 8 : i64, tail = 0 : i64, lt.schedule = "guided"} : () -> ()
   return
 }
 

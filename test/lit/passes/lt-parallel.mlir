@@ -44,6 +44,24 @@
 //  KMPC:       define internal void @matmul..omp_par(
 //  KMPC:         call void @__kmpc_for_static_init_8u(
 //
+// schedule=dynamic|guided (lt.schedule): the iterations are dealt to threads
+// as they finish (OpenMP's dispatch API), not one equal run each; the tail
+// row still runs after the loop, and the sums do not change.  An unknown
+// schedule is refused.
+// RUN: sed -n '/^func.func @matmul(/,/^}/p' %s | env LT_PARALLEL_MIN_WORK=0 lt-opt - -p 'builtin.module(lt-parallel{loop=0 schedule=guided})' --emit=loop-tree | filecheck %s --check-prefix=GTREE --match-full-lines --strict-whitespace
+// RUN: sed -n '/^func.func @matmul(/,/^}/p' %s | env LT_PARALLEL_MIN_WORK=0 lt-opt - -p 'builtin.module(lt-parallel{loop=0 schedule=guided}, lower-lt-to-llvm)' | filecheck %s --check-prefix=GOMP
+// RUN: sed -n '/^func.func @matmul(/,/^}/p' %s | env LT_PARALLEL_MIN_WORK=0 lt-opt - -p 'builtin.module(lt-parallel{loop=0 schedule=dynamic})' --emit=llvm | filecheck %s --check-prefix=GKMPC
+// RUN: sed -n '/^func.func @matmul(/,/^}/p' %s | env LT_PARALLEL_MIN_WORK=0 lt-opt - --run --repeat 3 -p 'builtin.module(lt-parallel{loop=0 schedule=dynamic})' | filecheck %s --check-prefix=MMSUM
+// RUN: sed -n '/^func.func @matmul(/,/^}/p' %s | not lt-opt - -p 'builtin.module(lt-parallel{loop=0 schedule=auto})' 2>&1 | filecheck %s --check-prefix=GERR
+//      GTREE:for m in 4 r 1 : L0 [parallel, schedule guided]
+// GTREE-NEXT: for m' in 8 : L1
+//  GOMP-LABEL: llvm.func @matmul
+//  GOMP:         omp.wsloop schedule(guided) {
+//  GKMPC-LABEL: define internal void @matmul..omp_par(
+//  GKMPC:         call void @__kmpc_dispatch_init_8u(
+//  GKMPC-NOT:     __kmpc_for_static_init
+//  GERR: <stdin>:3:3: error: lt-parallel: unknown schedule 'auto' (static, dynamic, guided)
+//
 // Running in parallel gives the untransformed checksums.
 // RUN: sed -n '/^func.func @matmul(/,/^}/p' %s | lt-opt - --run --repeat 3 | filecheck %s --check-prefix=MMSUM
 // RUN: sed -n '/^func.func @matmul(/,/^}/p' %s | env LT_PARALLEL_MIN_WORK=0 lt-opt - --run --repeat 3 -p 'builtin.module(lt-parallel{loop=0})' | filecheck %s --check-prefix=MMSUM

@@ -7,6 +7,11 @@
 // RUN: lt-opt %s -p 'builtin.module(lt-unannotate{loop=4 name=vectorize})' --emit=loop-tree | filecheck %s --check-prefix=VEC --match-full-lines --strict-whitespace
 // RUN: lt-opt %s --run --repeat 1 | filecheck %s --check-prefix=SUM
 // RUN: lt-opt %s --run --repeat 1 -p 'builtin.module(lt-unannotate{loop=0 name=parallel}, lt-unannotate{loop=1 name=unroll}, lt-unannotate{loop=4 name=vectorize})' | filecheck %s --check-prefix=SUM
+// A parallel loop's schedule (lt.schedule) comes off with it.
+// RUN: env LT_PARALLEL_MIN_WORK=0 lt-opt %s -p 'builtin.module(lt-unannotate{loop=0 name=parallel}, lt-parallel{loop=0 schedule=guided})' --emit=loop-tree | filecheck %s --check-prefix=SCHED --match-full-lines
+// RUN: env LT_PARALLEL_MIN_WORK=0 lt-opt %s -p 'builtin.module(lt-unannotate{loop=0 name=parallel}, lt-parallel{loop=0 schedule=guided}, lt-unannotate{loop=0 name=parallel})' --emit=loop-tree | filecheck %s --check-prefix=TREE0 --match-full-lines
+//   SCHED:for m in 4 r 1 : L0 [parallel, schedule guided]
+//   TREE0:for m in 4 r 1 : L0
 // RUN: not lt-opt %s -p 'builtin.module(lt-unannotate{loop=2 name=parallel})' 2>&1 | filecheck %s --check-prefix=ABSENT
 // RUN: not lt-opt %s -p 'builtin.module(lt-unannotate{loop=0 name=fast})' 2>&1 | filecheck %s --check-prefix=NAME
 // RUN: not lt-opt %s -p 'builtin.module(lt-unannotate{loop=9 name=parallel})' 2>&1 | filecheck %s --check-prefix=NOLOOP

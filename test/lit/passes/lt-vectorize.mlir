@@ -1,8 +1,9 @@
 // lt-vectorize{loop=L width=W}: mark an innermost loop `lt.vectorize = W`;
 // lower-lt-to-scf runs groups of W iterations as vector code
-// (vector.load/vector.store along L's dim, arithmetic on vector<W x T>,
-// vector.reduction for a reduction into one location) and the iterations W
-// does not divide as scalar code.
+// (vector.load/vector.store along L's dim, vector.gather along another,
+// arithmetic on vector<W x T>, vector.reduction for a reduction into one
+// location, masked memory under an if on the dim or the data) and the
+// iterations W does not divide as scalar code.
 //
 // Every chunk below goes through the same pipeline, lt-vectorize{loop=1 width=8}:
 // the chunks it applies to print their loop tree (TREE) and, lowered, their
@@ -257,7 +258,7 @@ func.func @row_sum(%A: memref<4x35xf32> {lt.name = "A"}, %S: memref<4xf32> {lt.n
 // TREE-NEXT: for i in 32 : L1 [vectorize 8]
 // TREE-NEXT:  %0 <- read A[r, i]
 // TREE-NEXT:  S[i] += %0
-//  TREE-NOT:{{.}}
+// TREE-NEXT:// -----
 // RUN: sed -n '/^func.func @col_sum(/,/^}/p' %s | not lt-opt - -p 'builtin.module(lt-vectorize{loop=1 width=8}, lt-parallel{loop=0}, lower-lt-to-scf)' 2>&1 | filecheck %s --check-prefix=PARVEC
 // PARVEC: error: lt-parallel: refused: it would leave L1 vectorized although a parallel reduction cannot also be vectorized along its index
 // Moving the vectorized loop outward is refused by the move itself.
@@ -326,9 +327,29 @@ func.func @running_sum(%A: memref<2x32xf32>, %S: memref<2xf32>) {
 
 // -----
 
-// Refused: a transposed read, A[i, r], strides through memory along i.
-// ERR-NEXT: lt-vectorize.mlir:[[# @LINE + 8]]:12: error: lt-vectorize: cannot vectorize L1 "for i in 32": a load is not contiguous in the vectorized dim 'i'
-func.func @transpose_load(%A: memref<32x2xf32>, %B: memref<2x32xf32>) {
+// A transposed read, A[i, r], strides through memory along i: a
+// vector.gather of 8 elements, A's row length (2) apart, from A[i, r]; the
+// store along B's rows stays a vector.store.
+// TREE-NEXT:for r in 2 : L0
+// TREE-NEXT: for i in 32 : L1 [vectorize 8]
+// TREE-NEXT:  %0 <- read A[i, r]
+// TREE-NEXT:  B[r, i] <- %0
+// TREE-NEXT:// -----
+// LOWER-LABEL: func.func @transpose_load
+// LOWER-DAG:     %[[PASS:.*]] = arith.constant dense<0.000000e+00> : vector<8xf32>
+// LOWER-DAG:     %[[ALL:.*]] = arith.constant dense<true> : vector<8xi1>
+// LOWER-DAG:     %[[STRIDE:.*]] = arith.constant dense<2> : vector<8xindex>
+// LOWER:         scf.for %[[R:.*]] = %{{.*}} to %{{.*}} step
+// LOWER-NEXT:      scf.for %[[J:.*]] = %{{.*}} to %{{.*}} step
+// LOWER-NEXT:        %[[I:.*]] = arith.muli %[[J]], %{{.*}} : index
+// LOWER-NEXT:        %[[STEP:.*]] = vector.step : vector<8xindex>
+// LOWER-NEXT:        %[[OFF:.*]] = arith.muli %[[STEP]], %[[STRIDE]] : vector<8xindex>
+// LOWER-NEXT:        %[[G:.*]] = vector.gather %{{.*}}[%[[I]], %[[R]]] [%[[OFF]]], %[[ALL]], %[[PASS]] : memref<32x2xf32>, vector<8xindex>, vector<8xi1>, vector<8xf32> into vector<8xf32>
+// LOWER-NEXT:        vector.store %[[G]], %{{.*}}[%[[R]], %[[I]]] : memref<2x32xf32>, vector<8xf32>
+// RUN: sed -n '/^func.func @transpose_load(/,/^}/p' %s | lt-opt - --run --repeat 1 | filecheck %s --check-prefix=TLSUM
+// RUN: sed -n '/^func.func @transpose_load(/,/^}/p' %s | lt-opt - --run --repeat 1 -p 'builtin.module(lt-vectorize{loop=1 width=8})' | filecheck %s --check-prefix=TLSUM
+// TLSUM: arg1 f32[2, 32] checksum 4.27497
+func.func @transpose_load(%A: memref<32x2xf32> {lt.name = "A"}, %B: memref<2x32xf32> {lt.name = "B"}) {
   "lt.loop"() ({
   ^bb0(%r0: index):
     "lt.loop"() ({
@@ -337,6 +358,101 @@ func.func @transpose_load(%A: memref<32x2xf32>, %B: memref<2x32xf32>) {
       %i = "lt.dim"() {dim = "i"} : () -> index
       %a = memref.load %A[%i, %r] : memref<32x2xf32>
       memref.store %a, %B[%r, %i] : memref<2x32xf32>
+    }) {dim = "i", size = 32 : i64, tail = 0 : i64} : () -> ()
+  }) {dim = "r", size = 2 : i64, tail = 0 : i64} : () -> ()
+  return
+}
+
+// -----
+
+// A body under a condition on i (a triangle's guard, i < 8r + 3) vectorizes
+// under a mask: the lanes' comparison is a vector<8xi1>; where every lane
+// holds, the body runs unmasked; where some but not all do, its loads and
+// stores are masked and the max-reduction into S[r] takes -inf (max's
+// identity) on the lanes that are off.  The tail (37 = 4 x 8 + 5) stays
+// scalar under the scalar guard.  The sums are the scalar code's.
+// TREE-NEXT:for r in 5 : L0
+// TREE-NEXT: for i in 37 : L1 [vectorize 8]
+// TREE-NEXT:  %0 <- cmpi slt(i, r*8 + 3)
+// TREE-NEXT:  if(%0)
+// TREE-NEXT:   %1 <- read A[r, i]
+// TREE-NEXT:   %2 <- read B[r, i]
+// TREE-NEXT:   %3 <- add(%1, %2)
+// TREE-NEXT:   B[r, i] <- %3
+// TREE-NEXT:   S[r] max= %1
+// TREE-NEXT:   yield()
+// TREE-NEXT:// -----
+// LOWER-LABEL: func.func @triangle
+// LOWER-DAG:     %[[NEGINF:.*]] = arith.constant dense<0xFF800000> : vector<8xf32>
+// LOWER-DAG:     %[[ZERO:.*]] = arith.constant dense<0.000000e+00> : vector<8xf32>
+// LOWER:         %[[LANES:.*]] = arith.addi %{{.*}}, %{{.*}} : vector<8xindex>
+// LOWER-NEXT:    %[[BOUND:.*]] = vector.broadcast %{{.*}} : index to vector<8xindex>
+// LOWER-NEXT:    %[[MASK:.*]] = arith.cmpi slt, %[[LANES]], %[[BOUND]] : vector<8xindex>
+// LOWER-NEXT:    %[[EVERY:.*]] = vector.reduction <and>, %[[MASK]] : vector<8xi1> into i1
+// LOWER-NEXT:    %[[SOME:.*]] = vector.reduction <or>, %[[MASK]] : vector<8xi1> into i1
+// LOWER-NEXT:    %[[PARTLY:.*]] = arith.xori %[[SOME]], %[[EVERY]] : i1
+// LOWER-NEXT:    scf.if %[[EVERY]] {
+// LOWER-NEXT:      %[[A:.*]] = vector.load %{{.*}} : memref<5x37xf32>, vector<8xf32>
+// LOWER:           vector.store %{{.*}} : memref<5x37xf32>, vector<8xf32>
+// LOWER-NEXT:      vector.reduction <maximumf>, %[[A]] : vector<8xf32> into f32
+// LOWER:         scf.if %[[PARTLY]] {
+// LOWER-NEXT:      %[[MA:.*]] = vector.maskedload %{{.*}}, %[[MASK]], %[[ZERO]] : memref<5x37xf32>, vector<8xi1>, vector<8xf32> into vector<8xf32>
+// LOWER-NEXT:      vector.maskedload %{{.*}}, %[[MASK]], %[[ZERO]]
+// LOWER-NEXT:      %[[SUM:.*]] = arith.addf
+// LOWER-NEXT:      vector.maskedstore %{{.*}}, %[[MASK]], %[[SUM]] : memref<5x37xf32>, vector<8xi1>, vector<8xf32>
+// LOWER-NEXT:      %[[OFF:.*]] = arith.select %[[MASK]], %[[MA]], %[[NEGINF]] : vector<8xi1>, vector<8xf32>
+// LOWER-NEXT:      vector.reduction <maximumf>, %[[OFF]] : vector<8xf32> into f32
+// LOWER:         scf.for %{{.*}} = %{{.*}} to %[[C5:.*]] step
+// LOWER:           %[[C:.*]] = arith.cmpi slt, %{{.*}}, %{{.*}} : index
+// LOWER-NEXT:      scf.if %[[C]] {
+// LOWER-NEXT:        memref.load %{{.*}} : memref<5x37xf32>
+// RUN: sed -n '/^func.func @triangle(/,/^}/p' %s | lt-opt - --run --repeat 1 | filecheck %s --check-prefix=TRISUM
+// RUN: sed -n '/^func.func @triangle(/,/^}/p' %s | lt-opt - --run --repeat 1 -p 'builtin.module(lt-vectorize{loop=1 width=8})' | filecheck %s --check-prefix=TRISUM
+// TRISUM: arg1 f32[5, 37] checksum 27.4089
+// TRISUM: arg2 f32[5] checksum 7.84053
+func.func @triangle(%A: memref<5x37xf32> {lt.name = "A"}, %B: memref<5x37xf32> {lt.name = "B"}, %S: memref<5xf32> {lt.name = "S"}) {
+  "lt.loop"() ({
+  ^bb0(%r0: index):
+    "lt.loop"() ({
+    ^bb0(%i0: index):
+      %r = "lt.dim"() {dim = "r"} : () -> index
+      %i = "lt.dim"() {dim = "i"} : () -> index
+      %c8 = arith.constant 8 : index
+      %c3 = arith.constant 3 : index
+      %r8 = arith.muli %r, %c8 : index
+      %bound = arith.addi %r8, %c3 : index
+      %in = arith.cmpi slt, %i, %bound : index
+      scf.if %in {
+        %a = memref.load %A[%r, %i] : memref<5x37xf32>
+        %b = memref.load %B[%r, %i] : memref<5x37xf32>
+        %s = arith.addf %a, %b : f32
+        memref.store %s, %B[%r, %i] : memref<5x37xf32>
+        "lt.reduce"(%a, %S, %r) {kind = "max"} : (f32, memref<5xf32>, index) -> ()
+      }
+    }) {dim = "i", size = 37 : i64, tail = 0 : i64} : () -> ()
+  }) {dim = "r", size = 5 : i64, tail = 0 : i64} : () -> ()
+  return
+}
+
+// -----
+
+// Refused: an if/else on i (each lane would take one branch or the other).
+// ERR-NEXT: lt-vectorize.mlir:[[# @LINE + 9]]:7: error: lt-vectorize: cannot vectorize L1 "for i in 32": an if/else (or an if with results) on a condition of the vectorized dim
+func.func @if_else_on_lanes(%A: memref<2x32xf32>, %B: memref<2x32xf32>) {
+  "lt.loop"() ({
+  ^bb0(%r0: index):
+    "lt.loop"() ({
+    ^bb0(%i0: index):
+      %r = "lt.dim"() {dim = "r"} : () -> index
+      %i = "lt.dim"() {dim = "i"} : () -> index
+      %c = arith.cmpi slt, %i, %r : index
+      scf.if %c {
+        %a = memref.load %A[%r, %i] : memref<2x32xf32>
+        memref.store %a, %B[%r, %i] : memref<2x32xf32>
+      } else {
+        %z = arith.constant 0.0 : f32
+        memref.store %z, %B[%r, %i] : memref<2x32xf32>
+      }
     }) {dim = "i", size = 32 : i64, tail = 0 : i64} : () -> ()
   }) {dim = "r", size = 2 : i64, tail = 0 : i64} : () -> ()
   return
@@ -456,9 +572,32 @@ func.func @call(%A: memref<2x32xf32>, %B: memref<2x32xf32>) {
 
 // -----
 
-// Refused: control flow on a varying condition.
-// ERR-NEXT: lt-vectorize.mlir:[[# @LINE + 11]]:7: error: lt-vectorize: cannot vectorize L1 "for i in 32": 'scf.if' with regions cannot be vectorized
-func.func @relu(%A: memref<2x32xf32>, %B: memref<2x32xf32>) {
+// An if on a condition from the data (a > 0): the comparison of the vector
+// is the mask; the store is a vector.store where every lane holds and a
+// vector.maskedstore where some do.
+// TREE-NEXT:for r in 2 : L0
+// TREE-NEXT: for i in 32 : L1 [vectorize 8]
+// TREE-NEXT:  %0 <- read A[r, i]
+// TREE-NEXT:  %1 <- cmpf ogt(%0, 0.0)
+// TREE-NEXT:  if(%1)
+// TREE-NEXT:   B[r, i] <- %0
+// TREE-NEXT:   yield()
+//  TREE-NOT:{{.}}
+// LOWER-LABEL: func.func @relu
+// LOWER:         %[[A:.*]] = vector.load %{{.*}} : memref<2x32xf32>, vector<8xf32>
+// LOWER-NEXT:    %[[MASK:.*]] = arith.cmpf ogt, %[[A]], %{{.*}} : vector<8xf32>
+// LOWER-NEXT:    %[[EVERY:.*]] = vector.reduction <and>, %[[MASK]] : vector<8xi1> into i1
+// LOWER-NEXT:    %[[SOME:.*]] = vector.reduction <or>, %[[MASK]] : vector<8xi1> into i1
+// LOWER-NEXT:    %[[PARTLY:.*]] = arith.xori %[[SOME]], %[[EVERY]] : i1
+// LOWER-NEXT:    scf.if %[[EVERY]] {
+// LOWER-NEXT:      vector.store %[[A]], %{{.*}} : memref<2x32xf32>, vector<8xf32>
+// LOWER-NEXT:    }
+// LOWER-NEXT:    scf.if %[[PARTLY]] {
+// LOWER-NEXT:      vector.maskedstore %{{.*}}, %[[MASK]], %[[A]] : memref<2x32xf32>, vector<8xi1>, vector<8xf32>
+// RUN: sed -n '/^func.func @relu(/,/^}/p' %s | lt-opt - --run --repeat 1 | filecheck %s --check-prefix=RELUSUM
+// RUN: sed -n '/^func.func @relu(/,/^}/p' %s | lt-opt - --run --repeat 1 -p 'builtin.module(lt-vectorize{loop=1 width=8})' | filecheck %s --check-prefix=RELUSUM
+// RELUSUM: arg1 f32[2, 32] checksum 26.018
+func.func @relu(%A: memref<2x32xf32> {lt.name = "A"}, %B: memref<2x32xf32> {lt.name = "B"}) {
   %zero = arith.constant 0.0 : f32
   "lt.loop"() ({
   ^bb0(%r0: index):
