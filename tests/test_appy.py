@@ -370,7 +370,7 @@ def test_an_index_from_the_data_outside_its_array_is_a_located_error():
     # the bounds themselves are data too: a row running past A_data
     bad = indptr.copy()
     bad[-1] += 3
-    with pytest.raises(appy.AppyError, match=r"'A_data\[j\]': error: an index computed from the data is outside its array"):
+    with pytest.raises(appy.AppyError, match=r"npbench.py:\d+: 'range\(start, end\)': error: the loop's bounds, from the data, run outside A_data, A_indices, which it indexes by 'j'"):
         npbench.spmv(data, bad, indices, x, 20)
 
 

@@ -3,7 +3,8 @@
 Every size in an lt program is static, so the range of each index is known
 by interval arithmetic: ``lt.dim d`` ranges over ``[0, extent - 1]`` of its
 outermost enclosing level, a loop's block argument over its iterations
-(``size`` included when there is a tail), constants are themselves, and
+(``size`` included when there is a tail), an ``scf.for``'s variable over
+its bounds' ranges (the upper one excluded), constants are themselves, and
 ``arith`` add/sub/mul/min/max/div/rem combine ranges.  ``lt.dim d`` minus
 an ``lt.dim d`` taken outside some of its levels (a tile's base, as
 lt-shrink-buffers and lt-cache write) is the offset within that tile.  An access whose index
@@ -75,6 +76,12 @@ def _range(v, memo: dict):
         if parent is not None and parent.name == "lt.loop":
             size, tail = lt.loop_size(parent), lt.loop_tail(parent)
             result = (0, size if tail else size - 1)
+        elif parent is not None and parent.name == "scf.for" and v == owner.arguments[0]:
+            # an scf.for's variable runs from its lower bound up to one below
+            # its upper one (bounds clamped at run time: max(lo, 0), min(hi, E))
+            lower, upper = _range(parent.operands[0], memo), _range(parent.operands[1], memo)
+            if lower is not None and upper is not None:
+                result = (lower[0], upper[1] - 1)
     else:
         op = owner.operation
         result = _op_range(op, memo)

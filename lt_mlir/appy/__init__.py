@@ -286,10 +286,7 @@ class Nest:
             code = int(flag[0].item() if gpu else flag[0])
             if code:
                 site = OOB_SITES - code
-                raise AppyError(
-                    f"{checks[site - 1]}: error: an index computed from the data is outside its array "
-                    "(this and any other such access read or wrote the nearest element instead)"
-                )
+                raise AppyError(checks[site - 1])
             return
         if gpu and not self.outs and not any(isinstance(values[n], np.ndarray) for n in self.inputs):
             try:

@@ -108,6 +108,7 @@ class Translator:
         # and, where clamping changed it, reports the site (``checks``)
         self.tainted: set = set()
         self.checks: list = []  # the source text of each data-dependent index, by site number - 1
+        self.in_range: dict = {}  # a data loop's variable -> E: its bounds were clamped into [0, E]
 
     # ------------------------------------------------------------ helpers
     def where(self, node) -> str:
@@ -246,9 +247,18 @@ class Translator:
         its variable is data (indices computed from it are checked)."""
         lo, hi = (self.expr(e, depth, scope) for e in exprs)
         lo, hi = (v if v.type == "index" else self.to_index(v, depth, node) for v in (lo, hi))
+        extent, direct = self.direct_extent(node)
+        if extent:
+            # The arrays the body indexes by the variable itself (CSR's
+            # A_data[j], A_indices[j]): the bounds are clamped into them once
+            # here, reported if that changed a loop that runs, and those
+            # accesses need no check an element.
+            lo, hi = self.clamped_bounds(lo, hi, extent, direct, node, depth)
         one = self.constant(depth, 1, "index")
         iv = self.fresh("j")
         self.tainted.add(iv)
+        if extent:
+            self.in_range[iv] = extent
         self.dynamic_loops.append(node)
         self.emit(depth, f"scf.for {iv} = {lo.ssa} to {hi.ssa} step {one.ssa} {{")
         inner = _Scope(dict(scope.vars), dict(scope.scalars), dict(scope.ranges))
@@ -256,6 +266,35 @@ class Translator:
         for stmt in node.body:
             self.statement(stmt, depth + 1, inner)
         self.emit(depth, "}")
+
+    def direct_extent(self, node: ast.For) -> tuple[int, list]:
+        """(the smallest extent, the names) of the 1-D arrays the loop's
+        body indexes by its variable alone (``a[j]``); (0, []) if none."""
+        var = node.target.id
+        extents = {}
+        for n in ast.walk(ast.Module(body=node.body, type_ignores=[])):
+            if isinstance(n, ast.Subscript) and isinstance(n.value, ast.Name) and isinstance(n.slice, ast.Name) and n.slice.id == var:
+                v = self.values.get(n.value.id)
+                if isinstance(v, np.ndarray) and v.ndim == 1 and v.size:
+                    extents[n.value.id] = int(v.shape[0])
+        return min(extents.values(), default=0), sorted(extents)
+
+    def clamped_bounds(self, lo: Value, hi: Value, extent: int, names: list, node: ast.For, depth: int) -> tuple:
+        """``(max(lo, 0), min(hi, extent))``; a loop that runs (lo < hi)
+        with bounds outside ``[0, extent]`` reports the site."""
+        zero, top = self.constant(depth, 0, "index"), self.constant(depth, extent, "index")
+        low, high, runs, below, above, outside, bad = (self.fresh() for _ in range(7))
+        self.emit(depth, f"{low} = arith.maxsi {lo.ssa}, {zero.ssa} : index")
+        self.emit(depth, f"{high} = arith.minsi {hi.ssa}, {top.ssa} : index")
+        self.emit(depth, f"{runs} = arith.cmpi slt, {lo.ssa}, {hi.ssa} : index")
+        self.emit(depth, f"{below} = arith.cmpi ne, {low}, {lo.ssa} : index")
+        self.emit(depth, f"{above} = arith.cmpi ne, {high}, {hi.ssa} : index")
+        self.emit(depth, f"{outside} = arith.ori {below}, {above} : i1")
+        self.emit(depth, f"{bad} = arith.andi {runs}, {outside} : i1")
+        self.emit(depth, f"scf.if {bad} {{")
+        self.report(node.iter, depth + 1, f"the loop's bounds, from the data, run outside {', '.join(names)}, which it indexes by '{node.target.id}'")
+        self.emit(depth, "}")
+        return Value(low, "index"), Value(high, "index")
 
     def uses_loop_var(self, node, scope: _Scope) -> bool:
         return any(isinstance(n, ast.Name) and n.id in scope.vars for n in ast.walk(node))
@@ -455,16 +494,21 @@ class Translator:
             v = self.expr(item, depth, scope)
             if v.type != "index":
                 v = self.to_index(v, depth, item)
-            if v.ssa in self.tainted:
-                v = self.checked(v, int(arr.shape[len(idx)]), node, depth)
+            extent = int(arr.shape[len(idx)])
+            if v.ssa in self.tainted and not (arr.ndim == 1 and self.in_range.get(v.ssa, extent + 1) <= extent):
+                v = self.checked(v, extent, node, depth)
             idx.append(v.ssa)
         return buf, idx, element_type(arr.dtype)
 
-    def report(self, node, depth: int) -> None:
+    def report(self, node, depth: int, what: str = "an index computed from the data is outside its array") -> None:
         """Flag a new check site at ``node`` (where this code runs): the
         flag keeps the largest code, and sites earlier in the program get
-        larger codes, so the first site that went wrong is the one reported."""
-        self.checks.append(f"{self.where(node)}: '{ast.unparse(node)}'")
+        larger codes, so the first site that went wrong is the one reported
+        (``checks``: its message)."""
+        self.checks.append(
+            f"{self.where(node)}: '{ast.unparse(node)}': error: {what} "
+            "(this and any other such access read or wrote the nearest element instead)"
+        )
         if OOB_FLAG not in self.arg_types:
             self.arg_types[OOB_FLAG] = "memref<1xi64>"
             self.args.append(OOB_FLAG)

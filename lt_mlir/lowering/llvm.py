@@ -90,6 +90,32 @@ OPENMP_PIPELINE = (
 )
 
 
+def _allocas_per_thread(module) -> None:
+    """Move the fixed-size ``memref.alloca`` ops inside each ``omp.parallel``
+    (a parallel loop's per-iteration buffers: a scalar local, a cache tile)
+    to the start of its region: one buffer a thread, reused by the
+    iterations it runs (each writes before it reads, as a fresh alloca
+    would need).  Outlined, they sit in the thread function's entry block,
+    where LLVM promotes scalars to registers; in the loop body, every
+    ``s += ...`` was a store and a load (and stack a run, in an
+    alloca_scope)."""
+    for par in _ops(module, "omp.parallel"):
+        block = list(par.regions[0].blocks)[0]
+        first = list(block.operations)[0]
+        inside = []
+
+        def visit(o, par=par, inside=inside):
+            if o.name == "memref.alloca" and not list(o.operands) and o.parent != par:
+                inside.append(o)
+            return ir.WalkResult.ADVANCE
+
+        par.walk(visit)
+        for o in inside:
+            if o.parent.name == "omp.parallel":
+                continue  # already at the top
+            o.move_before(first)
+
+
 def _ops(module, name: str) -> list:
     """The ops called ``name`` in ``module``, in walk order."""
     found = []
@@ -127,6 +153,7 @@ def scf_to_llvm_dialect(module: ir.Module | ir.Operation) -> bool:
             for loop, schedule in zip(loops, schedules):
                 if schedule:
                     loop.attributes["schedule_kind"] = ir.Attribute.parse(f"#omp<schedulekind {schedule}>")
+            _allocas_per_thread(module)
         run_pipeline(module, rest)
     else:
         run_pipeline(module, CPU_PIPELINE)
