@@ -4,7 +4,11 @@ building ``vector`` ops.  Loads and stores whose last index is lanes become
 ``vector.load``/``vector.store``; arithmetic on vectors the same op on
 ``vector<W x T>``; an ``lt.reduce`` of a vector into one uniform location a
 ``vector.reduction`` first, one into lanes locations a vector combine.
-Under a mask (an ``scf.if`` on the dim, now on "any lane") the lanes
+A reduction into one location that nothing else in the vector loop
+touches accumulates in a vector across the loop (a ``memref<W x T>``
+alloca at the top of the function or of the thread's loop body, which
+LLVM keeps in a register), reduced once after it: no horizontal
+reduction a group.  Under a mask (an ``scf.if`` on the dim) the lanes
 accesses are ``vector.maskedload``/``maskedstore`` and a reduction into one
 location selects the reduction's identity where the mask is off.
 """
@@ -12,7 +16,7 @@ location selects the reduction's identity where the mask is off.
 from __future__ import annotations
 
 from ..analysis.vector_plan import PREDICATES, BodyPlan
-from ..mlir import arith, ir, vector
+from ..mlir import arith, ir, memref, vector
 from .combine import combine, is_float
 
 _COMBINING = {"add": "add", "mul": "mul", "max": "maximumf", "min": "minimumf"}
@@ -122,25 +126,69 @@ class _Vectorizer(BodyPlan):
             new = ir.Operation.create(op.name, results=[self._vector_type(op.results[0].type)], operands=operands, attributes=attrs)
         return new.results[0]
 
+    def _identity(self, kind: str, element):
+        """A vector of ``kind``'s identity (its constant, before the op's
+        insertion point)."""
+        if is_float(element):
+            identity = ir.FloatAttr.get(element, _FLOAT_IDENTITY[kind])
+        else:
+            bits = ir.IntegerType(element).width
+            value_of = {"add": 0, "mul": 1, "max": -(1 << (bits - 1)), "min": (1 << (bits - 1)) - 1}[kind]
+            identity = ir.IntegerAttr.get(element, value_of)
+        vt = self._vector_type(element)
+        return arith.ConstantOp(vt, ir.DenseElementsAttr.get_splat(vt, identity)).result
+
     def emit_reduce_to_scalar(self, op, kind: str, value, mask=None) -> None:
         vec = self.as_vector(value, op)
         element = value.type
-        floating = is_float(element)
-        combining = (_COMBINING if floating else _INT_COMBINING)[kind]
+        combining = (_COMBINING if is_float(element) else _INT_COMBINING)[kind]
+        if mask is None and self._carry_across_loop(op, kind, vec, combining):
+            return
         with ir.InsertionPoint(op), op.location:
             if mask is not None:  # off lanes contribute the identity
-                if floating:
-                    identity = ir.FloatAttr.get(element, _FLOAT_IDENTITY[kind])
-                else:
-                    bits = ir.IntegerType(element).width
-                    value_of = {"add": 0, "mul": 1, "max": -(1 << (bits - 1)), "min": (1 << (bits - 1)) - 1}[kind]
-                    identity = ir.IntegerAttr.get(element, value_of)
-                vt = self._vector_type(element)
-                neutral = arith.ConstantOp(vt, ir.DenseElementsAttr.get_splat(vt, identity)).result
-                vec = arith.SelectOp(mask, vec, neutral).result
+                vec = arith.SelectOp(mask, vec, self._identity(kind, element)).result
             attr = ir.Attribute.parse(f"#vector.kind<{combining}>")
             reduced = vector.ReductionOp(element, attr, vec).result
         op.operands[0] = reduced
+
+    def _carry_across_loop(self, op, kind: str, vec, combining: str) -> bool:
+        """``acc[i] <kind>= reduce(vec)`` in the vector loop -> a vector
+        accumulator carried across it, reduced into ``acc[i]`` once after
+        (when the loop is an scf.for around ``op``, the reduction is not
+        atomic, and nothing else in the loop uses ``acc`` or varies its
+        indices).  Returns whether it did; ``op`` is then dead."""
+        loop = op.parent
+        if loop.name != "scf.for" or "lt.atomic" in op.attributes or any(op == a for a in self.atomic):
+            return False
+        _value, acc, *indices = list(op.operands)
+        if any(_inside(v, loop) for v in [acc, *indices]):
+            return False
+        others = []
+        loop.walk(lambda o: (others.append(o) if o != op and any(v == acc for v in o.operands) else None, ir.WalkResult.ADVANCE)[1])
+        if others:
+            return False
+        home = loop.parent  # the buffer: at the top of the thread's loop body or of the function
+        while home.name not in ("func.func", "scf.parallel"):
+            home = home.parent
+        block = list(home.regions[0].blocks)[0]
+        element = ir.VectorType(vec.type).element_type
+        buffer_type = ir.MemRefType.get([self.width], element)
+        with ir.InsertionPoint(list(block.operations)[0]), op.location:
+            carried = memref.AllocaOp(buffer_type, [], []).result
+        with ir.InsertionPoint(loop), op.location:
+            zero = arith.ConstantOp(ir.IndexType.get(), 0).result
+            vector.StoreOp(self._identity(kind, element), carried, [zero])
+        with ir.InsertionPoint(op), op.location:
+            zero = arith.ConstantOp(ir.IndexType.get(), 0).result
+            vt = self._vector_type(element)
+            vector.StoreOp(combine(kind, vector.LoadOp(vt, carried, [zero]).result, vec), carried, [zero])
+        with ir.InsertionPoint.after(loop), op.location:
+            zero = arith.ConstantOp(ir.IndexType.get(), 0).result
+            total = vector.LoadOp(self._vector_type(element), carried, [zero]).result
+            reduced = vector.ReductionOp(element, ir.Attribute.parse(f"#vector.kind<{combining}>"), total).result
+            memref.StoreOp(combine(kind, memref.LoadOp(acc, indices).result, reduced), acc, indices)
+        self.dead.append(op)
+        return True
 
     def emit_reduce_lanes(self, op, kind: str, value, lead, base, mask=None) -> None:
         vec = self.as_vector(value, op)
@@ -153,3 +201,14 @@ class _Vectorizer(BodyPlan):
             else:
                 old = vector.LoadOp(vt, acc, lead + [base]).result
                 vector.StoreOp(combine(kind, old, vec), acc, lead + [base])
+
+
+def _inside(value, op) -> bool:
+    """Whether ``value`` is defined inside ``op``'s regions."""
+    owner = value.owner
+    where = owner.owner if isinstance(owner, ir.Block) else owner.operation
+    while where is not None:
+        if where == op:
+            return True
+        where = where.parent if hasattr(where, "parent") else None
+    return False

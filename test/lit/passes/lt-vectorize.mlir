@@ -204,8 +204,10 @@ func.func @tiled(%A: memref<33xf32> {lt.name = "A"}, %B: memref<33xf32> {lt.name
 
 // -----
 
-// A reduction into one location: each group of 8 is reduced with
-// vector.reduction before the add into S[m]; the 3 iterations left over
+// A reduction into one location: the groups of 8 accumulate in a vector
+// carried across the vector loop (an alloca of 8 floats at the top of the
+// function, which LLVM keeps in a register), reduced once with
+// vector.reduction and added into S[m] after it; the 3 iterations left over
 // (32..34) add one element each.
 // TREE-NEXT:for m in 4 : L0
 // TREE-NEXT: S[m] <- 0.0
@@ -213,16 +215,23 @@ func.func @tiled(%A: memref<33xf32> {lt.name = "A"}, %B: memref<33xf32> {lt.name
 // TREE-NEXT:  %0 <- read A[m, n]
 // TREE-NEXT:  S[m] += %0
 // LOWER-LABEL: func.func @row_sum
+// LOWER-DAG:     %[[ZEROS:.*]] = arith.constant dense<0.000000e+00> : vector<8xf32>
+// LOWER-DAG:     %[[CARRY:.*]] = memref.alloca() : memref<8xf32>
 // LOWER:         scf.for %[[M:.*]] = %{{.*}} to %{{.*}} step
 // LOWER-NEXT:      memref.store %{{.*}}, %[[S:.*]][%[[M]]] : memref<4xf32>
+// LOWER-NEXT:      vector.store %[[ZEROS]], %[[CARRY]][%{{.*}}] : memref<8xf32>, vector<8xf32>
 // LOWER-NEXT:      scf.for %[[J:.*]] = %{{.*}} to %[[C4:.*]] step
 // LOWER-NEXT:        %[[N:.*]] = arith.muli %[[J]], %[[C8:.*]] : index
 // LOWER-NEXT:        %[[V:.*]] = vector.load %{{.*}}[%[[M]], %[[N]]] : memref<4x35xf32>, vector<8xf32>
-// LOWER-NEXT:        %[[R:.*]] = vector.reduction <add>, %[[V]] : vector<8xf32> into f32
-// LOWER-NEXT:        %[[OLD:.*]] = memref.load %[[S]][%[[M]]] : memref<4xf32>
-// LOWER-NEXT:        %[[NEW:.*]] = arith.addf %[[OLD]], %[[R]] {{.*}}: f32
-// LOWER-NEXT:        memref.store %[[NEW]], %[[S]][%[[M]]] : memref<4xf32>
+// LOWER-NEXT:        %[[C:.*]] = vector.load %[[CARRY]][%{{.*}}] : memref<8xf32>, vector<8xf32>
+// LOWER-NEXT:        %[[SUM:.*]] = arith.addf %[[C]], %[[V]] {{.*}}: vector<8xf32>
+// LOWER-NEXT:        vector.store %[[SUM]], %[[CARRY]][%{{.*}}] : memref<8xf32>, vector<8xf32>
 // LOWER-NEXT:      }
+// LOWER-NEXT:      %[[T:.*]] = vector.load %[[CARRY]][%{{.*}}] : memref<8xf32>, vector<8xf32>
+// LOWER-NEXT:      %[[R:.*]] = vector.reduction <add>, %[[T]] : vector<8xf32> into f32
+// LOWER-NEXT:      %[[OLD:.*]] = memref.load %[[S]][%[[M]]] : memref<4xf32>
+// LOWER-NEXT:      %[[NEW:.*]] = arith.addf %[[OLD]], %[[R]] {{.*}}: f32
+// LOWER-NEXT:      memref.store %[[NEW]], %[[S]][%[[M]]] : memref<4xf32>
 // LOWER-NEXT:      scf.for %[[K:.*]] = %{{.*}} to %[[C3:.*]] step
 // LOWER-NEXT:        %[[N2:.*]] = arith.addi %[[K]], %[[C32:.*]] : index
 // LOWER-NEXT:        %[[X:.*]] = memref.load %{{.*}}[%[[M]], %[[N2]]] : memref<4x35xf32>
