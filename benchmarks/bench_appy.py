@@ -4,8 +4,8 @@ The kernels are APPy's npbench tests (and its CSR SpMV) as APPy writes them
 (``tests/appy_programs/npbench.py``, the same functions the tests check);
 Numba runs the same loops with ``@njit(parallel=True)`` and ``prange`` for
 ``#pragma parallel for``; NumPy runs npbench's reference.  Medians after
-warm-up, every result checked against NumPy first; ratios are NumPy's time
-over each.  Needs ``numba`` (``make bench`` installs it).
+warm-up, the three interleaved (one call of each a round), every result
+checked against NumPy first; ratios are NumPy's time over each.  Needs ``numba`` (``make bench`` installs it).
 
     python benchmarks/bench_appy.py [--repeat N] [-k SUBSTRING]
 """
@@ -24,7 +24,7 @@ sys.path[:0] = [os.path.join(os.path.dirname(HERE), "tests"), os.path.dirname(HE
 
 from appy_programs import npbench  # noqa: E402
 
-from lt_mlir.runtime.timing import median_seconds  # noqa: E402
+from lt_mlir.runtime.timing import interleaved_medians  # noqa: E402
 
 
 def numba_kernels():
@@ -326,10 +326,13 @@ def main() -> None:
         for who, f in (("lt_mlir.appy", ours), ("Numba", peer)):
             got = result(f)
             assert np.allclose(got, want, rtol=1e-9, atol=1e-9), f"{name}: {who} differs from NumPy"
-        times = {}
+        calls = {}
         for who, f in (("NumPy", ref), ("lt_mlir.appy", ours), ("Numba", peer)):
             inputs = make()
-            times[who] = median_seconds(lambda f=f, inputs=inputs: f(*inputs), args.repeat, warmup=2)
+            calls[who] = lambda f=f, inputs=inputs: f(*inputs)
+        # one call of each a round: this shared VM's load drifts by tens of
+        # percent within a second, and drift then hits all three alike
+        times = interleaved_medians(calls, args.repeat, warmup=2)
         rows.append((name, times))
         print(f"{name:28s} " + "  ".join(f"{w} {t * 1e3:8.3f} ms" for w, t in times.items()), flush=True)
     print()

@@ -46,6 +46,18 @@ class NotVectorizable(Exception):
         self.op = op
 
 
+def gather_strides(loop) -> list:
+    """The strides, in elements, of the loads vectorizing ``loop`` would
+    gather (empty when it has none or cannot be vectorized)."""
+    body = lt.body_ops(lt.loop_body(loop))
+    p = BodyPlan(lt.loop_dim(loop), lt.loop_body(loop).arguments[0])
+    try:
+        p.run(body)
+    except NotVectorizable:
+        return []
+    return p.gathers
+
+
 def plan(loop) -> NotVectorizable | None:
     """Why ``loop``'s body cannot be vectorized, or None."""
     body = lt.body_ops(lt.loop_body(loop))
@@ -78,6 +90,7 @@ class BodyPlan:
         self.dead: list = []
         self.mask = None  # the mask of the ops being classified (inside an if on the dim)
         self.mask_depth = 0  # how many ifs on the dim are around them
+        self.gathers: list = []  # the stride (elements) of each gathered load
         if iteration_arg is not None:
             self.lanes[iteration_arg] = iteration0
 
@@ -227,6 +240,7 @@ class BodyPlan:
         if any(d < 0 for d in shape) or memref_type.get_strides_and_offset() != (row_major, 0):
             raise NotVectorizable(f"a load is not contiguous in the vectorized dim '{self.dim}' (and its memref is not of static row-major shape)", op)
         stride = sum(row_major[k] for k, i in enumerate(indices) if self._is_lanes(i))
+        self.gathers.append(stride)
         bases = [self.lanes[i] if self._is_lanes(i) else i for i in indices]
         return self.emit_gather(op, bases, stride, self.mask)
 

@@ -382,6 +382,12 @@ class Nest:
                 try:
                     if p.target == "cpu":
                         width = width or host_vector_width(4 if element_type(_first_array(values).dtype) == "f32" else 8)
+                        far = _far_gather(s, i)
+                        if far:
+                            raise PassError(
+                                f"the loop would gather elements {far} bytes apart (a column: measured slower than the "
+                                "scalar loop); write the loop along the rows to vectorize it"
+                            )
                         s.vectorize(i, width)
                     # on the GPU a simd loop is the block's threads: lt-gpu-auto
                     # (below) maps it, thread-strided and split to fit a block
@@ -473,6 +479,31 @@ def _loop_size(s: Schedule, loop: int) -> int:
     module = s.module
     with module.context:
         return lt.inner_loop_extent(preorder_loops(module)[loop])
+
+
+GATHER_LIMIT = 4096  # bytes between gathered elements beyond which a simd loop stays scalar
+
+
+def _far_gather(s: Schedule, loop: int) -> int:
+    """The largest distance in bytes between the elements vectorizing
+    L``loop`` would gather, if beyond ``GATHER_LIMIT`` (each lane another
+    page: measured slower than the scalar loop, gemver's column sums); else 0."""
+    from ..analysis.vector_plan import gather_strides
+    from ..dialect import lt
+    from ..dialect.loop_tree import preorder_loops
+    from ..mlir import ir
+
+    module = s.module
+    with module.context:
+        target = preorder_loops(module)[loop]
+        strides = gather_strides(target)
+        if not strides:
+            return 0
+        loads = []
+        target.walk(lambda o: (loads.append(o) if o.name == "memref.load" else None, ir.WalkResult.ADVANCE)[1])
+        item = max((lt.nbytes([1], ir.MemRefType(o.operands[0].type).element_type) for o in loads), default=8)
+    far = max(strides) * item
+    return far if far > GATHER_LIMIT else 0
 
 
 def _block_mapped(s: Schedule, dim: str) -> bool:
