@@ -314,6 +314,41 @@ def test_a_nest_relaunches_only_for_the_same_gpu_arrays_and_values():
     assert not _unchanged([A, x, 4, 1.5, None], snaps)  # resized in place
 
 
+def test_a_cpu_nest_reruns_its_bound_kernel_only_for_the_same_arrays():
+    """The CPU's fast path: the same array objects, layout and values run
+    the kernel bound at the last call; anything else goes the full way
+    (signature, checks) and still computes the right thing."""
+    from lt_mlir.appy import _snapshot, _unchanged
+
+    rng = np.random.default_rng(11)
+    A, B = rng.random(50), rng.random(50)
+    A1, B1 = A.copy(), B.copy()
+    for _ in range(1, 4):
+        B1[1:-1] = 0.33333 * (A1[:-2] + A1[1:-1] + A1[2:])
+        A1[1:-1] = 0.33333 * (B1[:-2] + B1[1:-1] + B1[2:])
+    npbench.jacobi_1d(4, A, B)  # the second and third steps take the fast path
+    np.testing.assert_allclose(A, A1, rtol=1e-12)
+    nest = npbench.jacobi_1d.nests[0]
+    assert nest._last is not None
+    # other arrays of the same shape: the full path, right results
+    C, D = rng.random(50), rng.random(50)
+    C1, D1 = C.copy(), D.copy()
+    for _ in range(1, 3):
+        D1[1:-1] = 0.33333 * (C1[:-2] + C1[1:-1] + C1[2:])
+        C1[1:-1] = 0.33333 * (D1[:-2] + D1[1:-1] + D1[2:])
+    npbench.jacobi_1d(3, C, D)
+    np.testing.assert_allclose(C, C1, rtol=1e-12)
+    np.testing.assert_allclose(D, D1, rtol=1e-12)
+    # what the snapshot of a NumPy array catches
+    X = np.zeros((4, 6))
+    snaps = [_snapshot(X, False), _snapshot(2, False)]
+    assert _unchanged([X, 2], snaps)
+    assert not _unchanged([X.copy(), 2], snaps)  # another object
+    assert not _unchanged([X, 3], snaps)
+    X.shape = (6, 4)
+    assert not _unchanged([X, 2], snaps)  # reshaped in place
+
+
 def test_jacobi_1d_go_fast_and_softmax_as_appy_writes_them():
     rng = np.random.default_rng(5)
     A, B = rng.random(300), rng.random(300)

@@ -522,3 +522,21 @@ def test_wrong_argument_count(add8, count):
     args = [_g(np.ones(8)) for _ in range(count)]
     with pytest.raises(lt_mlir.ArgumentError, match=rf"takes 3 arrays .*got {count}"):
         add8(*args)
+
+
+def test_a_bound_call_reruns_on_the_same_arrays_after_one_check(add8):
+    a, b = _g(np.arange(8)), _g(np.arange(8) * 10, side="start")
+    out = guarded_array(8, np.float32, fill=np.nan)
+    run = add8.bind(a, b, out)
+    assert np.isnan(out).all()  # binding checks, runs nothing
+    run()
+    assert np.array_equal(out, np.arange(8) * 11)
+    a[:] = 1.0  # new contents of the same arrays: the bound call sees them
+    run()
+    assert np.array_equal(out, 1.0 + np.arange(8) * 10)
+    # the checks of a call happen once, when binding
+    for name, (args, pattern) in _bad_calls().items():
+        with pytest.raises(lt_mlir.ArgumentError, match=pattern):
+            add8.bind(*args)
+    with pytest.raises(lt_mlir.ArgumentError, match=r"takes 3 arrays; got 2"):
+        add8.bind(a, b)

@@ -117,11 +117,19 @@ def _on_gpu(v) -> bool:
         return False
 
 
+def _layout(v) -> tuple:
+    """What a kernel bound to array ``v`` depends on: its shape (a GPU
+    array), or its shape, strides, dtype and data address (a NumPy one)."""
+    if isinstance(v, np.ndarray):
+        return (v.shape, v.strides, v.dtype, v.ctypes.data)
+    return tuple(v.shape)
+
+
 def _snapshot(v, on_gpu: bool) -> tuple:
-    """What ``_unchanged`` compares: a GPU array weakly, with its shape;
+    """What ``_unchanged`` compares: an array weakly, with its layout;
     anything else by type and value."""
-    if on_gpu:
-        return (weakref.ref(v), tuple(v.shape))
+    if on_gpu or isinstance(v, np.ndarray):
+        return (weakref.ref(v), _layout(v))
     return (None, type(v), v)
 
 
@@ -129,7 +137,7 @@ def _unchanged(values: list, snapshots: list) -> bool:
     for v, snap in zip(values, snapshots):
         ref = snap[0]
         if ref is not None:
-            if ref() is not v or tuple(v.shape) != snap[1]:
+            if ref() is not v or _layout(v) != snap[1]:
                 return False
         elif type(v) is not snap[1] or not (v is snap[2] or v == snap[2]):
             return False
@@ -217,8 +225,8 @@ class Nest:
     def call(self, local_names: dict, global_names: dict) -> None:
         """Run the nest with its inputs looked up where the function's code
         stood (locals first; a name bound nowhere is None).  A call with the
-        GPU arrays (same objects, same shapes) and the same other values as
-        the last one launches its kernel again without the signature."""
+        arrays of the last one (same objects, same layout) and the same other
+        values runs its kernel again without the signature and the checks."""
         values = [local_names[n] if n in local_names else global_names.get(n) for n in self.inputs]
         last = self._last
         if last is not None and not _compile_only and _unchanged(values, last[0]):
@@ -288,11 +296,17 @@ class Nest:
                 site = OOB_SITES - code
                 raise AppyError(checks[site - 1])
             return
-        if gpu and not self.outs and not any(isinstance(values[n], np.ndarray) for n in self.inputs):
-            try:
+        if self.outs:
+            return
+        try:
+            if gpu and not any(isinstance(values[n], np.ndarray) for n in self.inputs):
                 self._last = ([_snapshot(values[n], n in gpu) for n in self.inputs], kernel, args)
-            except TypeError:  # an array that cannot be weakly referenced
-                pass
+            elif not gpu:
+                # the CPU: the next call with these very arrays (same layout,
+                # same address) and values runs the bound kernel directly
+                self._last = ([_snapshot(values[n], False) for n in self.inputs], kernel.bind(*args), ())
+        except TypeError:  # an array that cannot be weakly referenced
+            pass
 
     def _store_prefix(self, key: tuple) -> str | None:
         """Where this nest's CUDA kernel for signature ``key`` is saved

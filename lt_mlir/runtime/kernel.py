@@ -118,6 +118,21 @@ class Kernel(EntryPoint):
             return None
         return out[0] if len(out) == 1 else tuple(out)
 
+    def bind(self, *arrays):
+        """A call of this kernel on ``arrays`` (all of its arguments),
+        checked now: the returned function runs it again without the checks
+        or the pointer lookups, for a caller that knows the arrays are the
+        same (a loop calling it many times).  It holds the arrays alive."""
+        if len(arrays) != len(self.specs):
+            raise ArgumentError(f"@{self.name} takes {len(self.specs)} arrays; got {len(arrays)}")
+        self._check(arrays)
+        fn, pointers = self._fn, [a.ctypes.data for a in arrays]
+
+        def run(arrays=arrays) -> None:
+            fn(*pointers)
+
+        return run
+
     def _check(self, arrays) -> None:
         for spec, a in zip(self.specs, arrays):
             if not isinstance(a, np.ndarray):
