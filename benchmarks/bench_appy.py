@@ -7,7 +7,7 @@ Numba runs the same loops with ``@njit(parallel=True)`` and ``prange`` for
 warm-up, the three interleaved (one call of each a round), every result
 checked against NumPy first; ratios are NumPy's time over each.  Needs ``numba`` (``make bench`` installs it).
 
-    python benchmarks/bench_appy.py [--repeat N] [-k SUBSTRING]
+    python benchmarks/bench_appy.py [--repeat N] [-k SUBSTRING] [--chart docs/bench-appy.png]
 """
 
 from __future__ import annotations
@@ -307,6 +307,7 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--repeat", type=int, default=10)
     p.add_argument("-k", dest="only", default="", help="only the kernels whose name contains this")
+    p.add_argument("--chart", default=None, help="also draw the speeds relative to NumPy (a PNG)")
     args = p.parse_args()
     rng = np.random.default_rng(0)
     nb = numba_kernels()
@@ -344,7 +345,14 @@ def main() -> None:
         r_np, r_nb = t["NumPy"] / t["lt_mlir.appy"], t["Numba"] / t["lt_mlir.appy"]
         ratios.append(r_nb)
         print(f"| {name} | {t['NumPy'] * 1e3:.3f} ms | {t['lt_mlir.appy'] * 1e3:.3f} ms | {t['Numba'] * 1e3:.3f} ms | {r_np:.2f}× | {r_nb:.2f}× |")
-    print(f"geometric mean, lt_mlir.appy speed ÷ Numba's: {math.exp(sum(map(math.log, ratios)) / len(ratios)):.2f}×")
+    mean = math.exp(sum(map(math.log, ratios)) / len(ratios))
+    print(f"geometric mean, lt_mlir.appy speed ÷ Numba's: {mean:.2f}×")
+    if args.chart:
+        from bench_cpu import chart  # the CPU benchmark's chart, one copy
+
+        title = f"APPy programs on {os.cpu_count()} cores: lt_mlir.appy {mean:.2f}x Numba parallel (geometric mean)"
+        chart([{"workload": name, "seconds": t} for name, t in rows], args.chart, title)
+        print(f"chart: {args.chart}")
 
 
 if __name__ == "__main__":
