@@ -375,7 +375,7 @@ def _csr(rng, m, n, density):
     return dense, dense[rows, cols], indptr, cols.astype(np.int32)
 
 
-@pytest.mark.parametrize("program", ["spmv", "spmv_emulated"])
+@pytest.mark.parametrize("program", ["spmv", "spmv_emulated", "spmv_simd"])
 def test_csr_spmv_with_data_dependent_bounds_and_a_gather(program):
     rng = np.random.default_rng(7)
     dense, data, indptr, indices = _csr(rng, 90, 70, 0.1)
@@ -412,7 +412,8 @@ def test_an_index_from_the_data_outside_its_array_is_a_located_error():
 @pytest.mark.parametrize("seed", range(12))
 def test_property_random_csr_matrices_and_index_data(seed):
     """Data-dependent bounds and gathers on random CSR matrices (empty
-    rows, both index widths, either backend) against the dense product;
+    rows, both index widths, either backend, the row loop scalar or
+    vectorized in masked groups) against the dense product;
     one corrupted index is always reported, never read past an array."""
     rng = np.random.default_rng(100 + seed)
     m, n = int(rng.integers(1, 40)), int(rng.integers(1, 40))
@@ -421,7 +422,7 @@ def test_property_random_csr_matrices_and_index_data(seed):
     width = rng.choice([np.int32, np.int64])
     indptr, indices = indptr.astype(width), indices.astype(width)
     x = rng.random(n)
-    program = npbench.spmv if seed % 2 else npbench.spmv_emulated
+    program = (npbench.spmv_emulated, npbench.spmv, npbench.spmv_simd)[seed % 3]
     np.testing.assert_allclose(program(data, indptr, indices, x, m), dense @ x, rtol=1e-12, atol=1e-15)
     if len(indices):
         wrong = indices.copy()

@@ -58,6 +58,63 @@ def gather_strides(loop) -> list:
     return p.gathers
 
 
+def plan_data_loop(for_op) -> NotVectorizable | None:
+    """Why the body of ``for_op``, an ``scf.for`` with bounds known at run
+    time (step 1, no carried values), cannot run W iterations at once, or
+    None.  The lowering runs it in groups of W from its lower bound, its
+    body under the mask of the lanes below the upper bound (so the plan
+    classifies it as under a mask)."""
+    body = list(for_op.regions[0].blocks)[0]
+    if len(list(body.arguments)) != 1 or len(for_op.results):
+        return NotVectorizable("a loop that carries values cannot be vectorized", for_op)
+    step = for_op.operands[2].owner
+    if not (hasattr(step, "name") and step.name == "arith.constant" and ir.IntegerAttr(step.attributes["value"]).value == 1):
+        return NotVectorizable("only a loop of step 1 can be vectorized", for_op)
+    ops = list(body.operations)[:-1]
+    for op in ops:
+        inner = []
+        op.walk(lambda o: (inner.append(o) if o.name in ("lt.loop", "scf.for") else None, ir.WalkResult.ADVANCE)[1])
+        if inner:
+            return NotVectorizable("only an innermost loop can be vectorized", for_op)
+    why = _data_loop_conflict(ops)
+    if why is not None:
+        return why
+    p = BodyPlan("", body.arguments[0])
+    p.mask_depth = 1
+    try:
+        p.run(ops)
+    except NotVectorizable as e:
+        return e
+    return None
+
+
+def _data_loop_conflict(ops: list) -> NotVectorizable | None:
+    """A buffer the body writes and also accesses at other indices (W
+    iterations at once would reorder those accesses), or None; reductions
+    into one location that the body does not otherwise read are fine."""
+    accesses: dict = {}
+    for top in ops:
+        def visit(o):
+            if o.name in ("memref.load", "memref.store", "lt.reduce"):
+                at = 0 if o.name == "memref.load" else 1
+                operands = list(o.operands)
+                accesses.setdefault(operands[at], []).append((o, operands[at + 1 :]))
+            return ir.WalkResult.ADVANCE
+
+        top.walk(visit)
+    for buffer, uses in accesses.items():
+        writes = [(o, idx) for o, idx in uses if o.name != "memref.load"]
+        if not writes:
+            continue
+        if all(o.name == "lt.reduce" for o, _ in uses) and len({ir.StringAttr(o.attributes["kind"]).value for o, _ in uses}) == 1:
+            continue  # one kind of reduction only
+        first = writes[0][1]
+        for o, idx in uses:
+            if len(idx) != len(first) or any(a != b for a, b in zip(idx, first)):
+                return NotVectorizable("the loop writes a buffer it also accesses elsewhere (its iterations would be reordered)", o)
+    return None
+
+
 def plan(loop) -> NotVectorizable | None:
     """Why ``loop``'s body cannot be vectorized, or None."""
     body = lt.body_ops(lt.loop_body(loop))
@@ -88,6 +145,7 @@ class BodyPlan:
         self.lanes: dict = {}  # value -> base (scalar index value) of a lanes index
         self.vectors: dict = {}  # value -> vector value
         self.dead: list = []
+        self.what = f"the vectorized dim '{dim}'" if dim else "the vectorized loop's variable"  # for messages
         self.mask = None  # the mask of the ops being classified (inside an if on the dim)
         self.mask_depth = 0  # how many ifs on the dim are around them
         self.gathers: list = []  # the stride (elements) of each gathered load
@@ -153,7 +211,7 @@ class BodyPlan:
         """(uniform leading indices, base of the lanes last index) or raise."""
         *lead, last = indices
         if any(self._varying(i) for i in lead) or not self._is_lanes(last):
-            raise NotVectorizable(f"{what} is not contiguous in the vectorized dim '{self.dim}'", op)
+            raise NotVectorizable(f"{what} is not contiguous in {self.what}", op)
         return lead, self.lanes[last]
 
     # -- one op
@@ -228,25 +286,29 @@ class BodyPlan:
 
     def _gather(self, op, indices):
         """A load whose lanes run along a leading dim (a column, a diagonal)
-        of a memref of static shape: a ``vector.gather`` at a constant
-        stride from the first lane's element."""
-        if any(self._is_vector(i) for i in indices):
-            raise NotVectorizable(f"a load is not contiguous in the vectorized dim '{self.dim}' (its index is computed from data)", op)
+        of a memref of static shape, or whose index is a vector (computed
+        from data, ``x[col[j]]``): a ``vector.gather`` from the element at
+        the uniform indices (0 for a vector one), each lane ``stride``
+        elements on along lanes dims and its own index along vector ones."""
         memref_type = ir.MemRefType(op.operands[0].type)
         shape = list(memref_type.shape)
         row_major = [1] * len(shape)
         for k in range(len(shape) - 2, -1, -1):
             row_major[k] = row_major[k + 1] * shape[k + 1]
         if any(d < 0 for d in shape) or memref_type.get_strides_and_offset() != (row_major, 0):
-            raise NotVectorizable(f"a load is not contiguous in the vectorized dim '{self.dim}' (and its memref is not of static row-major shape)", op)
+            raise NotVectorizable(f"a load is not contiguous in {self.what} (and its memref is not of static row-major shape)", op)
         stride = sum(row_major[k] for k, i in enumerate(indices) if self._is_lanes(i))
-        self.gathers.append(stride)
-        bases = [self.lanes[i] if self._is_lanes(i) else i for i in indices]
-        return self.emit_gather(op, bases, stride, self.mask)
+        if stride:
+            self.gathers.append(stride)
+        by_data = [(self.vectors[i], row_major[k]) for k, i in enumerate(indices) if self._is_vector(i)]
+        bases = [self.lanes[i] if self._is_lanes(i) else None if self._is_vector(i) else i for i in indices]
+        return self.emit_gather(op, bases, stride, self.mask, by_data)
 
-    def emit_gather(self, op, bases, stride: int, mask=None):
-        """W elements from ``bases`` (the first lane's indices), ``stride``
-        elements apart."""
+    def emit_gather(self, op, bases, stride: int, mask=None, by_data=()):
+        """W elements from ``bases`` (the first lane's indices; None: 0, a
+        dim indexed by data), ``stride`` elements apart along lanes dims,
+        plus ``index * stride`` for each (index vector, stride) of
+        ``by_data``."""
         return None
 
     def _uses_varying(self, op) -> bool:
@@ -306,6 +368,8 @@ class BodyPlan:
             raise NotVectorizable("a parallel reduction cannot also be vectorized along its index", op)
         if not any(self._varying(i) for i in indices):
             if not self._varying(value):
+                if self.mask_depth and kind in ("max", "min"):
+                    return  # idempotent: once where any lane holds is the same (a check's flag)
                 if self.mask_depth:
                     raise NotVectorizable("a reduction of one value under a condition on the vectorized dim", op)
                 raise NotVectorizable("a reduction adds the same value in every vectorized iteration", op)

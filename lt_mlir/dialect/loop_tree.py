@@ -153,7 +153,9 @@ class _Printer:
                 self.names[arg] = f"{var}.carried{k}"
             results = self._define(op) + " <- " if len(op.results) else ""
             by = "" if step == "1" else f" step {step}"
-            self.lines.append(f"{pad}{results}for {var} in {lo} .. {hi}{by} (bounds known at run time)")
+            width = op.attributes["lt.vectorize"].value if "lt.vectorize" in op.attributes else 0
+            note = f" [vectorize {width}]" if width else ""
+            self.lines.append(f"{pad}{results}for {var} in {lo} .. {hi}{by} (bounds known at run time){note}")
             self._block(body, depth + 1, primes)
         else:
             short = name.split(".", 1)[-1]

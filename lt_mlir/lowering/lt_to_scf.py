@@ -34,7 +34,7 @@ from __future__ import annotations
 
 from ..analysis import bounds
 from ..analysis.dependence import shared_reductions
-from ..analysis.vector_plan import plan
+from ..analysis.vector_plan import plan, plan_data_loop
 from ..dialect import lt
 from ..errors import CompileError, format_location
 from ..mlir import arith, ir, memref, scf
@@ -43,6 +43,7 @@ from .combine import atomic_update, combine
 from .partials import prepare_parallel_loops
 
 STACK_ALLOC_LIMIT = 64 * 1024
+VECTOR_ATTR = "lt.vectorize"  # on an scf.for (bounds known at run time): vectorize it by W
 SCHEDULE_ATTR = "lt.schedule"  # on an scf.parallel: the OpenMP schedule of its loop
 _ALLOWED_ANNOTATIONS = {"parallel", "schedule", "unroll", "vectorize"}
 
@@ -258,8 +259,37 @@ class LtToScf:
                 self.lower_dim(op, ctx)
             elif name == "lt.reduce":
                 self.lower_reduce(op, ctx)
+            elif name == "scf.for" and VECTOR_ATTR in op.attributes:
+                self.lower_vector_data_loop(op, ctx)
             elif op.regions:
                 self.lower_nested(op, ctx)
+
+    def lower_vector_data_loop(self, op, ctx: dict) -> None:
+        """An ``scf.for`` with bounds known at run time, marked
+        ``lt.vectorize = W``: groups of W iterations from its lower bound,
+        the body under the mask of the lanes below its upper bound (the last
+        group's tail is masked, not scalar); see analysis/vector_plan.py."""
+        problem = plan_data_loop(op)
+        if problem is not None:
+            raise _located(problem.op or op, f"cannot vectorize: {problem}")
+        width = ir.IntegerAttr(op.attributes[VECTOR_ATTR]).value
+        lo, hi = list(op.operands)[:2]
+        body = list(op.regions[0].blocks)[0]
+        with ir.InsertionPoint(op), op.location:
+            groups = scf.ForOp(lo, hi, index(width))
+            with ir.InsertionPoint(groups.body):
+                first = groups.induction_variable
+                inside = arith.CmpIOp(ir.IntegerAttr.get(ir.IntegerType.get_signless(64), 2), first, hi)  # slt
+                guard = scf.IfOp(inside.result)
+                with ir.InsertionPoint(guard.then_block):
+                    end = scf.YieldOp([])
+                scf.YieldOp([])
+        body.arguments[0].replace_all_uses_with(first)
+        for o in list(body.operations)[:-1]:
+            o.move_before(end)
+        op.erase()
+        ops = vectorize.vectorize_ops([inside.operation, guard.operation], "", width, None, first, first)
+        self.lower_ops(ops, ctx)
 
     def lower_nested(self, op, ctx: dict) -> None:
         """An op of the program's own with regions (scf.if, ...)."""

@@ -80,13 +80,20 @@ class _Vectorizer(BodyPlan):
             else:
                 vector.StoreOp(vec, op.operands[1], lead + [base])
 
-    def emit_gather(self, op, bases, stride: int, mask=None):
+    def emit_gather(self, op, bases, stride: int, mask=None, by_data=()):
         vt = self._vector_type(op.results[0].type)
         with ir.InsertionPoint(op), op.location:
             index_vector = self._vector_type(ir.IndexType.get())
-            step = vector.StepOp(index_vector).result
-            scale = arith.ConstantOp(index_vector, ir.DenseElementsAttr.get_splat(index_vector, ir.IntegerAttr.get(ir.IndexType.get(), stride))).result
-            offsets = arith.MulIOp(step, scale).result
+
+            def splat(n):
+                return arith.ConstantOp(index_vector, ir.DenseElementsAttr.get_splat(index_vector, ir.IntegerAttr.get(ir.IndexType.get(), n))).result
+
+            offsets = arith.MulIOp(vector.StepOp(index_vector).result, splat(stride)).result if stride else None
+            for indices, scale in by_data:
+                part = indices if scale == 1 else arith.MulIOp(indices, splat(scale)).result
+                offsets = part if offsets is None else arith.AddIOp(offsets, part).result
+            zero = arith.ConstantOp(ir.IndexType.get(), 0).result
+            bases = [zero if b is None else b for b in bases]
             if mask is None:
                 mask_type = self._vector_type(ir.IntegerType.get_signless(1))
                 mask = arith.ConstantOp(mask_type, ir.DenseElementsAttr.get_splat(mask_type, ir.BoolAttr.get(True))).result

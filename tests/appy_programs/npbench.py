@@ -191,6 +191,20 @@ def spmv(A_data, A_indptr, A_indices, x, M):
     return y
 
 
+@appy.jit
+def spmv_simd(A_data, A_indptr, A_indices, x, M):
+    """CSR SpMV as APPy's README writes it: the row's loop, of bounds known
+    at run time, under ``#pragma simd`` (masked groups, gathers of x)."""
+    y = np.empty(M, dtype=x.dtype)
+    #pragma parallel for
+    for i in range(M):
+        y[i] = 0.0
+        #pragma simd
+        for j in range(A_indptr[i], A_indptr[i + 1]):
+            y[i] += A_data[j] * x[A_indices[j]]
+    return y
+
+
 @appy.jit(backend="cuda-emulated")
 def spmv_emulated(A_data, A_indptr, A_indices, x, M):
     y = np.empty(M, dtype=x.dtype)
