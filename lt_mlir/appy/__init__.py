@@ -198,7 +198,7 @@ class Nest:
         self.outs: list = []  # the function's scalars it assigns (one-element arrays while it runs)
         self.cache: dict = {}  # signature -> (kernel, argument names)
         self.scalars: dict = {}  # name -> (dtype, value, its GPU copy): scalars beside GPU arrays
-        self._last = None  # (snapshot of the inputs, kernel, arguments) of the last all-GPU call
+        self._last = None  # (snapshot of the inputs, kernel, arguments, check flag, checks) to rerun
         self.schedule_tree = ""  # the loop tree of the kernel compiled last
 
     def signature(self, values: dict, gpu: frozenset = frozenset()) -> tuple:
@@ -230,7 +230,13 @@ class Nest:
         values = [local_names[n] if n in local_names else global_names.get(n) for n in self.inputs]
         last = self._last
         if last is not None and not _compile_only and _unchanged(values, last[0]):
-            last[1](*last[2])
+            flag = last[3]
+            if flag is None:
+                last[1](*last[2])
+                return None
+            flag[0] = 0  # a bound CPU kernel with index checks: its flag, reset
+            last[1]()
+            self._report(int(flag[0]), last[4])
             return None
         values = dict(zip(self.inputs, values))
         if not self.outs:
@@ -290,23 +296,25 @@ class Nest:
                     args.append(scalar)
         self._last = None
         kernel(*args)
-        if flag is not None:
-            code = int(flag[0].item() if gpu else flag[0])
-            if code:
-                site = OOB_SITES - code
-                raise AppyError(checks[site - 1])
-            return
         if self.outs:
+            self._report(int(flag[0].item() if gpu else flag[0]) if flag is not None else 0, checks)
             return
         try:
-            if gpu and not any(isinstance(values[n], np.ndarray) for n in self.inputs):
-                self._last = ([_snapshot(values[n], n in gpu) for n in self.inputs], kernel, args)
+            if gpu and flag is None and not any(isinstance(values[n], np.ndarray) for n in self.inputs):
+                self._last = ([_snapshot(values[n], n in gpu) for n in self.inputs], kernel, args, None, checks)
             elif not gpu:
                 # the CPU: the next call with these very arrays (same layout,
                 # same address) and values runs the bound kernel directly
-                self._last = ([_snapshot(values[n], False) for n in self.inputs], kernel.bind(*args), ())
+                self._last = ([_snapshot(values[n], False) for n in self.inputs], kernel.bind(*args), (), flag, checks)
         except TypeError:  # an array that cannot be weakly referenced
             pass
+        if flag is not None:
+            self._report(int(flag[0].item() if gpu else flag[0]), checks)
+
+    def _report(self, code: int, checks: list) -> None:
+        """Raise the located error of the first index check that fired."""
+        if code:
+            raise AppyError(checks[OOB_SITES - code - 1])
 
     def _store_prefix(self, key: tuple) -> str | None:
         """Where this nest's CUDA kernel for signature ``key`` is saved
