@@ -314,6 +314,15 @@ def test_a_nest_relaunches_only_for_the_same_gpu_arrays_and_values():
     assert not _unchanged([A, x, 4, 1.5, None], snaps)  # resized in place
 
 
+def _jacobi_1d_reference(steps, A, B):
+    """npbench's jacobi_1d in NumPy, on copies."""
+    A, B = A.copy(), B.copy()
+    for _ in range(1, steps):
+        B[1:-1] = 0.33333 * (A[:-2] + A[1:-1] + A[2:])
+        A[1:-1] = 0.33333 * (B[:-2] + B[1:-1] + B[2:])
+    return A, B
+
+
 def test_a_cpu_nest_reruns_its_bound_kernel_only_for_the_same_arrays():
     """The CPU's fast path: the same array objects, layout and values run
     the kernel bound at the last call; anything else goes the full way
@@ -322,20 +331,14 @@ def test_a_cpu_nest_reruns_its_bound_kernel_only_for_the_same_arrays():
 
     rng = np.random.default_rng(11)
     A, B = rng.random(50), rng.random(50)
-    A1, B1 = A.copy(), B.copy()
-    for _ in range(1, 4):
-        B1[1:-1] = 0.33333 * (A1[:-2] + A1[1:-1] + A1[2:])
-        A1[1:-1] = 0.33333 * (B1[:-2] + B1[1:-1] + B1[2:])
+    A1, B1 = _jacobi_1d_reference(4, A, B)
     npbench.jacobi_1d(4, A, B)  # the second and third steps take the fast path
     np.testing.assert_allclose(A, A1, rtol=1e-12)
     nest = npbench.jacobi_1d.nests[0]
     assert nest._last is not None
     # other arrays of the same shape: the full path, right results
     C, D = rng.random(50), rng.random(50)
-    C1, D1 = C.copy(), D.copy()
-    for _ in range(1, 3):
-        D1[1:-1] = 0.33333 * (C1[:-2] + C1[1:-1] + C1[2:])
-        C1[1:-1] = 0.33333 * (D1[:-2] + D1[1:-1] + D1[2:])
+    C1, D1 = _jacobi_1d_reference(3, C, D)
     npbench.jacobi_1d(3, C, D)
     np.testing.assert_allclose(C, C1, rtol=1e-12)
     np.testing.assert_allclose(D, D1, rtol=1e-12)
@@ -352,10 +355,7 @@ def test_a_cpu_nest_reruns_its_bound_kernel_only_for_the_same_arrays():
 def test_jacobi_1d_go_fast_and_softmax_as_appy_writes_them():
     rng = np.random.default_rng(5)
     A, B = rng.random(300), rng.random(300)
-    A1, B1 = A.copy(), B.copy()
-    for _ in range(1, 10):
-        B1[1:-1] = 0.33333 * (A1[:-2] + A1[1:-1] + A1[2:])
-        A1[1:-1] = 0.33333 * (B1[:-2] + B1[1:-1] + B1[2:])
+    A1, B1 = _jacobi_1d_reference(10, A, B)
     npbench.jacobi_1d(10, A, B)
     np.testing.assert_allclose(A, A1, rtol=1e-12)
     np.testing.assert_allclose(B, B1, rtol=1e-12)
