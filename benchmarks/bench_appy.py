@@ -175,7 +175,31 @@ def numba_kernels():
             put[i] = call[i] - price[i] + se
         return call, put
 
+    @njit(parallel=True, cache=False)
+    def trmm(alpha, A, B):
+        M, N = B.shape
+        for j in prange(N):
+            for i in range(M):
+                s = 0.0
+                for k in range(i + 1, M):
+                    s += A[k, i] * B[k, j]
+                B[i, j] = alpha * (B[i, j] + s)
+        return B
+
+    @njit(parallel=True, cache=False)
+    def floyd_warshall(path):
+        N = path.shape[0]
+        for k in range(N):
+            row = path[k, :].copy()
+            for i in prange(N):
+                pik = path[i, k]
+                for j in range(N):
+                    path[i, j] = min(path[i, j], pik + row[j])
+        return path
+
     return {
+        "trmm": trmm,
+        "floyd_warshall": floyd_warshall,
         "syr2k": syr2k,
         "fdtd_2d": fdtd_2d,
         "black_scholes": black_scholes,
@@ -285,6 +309,26 @@ def workloads(rng):
         put[:] = call - price + se
         return call, put
 
+    TM, TN = 500, 600
+    TA, TB = rng.random((TM, TM)), rng.random((TM, TN))
+
+    def trmm_np(alpha, A_, B_):  # npbench's
+        for i in range(B_.shape[0]):
+            for j in range(B_.shape[1]):
+                B_[i, j] += np.dot(A_[i + 1 :, i], B_[i + 1 :, j])
+        B_ *= alpha
+        return B_
+
+    FW = 500
+    FWP = rng.integers(1, 100, (FW, FW)).astype(np.float64)
+    FWP[rng.random((FW, FW)) < 0.5] = 999.0
+    np.fill_diagonal(FWP, 0.0)
+
+    def floyd_warshall_np(path):  # npbench's
+        for k in range(path.shape[0]):
+            path[:] = np.minimum(path[:], np.add.outer(path[:, k], path[k, :]))
+        return path
+
     # name: (args factory (fresh copies each call), NumPy reference, output of interest)
     return {
         "gesummv 2000²": ("gesummv", lambda: (1.5, 1.2, A, B, x), lambda *z: 1.5 * A @ x + 1.2 * B @ x, lambda r: r),
@@ -300,6 +344,8 @@ def workloads(rng):
         "fdtd_2d 1000 x 1200, 20 steps": ("fdtd_2d", lambda: (20, FX.copy(), FY.copy(), FH.copy(), FF), fdtd_np, lambda r: r[2]),
         "black_scholes 2²⁰": ("black_scholes", lambda: (bp, bs, bt, 0.1, 0.2, np.empty(BN), np.empty(BN)), black_scholes_np, lambda r: r[0]),
         "spmv CSR 20000², 0.1%": ("spmv", lambda: (sp_data, sp_indptr, sp_indices, sp_x, SM), spmv_np, lambda r: r),
+        "trmm 500 x 600 (columns parallel)": ("trmm", lambda: (1.5, TA, TB.copy()), trmm_np, lambda r: r),
+        "floyd_warshall 500²": ("floyd_warshall", lambda: (FWP.copy(),), floyd_warshall_np, lambda r: r),
     }
 
 

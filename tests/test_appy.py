@@ -575,3 +575,30 @@ def test_a_pragma_above_the_wrong_statement_is_refused_located(tmp_path):
         """, "tensor_race")
     with pytest.raises(appy.AppyError, match=r"tensor_race.py:8: error: #pragma 1:N=>parallel refused"):
         m.shift(np.zeros(8))
+
+
+def test_trmm_and_floyd_warshall_written_race_free():
+    """The two npbench kernels whose APPy versions are races, written with a
+    parallel loop that is not (columns; the step's row copied first),
+    against npbench's NumPy."""
+    rng = np.random.default_rng(21)
+    M, N = 37, 29
+    A, B = rng.random((M, M)), rng.random((M, N))
+    want = B.copy()
+    for i in range(M):
+        for j in range(N):
+            want[i, j] += np.dot(A[i + 1 :, i], want[i + 1 :, j])
+    want *= 1.5
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no pragma refused
+        np.testing.assert_allclose(npbench.trmm(1.5, A, B.copy()), want, rtol=1e-12)
+    path = rng.integers(1, 100, (41, 41)).astype(np.float64)
+    path[rng.random((41, 41)) < 0.3] = np.inf
+    np.fill_diagonal(path, 0.0)
+    ref = path.copy()
+    for k in range(41):
+        ref[:] = np.minimum(ref, np.add.outer(ref[:, k], ref[k, :]))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        np.testing.assert_array_equal(npbench.floyd_warshall(path.copy()), ref)
+    assert "[vectorize" in npbench.floyd_warshall.nests[0].schedule_tree

@@ -270,3 +270,36 @@ def black_scholes(price, strike, t, rate, vol, call, put):
         call[i] = price[i] * d1 - se * d2
         put[i] = call[i] - price[i] + se
     return call, put
+
+
+@appy.jit
+def trmm(alpha, A, B):
+    """npbench's trmm with the columns in parallel: APPy's own version runs
+    the rows in parallel, a race (row i reads the rows below it, which other
+    iterations write) that lt_mlir refuses; a column only reads itself."""
+    M, N = B.shape
+    #pragma parallel for
+    for j in range(N):
+        for i in range(M):
+            s = 0.0
+            for k in range(i + 1, M):
+                s += A[k, i] * B[k, j]
+            B[i, j] = alpha * (B[i, j] + s)
+    return B
+
+
+@appy.jit
+def floyd_warshall(path):
+    """npbench's floyd_warshall with step k's row and column read as they
+    were before the step (as npbench's NumPy does): APPy's own version reads
+    the row that iteration k writes, a race lt_mlir refuses."""
+    N = path.shape[0]
+    for k in range(N):
+        row = path[k, :].copy()
+        #pragma parallel for
+        for i in range(N):
+            pik = path[i, k]
+            #pragma simd
+            for j in range(N):
+                path[i, j] = min(path[i, j], pik + row[j])
+    return path
