@@ -189,8 +189,10 @@ def numba_kernels():
     @njit(parallel=True, cache=False)
     def floyd_warshall(path):
         N = path.shape[0]
+        row = np.empty(N, dtype=path.dtype)
         for k in range(N):
-            row = path[k, :].copy()
+            for j in range(N):  # (an array expression here becomes a parfor that Numba fuses with the prange: wrong results)
+                row[j] = path[k, j]
             for i in prange(N):
                 pik = path[i, k]
                 for j in range(N):

@@ -294,8 +294,9 @@ def floyd_warshall(path):
     were before the step (as npbench's NumPy does): APPy's own version reads
     the row that iteration k writes, a race lt_mlir refuses."""
     N = path.shape[0]
+    row = np.empty(N, dtype=path.dtype)
     for k in range(N):
-        row = path[k, :].copy()
+        row[:] = path[k, :]
         #pragma parallel for
         for i in range(N):
             pik = path[i, k]
