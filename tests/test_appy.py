@@ -602,3 +602,42 @@ def test_trmm_and_floyd_warshall_written_race_free():
         warnings.simplefilter("error")
         np.testing.assert_array_equal(npbench.floyd_warshall(path.copy()), ref)
     assert "[vectorize" in npbench.floyd_warshall.nests[0].schedule_tree
+
+
+def test_an_int_that_sizes_no_loop_is_a_runtime_argument(tmp_path):
+    """fdtd's time step t indexes fict[t]: one kernel serves every step
+    (it sizes no loop), checked where it indexes; an int in a range() is
+    still part of the signature by value."""
+    rng = np.random.default_rng(4)
+    ex, ey, hz, fict = rng.random((9, 11)), rng.random((9, 11)), rng.random((9, 11)), rng.random(6)
+    e1, y1, h1 = ex.copy(), ey.copy(), hz.copy()
+    for t in range(6):
+        y1[0, :] = fict[t]
+        y1[1:, :] -= 0.5 * (h1[1:, :] - h1[:-1, :])
+        e1[:, 1:] -= 0.5 * (h1[:, 1:] - h1[:, :-1])
+        h1[:-1, :-1] -= 0.7 * (e1[:-1, 1:] - e1[:-1, :-1] + y1[1:, :-1] - y1[:-1, :-1])
+    npbench.fdtd_2d(6, ex, ey, hz, fict)
+    np.testing.assert_allclose(hz, h1, rtol=1e-12)
+    first = npbench.fdtd_2d.nests[0]
+    mine = [dict((e[0], e) for e in k) for k in first.cache]
+    mine = [k for k in mine if k["ey"][2] == (9, 11)]  # (other tests ran it at other shapes)
+    assert "t" not in first.static and len(mine) == 1 and mine[0]["t"] == ("t", "int")
+    m = _load(tmp_path, """
+        import lt_mlir.appy as appy
+
+        @appy.jit
+        def pick(a, out, k, n):
+            #pragma parallel for
+            for i in range(n):
+                out[i] = a[k] + i
+        """, "runtime_int")
+    a, out = np.arange(10.0), np.zeros(4)
+    m.pick(a, out, 7, 4)
+    np.testing.assert_array_equal(out, 7.0 + np.arange(4))
+    m.pick(a, out, 2, 4)  # another k: the same kernel
+    np.testing.assert_array_equal(out, 2.0 + np.arange(4))
+    assert len(m.pick.nests[0].cache) == 1
+    m.pick(a, np.zeros(3), 2, 3)  # another n sizes the loop: a new kernel
+    assert len(m.pick.nests[0].cache) == 2
+    with pytest.raises(appy.AppyError, match=r"runtime_int.py:8: 'a\[k\]': error: an index computed from the data is outside its array"):
+        m.pick(a, out, 10, 4)

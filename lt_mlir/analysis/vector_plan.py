@@ -368,8 +368,8 @@ class BodyPlan:
             raise NotVectorizable("a parallel reduction cannot also be vectorized along its index", op)
         if not any(self._varying(i) for i in indices):
             if not self._varying(value):
-                if self.mask_depth and kind in ("max", "min"):
-                    return  # idempotent: once where any lane holds is the same (a check's flag)
+                if kind in ("max", "min"):
+                    return  # idempotent: once a group (where any lane holds) is W times (a check's flag)
                 if self.mask_depth:
                     raise NotVectorizable("a reduction of one value under a condition on the vectorized dim", op)
                 raise NotVectorizable("a reduction adds the same value in every vectorized iteration", op)

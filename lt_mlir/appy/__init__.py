@@ -83,7 +83,7 @@ import numpy as np
 from ..errors import LtError, PassError
 from . import tensor_expr
 from .slices import desugar as desugar_slices
-from .translate import OOB_FLAG, OOB_SITES, AppyError, Translator, element_type
+from .translate import OOB_FLAG, OOB_SITES, AppyError, Translator, element_type, static_names
 
 if TYPE_CHECKING:  # the compiler (MLIR bindings) loads when a nest compiles: a
     from ..schedule import Schedule  # GPU machine running saved kernels has none
@@ -195,6 +195,7 @@ class Nest:
     def __init__(self, node: ast.For, pragmas: dict, program: "Program", index: int):
         self.node, self.pragmas, self.program, self.index = node, pragmas, program, index
         self.inputs: list = []  # the names it reads from outside (_nest_inputs)
+        self.static = static_names(node)  # ints that size its loops: part of the signature by value
         self.outs: list = []  # the function's scalars it assigns (one-element arrays while it runs)
         self.cache: dict = {}  # signature -> (kernel, argument names)
         self.scalars: dict = {}  # name -> (dtype, value, its GPU copy): scalars beside GPU arrays
@@ -215,7 +216,7 @@ class Nest:
             elif isinstance(v, (bool, np.bool_)):
                 key.append((name, "bool", bool(v)))
             elif isinstance(v, (int, np.integer)):
-                key.append((name, "int", int(v)))
+                key.append((name, "int", int(v)) if name in self.static else (name, "int"))
             elif isinstance(v, (float, np.floating)):
                 key.append((name, "float", type(v).__name__))
             else:
@@ -284,7 +285,10 @@ class Nest:
                     raise AppyError(f"{self.program.where(self.node)}: error: array '{n}' is not contiguous (pass np.ascontiguousarray)")
                 args.append(v)
             else:
-                scalar = np.asarray(v, dtype=np.float32 if isinstance(v, np.float32) else np.float64)
+                if isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_)):
+                    scalar = np.asarray(v, dtype=np.int64)  # an int that sizes no loop (translate.static_names)
+                else:
+                    scalar = np.asarray(v, dtype=np.float32 if isinstance(v, np.float32) else np.float64)
                 if gpu:
                     # with GPU arrays, a scalar goes to the GPU too (one launch:
                     # one kind of array); kept for the next call with that value

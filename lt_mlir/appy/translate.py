@@ -65,6 +65,19 @@ OOB_SITES = 1 << 40  # a site k reports OOB_SITES - k
 _NAMED_CONSTANTS = {"inf": float("inf"), "nan": float("nan"), "pi": 3.141592653589793, "e": 2.718281828459045}
 
 
+def static_names(nest: ast.For) -> set:
+    """The names whose int values size the nest's loops (``range``
+    arguments, ``A.shape[k]``'s k): kernels are specialised on them.  Any
+    other int (a time step indexing ``fict[t]``) is a run-time argument."""
+    out = set()
+    for n in ast.walk(nest):
+        if isinstance(n, ast.For):
+            out |= {m.id for m in ast.walk(n.iter) if isinstance(m, ast.Name)}
+        elif isinstance(n, ast.Subscript) and isinstance(n.value, ast.Attribute) and n.value.attr == "shape":
+            out |= {m.id for m in ast.walk(n.slice) if isinstance(m, ast.Name)}
+    return out
+
+
 def element_type(dtype) -> str:
     t = _NP_TYPES.get(np.dtype(dtype))
     if t is None:
@@ -109,6 +122,7 @@ class Translator:
         self.tainted: set = set()
         self.checks: list = []  # the source text of each data-dependent index, by site number - 1
         self.in_range: dict = {}  # a data loop's variable -> E: its bounds were clamped into [0, E]
+        self.static = static_names(nest)  # ints known when compiling; the others are arguments
 
     # ------------------------------------------------------------ helpers
     def where(self, node) -> str:
@@ -600,8 +614,19 @@ class Translator:
         v = self.values[n]
         if isinstance(v, (bool, np.bool_)):
             raise self.error(node, f"'{n}' is a bool")
-        if isinstance(v, (int, np.integer)):
+        if isinstance(v, (int, np.integer)) and n in self.static:
             return self.constant(depth, int(v), "index")
+        if isinstance(v, (int, np.integer)):
+            # an int that sizes no loop: a run-time value (a 0-d i64 array;
+            # a new value needs no new compile), checked where it indexes
+            if n not in self.arg_types:
+                self.arg_types[n] = "memref<i64>"
+                self.args.append(n)
+            raw, out = self.fresh(), self.fresh()
+            self.emit(depth, f"{raw} = memref.load %{n}[] : memref<i64>")
+            self.emit(depth, f"{out} = arith.index_cast {raw} : i64 to index")
+            self.tainted.add(out)
+            return Value(out, "index")
         if isinstance(v, (float, np.floating)):
             # a runtime value: a 0-d array argument (new values need no new compile)
             if n not in self.arg_types:
