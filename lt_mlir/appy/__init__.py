@@ -21,7 +21,8 @@ sequential loops over NumPy arrays and mark them with OpenMP-like comments::
 How it runs: the function is Python, except that every ``for`` statement
 with a pragma (an *annotated nest*) becomes an lt kernel
 (``translate.py``), compiled for the values its free names have at the
-call — arrays by shape and dtype, ints by value (they size loops), floats
+call — arrays by shape and dtype, ints that size loops by value (other
+ints, like a time step indexing ``fict[t]``, are run-time arguments), floats
 by type (runtime arguments) — and cached per such signature, so a call
 with other shapes compiles again and never reuses a wrong kernel.  Code
 outside annotated nests (``np.empty``, time loops around nests, ``return``)
@@ -204,7 +205,8 @@ class Nest:
 
     def signature(self, values: dict, gpu: frozenset = frozenset()) -> tuple:
         """What the kernel depends on: arrays by shape and dtype (``gpu``:
-        the names of GPU arrays, read the same way), ints by value, floats by
+        the names of GPU arrays, read the same way), ints that size loops by
+        value (the others by type: run-time arguments), floats by
         type."""
         key = []
         for name in sorted(values):

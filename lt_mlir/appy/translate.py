@@ -3,7 +3,8 @@
 The nest is a ``for`` statement (with its pragma) from the function's AST;
 ``translate(nest, values, ...)`` turns it into lt IR text for the values its
 free names have at this call (the *signature*: arrays by shape and dtype,
-ints by value, floats by type), and says which names are kernel arguments.
+ints that size loops by value, floats by type), and says which names are
+kernel arguments (arrays, floats, and ints that size no loop).
 
 What it translates (the Python subset of APPy's loop bodies):
 
