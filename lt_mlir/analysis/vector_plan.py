@@ -46,9 +46,10 @@ class NotVectorizable(Exception):
         self.op = op
 
 
-def gather_strides(loop) -> list:
-    """The strides, in elements, of the loads vectorizing ``loop`` would
-    gather (empty when it has none or cannot be vectorized)."""
+def gather_distances(loop) -> list:
+    """The distance in bytes between the lanes of each load vectorizing
+    ``loop`` would gather along a dim (empty when it has none or cannot be
+    vectorized)."""
     body = lt.body_ops(lt.loop_body(loop))
     p = BodyPlan(lt.loop_dim(loop), lt.loop_body(loop).arguments[0])
     try:
@@ -148,7 +149,7 @@ class BodyPlan:
         self.what = f"the vectorized dim '{dim}'" if dim else "the vectorized loop's variable"  # for messages
         self.mask = None  # the mask of the ops being classified (inside an if on the dim)
         self.mask_depth = 0  # how many ifs on the dim are around them
-        self.gathers: list = []  # the stride (elements) of each gathered load
+        self.gathers: list = []  # bytes between the lanes of each load gathered along a dim
         if iteration_arg is not None:
             self.lanes[iteration_arg] = iteration0
 
@@ -299,7 +300,7 @@ class BodyPlan:
             raise NotVectorizable(f"a load is not contiguous in {self.what} (and its memref is not of static row-major shape)", op)
         stride = sum(row_major[k] for k, i in enumerate(indices) if self._is_lanes(i))
         if stride:
-            self.gathers.append(stride)
+            self.gathers.append(stride * lt.nbytes([1], memref_type.element_type))
         by_data = [(self.vectors[i], row_major[k]) for k, i in enumerate(indices) if self._is_vector(i)]
         bases = [self.lanes[i] if self._is_lanes(i) else None if self._is_vector(i) else i for i in indices]
         return self.emit_gather(op, bases, stride, self.mask, by_data)

@@ -302,8 +302,9 @@ class Nest:
                     args.append(scalar)
         self._last = None
         kernel(*args)
+        code = int(flag[0].item() if gpu else flag[0]) if flag is not None else 0
         if self.outs:
-            self._report(int(flag[0].item() if gpu else flag[0]) if flag is not None else 0, checks)
+            self._report(code, checks)
             return
         try:
             if gpu and flag is None and not any(isinstance(values[n], np.ndarray) for n in self.inputs):
@@ -314,8 +315,7 @@ class Nest:
                 self._last = ([_snapshot(values[n], False) for n in self.inputs], kernel.bind(*args), (), flag, checks)
         except TypeError:  # an array that cannot be weakly referenced
             pass
-        if flag is not None:
-            self._report(int(flag[0].item() if gpu else flag[0]), checks)
+        self._report(code, checks)
 
     def _report(self, code: int, checks: list) -> None:
         """Raise the located error of the first index check that fired."""
@@ -542,21 +542,12 @@ def _far_gather(s: Schedule, loop: int) -> int:
     """The largest distance in bytes between the elements vectorizing
     L``loop`` would gather, if beyond ``GATHER_LIMIT`` (each lane another
     page: measured slower than the scalar loop, gemver's column sums); else 0."""
-    from ..analysis.vector_plan import gather_strides
-    from ..dialect import lt
+    from ..analysis.vector_plan import gather_distances
     from ..dialect.loop_tree import preorder_loops
-    from ..mlir import ir
 
     module = s.module
     with module.context:
-        target = preorder_loops(module)[loop]
-        strides = gather_strides(target)
-        if not strides:
-            return 0
-        loads = []
-        target.walk(lambda o: (loads.append(o) if o.name == "memref.load" else None, ir.WalkResult.ADVANCE)[1])
-        item = max((lt.nbytes([1], ir.MemRefType(o.operands[0].type).element_type) for o in loads), default=8)
-    far = max(strides) * item
+        far = max(gather_distances(preorder_loops(module)[loop]), default=0)
     return far if far > GATHER_LIMIT else 0
 
 

@@ -100,26 +100,16 @@ def _allocas_per_thread(module) -> None:
     ``s += ...`` was a store and a load (and stack a run, in an
     alloca_scope)."""
     for par in _ops(module, "omp.parallel"):
-        block = list(par.regions[0].blocks)[0]
-        first = list(block.operations)[0]
-        inside = []
-
-        def visit(o, par=par, inside=inside):
-            if o.name == "memref.alloca" and not list(o.operands) and o.parent != par:
-                inside.append(o)
-            return ir.WalkResult.ADVANCE
-
-        par.walk(visit)
-        for o in inside:
-            if o.parent.name == "omp.parallel":
-                continue  # already at the top
-            o.move_before(first)
+        first = list(list(par.regions[0].blocks)[0].operations)[0]
+        for o in _ops(par, "memref.alloca"):
+            if not list(o.operands) and o.parent != par:
+                o.move_before(first)
 
 
 def _ops(module, name: str) -> list:
-    """The ops called ``name`` in ``module``, in walk order."""
+    """The ops called ``name`` in ``module`` (or an op), in walk order."""
     found = []
-    module.operation.walk(lambda o: (found.append(o) if o.name == name else None, ir.WalkResult.ADVANCE)[1])
+    getattr(module, "operation", module).walk(lambda o: (found.append(o) if o.name == name else None, ir.WalkResult.ADVANCE)[1])
     return found
 
 

@@ -34,7 +34,7 @@ from __future__ import annotations
 
 from ..analysis import bounds
 from ..analysis.dependence import shared_reductions
-from ..analysis.vector_plan import plan, plan_data_loop
+from ..analysis.vector_plan import PREDICATES, plan, plan_data_loop
 from ..dialect import lt
 from ..errors import CompileError, format_location
 from ..mlir import arith, ir, memref, scf
@@ -279,7 +279,8 @@ class LtToScf:
             groups = scf.ForOp(lo, hi, index(width))
             with ir.InsertionPoint(groups.body):
                 first = groups.induction_variable
-                inside = arith.CmpIOp(ir.IntegerAttr.get(ir.IntegerType.get_signless(64), 2), first, hi)  # slt
+                slt = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), PREDICATES.index("slt"))
+                inside = arith.CmpIOp(slt, first, hi)
                 guard = scf.IfOp(inside.result)
                 with ir.InsertionPoint(guard.then_block):
                     end = scf.YieldOp([])

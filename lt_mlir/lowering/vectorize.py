@@ -16,12 +16,12 @@ location selects the reduction's identity where the mask is off.
 from __future__ import annotations
 
 from ..analysis.vector_plan import PREDICATES, BodyPlan
+from ..dialect import lt
 from ..mlir import arith, ir, memref, vector
 from .combine import combine, is_float
 
 _COMBINING = {"add": "add", "mul": "mul", "max": "maximumf", "min": "minimumf"}
 _INT_COMBINING = {"add": "add", "mul": "mul", "max": "maxsi", "min": "minsi"}
-_FLOAT_IDENTITY = {"add": 0.0, "mul": 1.0, "max": float("-inf"), "min": float("inf")}
 
 
 def vectorize_ops(ops: list, dim: str, width: int, lane0, iteration0, iteration_arg) -> list:
@@ -60,10 +60,17 @@ class _Vectorizer(BodyPlan):
         with ir.InsertionPoint(op), op.location:
             return vector.BroadcastOp(self._vector_type(value.type), value).result
 
-    def _zeros(self, element):
+    def _splat(self, element, value):
+        """A constant vector of ``value`` (before the current insertion point)."""
         vt = self._vector_type(element)
-        zero = ir.FloatAttr.get(element, 0.0) if is_float(element) else ir.IntegerAttr.get(element, 0)
-        return arith.ConstantOp(vt, ir.DenseElementsAttr.get_splat(vt, zero)).result
+        if is_float(element):
+            attr = ir.FloatAttr.get(element, float(value))
+        else:
+            attr = ir.IntegerAttr.get(element, int(value))
+        return arith.ConstantOp(vt, ir.DenseElementsAttr.get_splat(vt, attr)).result
+
+    def _zeros(self, element):
+        return self._splat(element, 0)
 
     def emit_load(self, op, lead, base, mask=None):
         vt = self._vector_type(op.results[0].type)
@@ -85,12 +92,10 @@ class _Vectorizer(BodyPlan):
         with ir.InsertionPoint(op), op.location:
             index_vector = self._vector_type(ir.IndexType.get())
 
-            def splat(n):
-                return arith.ConstantOp(index_vector, ir.DenseElementsAttr.get_splat(index_vector, ir.IntegerAttr.get(ir.IndexType.get(), n))).result
-
-            offsets = arith.MulIOp(vector.StepOp(index_vector).result, splat(stride)).result if stride else None
+            index = ir.IndexType.get()
+            offsets = arith.MulIOp(vector.StepOp(index_vector).result, self._splat(index, stride)).result if stride else None
             for indices, scale in by_data:
-                part = indices if scale == 1 else arith.MulIOp(indices, splat(scale)).result
+                part = indices if scale == 1 else arith.MulIOp(indices, self._splat(index, scale)).result
                 offsets = part if offsets is None else arith.AddIOp(offsets, part).result
             zero = arith.ConstantOp(ir.IndexType.get(), 0).result
             bases = [zero if b is None else b for b in bases]
@@ -134,16 +139,8 @@ class _Vectorizer(BodyPlan):
         return new.results[0]
 
     def _identity(self, kind: str, element):
-        """A vector of ``kind``'s identity (its constant, before the op's
-        insertion point)."""
-        if is_float(element):
-            identity = ir.FloatAttr.get(element, _FLOAT_IDENTITY[kind])
-        else:
-            bits = ir.IntegerType(element).width
-            value_of = {"add": 0, "mul": 1, "max": -(1 << (bits - 1)), "min": (1 << (bits - 1)) - 1}[kind]
-            identity = ir.IntegerAttr.get(element, value_of)
-        vt = self._vector_type(element)
-        return arith.ConstantOp(vt, ir.DenseElementsAttr.get_splat(vt, identity)).result
+        """A vector of ``kind``'s identity."""
+        return self._splat(element, lt.reduce_identity(kind, element))
 
     def emit_reduce_to_scalar(self, op, kind: str, value, mask=None) -> None:
         vec = self.as_vector(value, op)
