@@ -15,6 +15,7 @@ from .errors import (  # noqa: E402
     PipelineError,
     VerifyError,
 )
+from .targets import TARGETS, CompileOptions, Target, get_target, register_target  # noqa: E402  (no MLIR needed)
 
 try:
     from . import mlir as _mlir  # noqa: F401
@@ -25,6 +26,7 @@ else:
     from . import nn
     from .compiler import c_header, compile, compile_aot, lower, parse_module  # noqa: A004
     from .dialect.loop_tree import loop_tree
+    from .evaluate import Evaluator, Limits, Measurement
     from .frontend import (  # noqa: A004
         Backend,
         Expr,
@@ -54,6 +56,7 @@ else:
         subtract,
         symbols,
     )
+    from .moves import MOVES, Move, MoveKind, register_move
     from .schedule import Schedule
 
 
@@ -112,12 +115,22 @@ __all__ = [
     "subtract",
     "symbols",
     "CompileError",
+    "CompileOptions",
     "CudaError",
     "LtError",
     "ParseError",
     "PassError",
     "PipelineError",
     "Schedule",
+    "Move",
+    "MoveKind",
+    "MOVES",
+    "register_move",
+    "Evaluator",
+    "Limits",
+    "Measurement",
+    "TARGETS",
+    "Target",
     "VerifyError",
     "c_header",
     "compile",
@@ -126,12 +139,14 @@ __all__ = [
     "backends",
     "default_hardware",
     "get_default_backend",
+    "get_target",
     "set_default_backend",
     "set_default_hardware",
     "set_fastmath",
     "loop_tree",
     "lower",
     "parse_module",
+    "register_target",
     "tune",
     "ui",
 ]

@@ -6,7 +6,10 @@ says ``from lt_mlir.mlir import ir, passmanager, ...``.
 """
 
 import os
+import sys
+import types
 
+import torch_mlir
 from torch_mlir import ir, passmanager
 from torch_mlir.dialects import arith, ext, func, gpu, math, memref, scf, vector
 from torch_mlir.dialects._arith_enum_gen import AtomicRMWKind, CmpFPredicate, CmpIPredicate
@@ -15,7 +18,19 @@ from torch_mlir.dialects._arith_enum_gen import AtomicRMWKind, CmpFPredicate, Cm
 # LLVM IR (lowering/llvm.py) is among them.
 MLIR_LIBS = os.path.join(os.path.dirname(ir.__file__), "_mlir_libs")
 
+
+
+def register_dialect_module(namespace: str, module: types.ModuleType) -> None:
+    """Make ``module`` the bindings' Python module of dialect ``namespace``.
+    For every op they wrap (each op a walk or a block's operation list
+    yields) the bindings import ``<package>.dialects.<namespace>`` to find
+    its class, and a failed import is not remembered: for a dialect defined
+    in Python (``lt``) that was an import attempt per op, most of the time
+    spent listing a loop nest's ops."""
+    sys.modules.setdefault(f"{torch_mlir.__name__}.dialects.{namespace}", module)
+
+
 __all__ = [
     "ir", "passmanager", "arith", "ext", "func", "gpu", "math", "memref", "scf", "vector",
-    "AtomicRMWKind", "CmpFPredicate", "CmpIPredicate", "MLIR_LIBS",
+    "AtomicRMWKind", "CmpFPredicate", "CmpIPredicate", "MLIR_LIBS", "register_dialect_module",
 ]

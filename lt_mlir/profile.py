@@ -62,6 +62,7 @@ from .runtime import native
 from .runtime.kernel import Kernel
 from .runtime.specs import random_inputs
 from .runtime.timing import interleaved_medians
+from .targets import get_target
 
 __all__ = ["InstrumentedKernel", "LoopProfile", "LoopTime", "compile_instrumented", "cycles_per_second", "profile_loops"]
 
@@ -208,7 +209,7 @@ def profile_loops(
     entry: str | None = None,
     inputs=None,
     repeat: int = 20,
-    target: str = "cpu",
+    target="cpu",
     max_entries: int = MAX_ENTRIES,
 ) -> LoopProfile:
     """Time the entry of an lt module (or its text) loop by loop on this CPU:
@@ -218,9 +219,10 @@ def profile_loops(
     loop entered more than ``max_entries`` times a call (or inside such a
     loop) is not timed: it is listed with ``timed=False``, its time in the
     own time of the nearest timed loop around it."""
-    if target != "cpu":
+    t = get_target(target)
+    if not t.native or t.gpu_mapping:
         raise CompileError(
-            f"error: the per-loop profile is CPU only (target '{target}'); profile the schedule without its GPU mapping"
+            f"error: the per-loop profile is CPU only (target '{t.name}'); profile the schedule without its GPU mapping"
         )
     repeat = max(1, int(repeat))
     plain = compiler.compile(module_or_text, entry)

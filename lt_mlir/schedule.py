@@ -23,10 +23,28 @@ from .compiler import compile as compile_module
 from .compiler import parse_module
 from .dialect import lt
 from .dialect.loop_tree import loop_tree, preorder_loops
+from .dialect.lt import clone_module, module_text
 from .errors import LtError, PassError
 from .mlir import ir
+from .moves import Move, apply_move
 from .passes.common import loop_label
 from .passes.registry import run_pipeline
+
+
+class _State:
+    """One state of a schedule: its module (never changed once made), the
+    pipeline element that made it, and its text, printed when first asked."""
+
+    __slots__ = ("module", "step", "_text")
+
+    def __init__(self, module: ir.Module, step: str | None, text: str | None = None):
+        self.module, self.step, self._text = module, step, text
+
+    @property
+    def text(self) -> str:
+        if self._text is None:
+            self._text = module_text(self.module)
+        return self._text
 
 
 class Schedule:
@@ -36,32 +54,41 @@ class Schedule:
     the function to print and compile (default: the first)."""
 
     def __init__(self, module_or_text, entry: str | None = None):
-        if not isinstance(module_or_text, str):
-            module_or_text = module_or_text.operation.get_asm(enable_debug_info=True)
-        # One MLIR context for every parse of this schedule: making a context
+        # One MLIR context for the schedule's modules: making a context
         # (loading every dialect) costs far more than parsing a module.
         self._context = lt.new_context()
-        parse_module(module_or_text, context=self._context)  # reject bad input now, with its location
+        if isinstance(module_or_text, str):
+            module = parse_module(module_or_text, context=self._context)  # bad input: an error now, with its location
+            state = _State(module, None, module_or_text)
+        else:
+            text = module_or_text.operation.get_asm(enable_debug_info=True)
+            state = _State(parse_module(text, context=self._context), None, text)
         self.entry = entry
-        self._states: list[tuple[str, str | None]] = [(module_or_text, None)]
-        self._undone: list[tuple[str, str | None]] = []  # what undo() took back, newest last
+        self._states: list[_State] = [state]
+        self._undone: list[_State] = []  # what undo() took back, newest last
         self.remarks: list[str] = []
 
     # ------------------------------------------------------------ state
     @property
     def text(self) -> str:
-        """The current IR text (with locations)."""
-        return self._states[-1][0]
+        """The current IR text (with locations), printed once per state."""
+        return self._states[-1].text
+
+    @property
+    def parsed(self) -> ir.Module:
+        """The current state's module, held by the schedule (parsed once):
+        read it, never change it -- ``module`` gives a copy to change."""
+        return self._states[-1].module
 
     @property
     def module(self) -> ir.Module:
-        """A fresh parse of the current IR (changing it does not change the schedule)."""
-        return parse_module(self.text, context=self._context)
+        """A copy of the current module (changing it does not change the schedule)."""
+        return clone_module(self.parsed)
 
     @property
     def steps(self) -> list[str]:
         """The pipeline elements applied so far, in order."""
-        return [step for _, step in self._states[1:]]
+        return [state.step for state in self._states[1:]]
 
     @property
     def pipeline(self) -> str:
@@ -71,7 +98,7 @@ class Schedule:
     @property
     def loop_tree(self) -> str:
         """loop_tool's picture of the current schedule (L-numbers, annotations)."""
-        return loop_tree(self.module, self.entry)
+        return loop_tree(self.parsed, self.entry)
 
     def __repr__(self) -> str:
         return self.loop_tree
@@ -82,13 +109,13 @@ class Schedule:
         raises ``PassError`` (``PipelineError`` for a malformed element)
         naming the loop and the line of your code that asked, and leaves
         the schedule unchanged."""
-        module = self.module
+        module = clone_module(self.parsed)
         try:
-            remarks = run_pipeline(module, f"builtin.module({element})")
+            remarks = run_pipeline(module, f"builtin.module({element})", restore=False)  # a refused move drops the copy
         except LtError as e:
-            raise _in_user_terms(e, element, module) from None
+            raise _in_user_terms(e, element, self.parsed) from None
         self.remarks.extend(remarks)
-        self._states.append((module.operation.get_asm(enable_debug_info=True), element))
+        self._states.append(_State(module, element))
         self._undone.clear()
         return self
 
@@ -107,13 +134,30 @@ class Schedule:
         return self
 
     def copy(self) -> "Schedule":
-        """An independent schedule in the same state (no redo history)."""
+        """An independent schedule in the same state (no redo history).
+        States are never changed in place, so the copy shares them."""
         other = Schedule.__new__(Schedule)
         other.entry, other._context = self.entry, self._context
         other._states, other._undone, other.remarks = list(self._states), [], list(self.remarks)
         return other
 
     # ------------------------------------------------------------ moves
+    def play(self, move: Move, target="cpu") -> int | None:
+        """Make ``move`` (``lt_mlir.moves``); returns the L-number the
+        selected loop has after it (a swapped loop is followed).  A refusal
+        raises ``LtError`` located at the caller and changes nothing."""
+        try:
+            return apply_move(self, move, target)
+        except LtError as e:
+            message = str(e)
+            if _caller() is None or _caller() in message:
+                raise
+            raise type(e)(_located(message)) from None
+
+    def _move(self, kind: str, loop: int | None, arg=None) -> "Schedule":
+        self.play(Move(kind, None if loop is None else _int("loop", loop), arg))
+        return self
+
     # Loops are numbered L0, L1, ... in pre-order over the whole module, as
     # the loop tree prints them; every move returns the schedule (chainable).
 
@@ -122,26 +166,26 @@ class Schedule:
         ``factor`` iterations (``for m in 33`` by 8: ``for m in 4 r 1`` over
         ``for m' in 8``; the rest is a tail iteration, never padding).
         Refuses a factor below 1 or above the loop's iterations."""
-        return self.apply(f"lt-split{{loop={_int('loop', loop)} factor={_int('factor', factor)}}}")
+        return self._move("split", loop, _int("factor", factor))
 
     def swap(self, loop: int) -> "Schedule":
         """Interchange loop ``loop`` with the one loop inside it (statements
         beside that loop first get loops of their own).  Refuses when there
         is no single inner loop, both iterate the same dim, or the
         interchange would reorder dependent accesses."""
-        return self.apply(f"lt-swap{{loop={_int('loop', loop)}}}")
+        return self._move("swap_down", loop)
 
     def resize(self, loop: int, delta: int) -> "Schedule":
         """Grow (``delta`` > 0) or shrink loop ``loop`` by ``delta``
         iterations, taken from or given to its parent level (the rest
         becomes the parent's tail).  Refuses sizes the parent cannot
         cover."""
-        return self.apply(f"lt-resize{{loop={_int('loop', loop)} delta={_int('delta', delta)}}}")
+        return self._move("resize", loop, _int("delta", delta))
 
     def unannotate(self, loop: int, name: str) -> "Schedule":
         """Remove annotation ``name`` (``"unroll"``, ``"vectorize"``,
         ``"parallel"``, ``"gpu"``) from loop ``loop``."""
-        return self.apply(f"lt-unannotate{{loop={_int('loop', loop)} name={_word('name', name)}}}")
+        return self._move("unannotate", loop, _word("name", name))
 
     def merge(self, loop: int) -> "Schedule":
         """Fuse loop ``loop`` into the loop before it over the same dim and
@@ -150,7 +194,7 @@ class Schedule:
         the same dim (``for m in 4 : for m' in 8`` becomes ``for m in 32``).
         Refuses loops that differ, different annotations, or a fusion that
         would reorder dependent accesses."""
-        return self.apply(f"lt-merge{{loop={_int('loop', loop)}}}")
+        return self._move("merge", loop)
 
     def distribute(self, loop: int) -> "Schedule":
         """Cut loop ``loop``'s body into parts (each inner loop a part, each
@@ -158,14 +202,14 @@ class Schedule:
         (loop fission; the inverse of ``merge``).  Refuses when a value
         flows between parts, or two parts access a buffer one of them
         writes at elements other iterations also access."""
-        return self.apply(f"lt-distribute{{loop={_int('loop', loop)}}}")
+        return self._move("distribute", loop)
 
     def unroll(self, loop: int, factor: int = 0) -> "Schedule":
         """Unroll loop ``loop`` by ``factor`` copies of its body per
         generated iteration (0: completely, at most 64 iterations).  On a
         vectorized loop the unit is one vector: ``unroll(L, 2)`` emits two
         vector bodies per iteration, and full unrolling counts vectors."""
-        return self.apply(f"lt-unroll{{loop={_int('loop', loop)} factor={_int('factor', factor)}}}")
+        return self._move("unroll", loop, _int("factor", factor))
 
     def vectorize(self, loop: int, width: int = 8) -> "Schedule":
         """Run ``width`` iterations of innermost loop ``loop`` as one vector
@@ -173,7 +217,7 @@ class Schedule:
         host_vector_width()`` gives this CPU's; iterations ``width`` does
         not divide run as scalars).  Refuses loops that are not innermost
         or whose accesses cannot be vectors."""
-        return self.apply(f"lt-vectorize{{loop={_int('loop', loop)} width={_int('width', width)}}}")
+        return self._move("vectorize", loop, _int("width", width))
 
     def parallel(self, loop: int, schedule: str = "static") -> "Schedule":
         """Run loop ``loop``'s iterations on all CPU cores (OpenMP).
@@ -183,57 +227,54 @@ class Schedule:
         ``"dynamic"`` or ``"guided"`` (as threads finish: iterations of
         unequal work).  Refuses nested parallel loops and iterations that
         depend on each other."""
-        options = f"loop={_int('loop', loop)}" + ("" if schedule == "static" else f" schedule={_word('schedule', schedule)}")
-        return self.apply(f"lt-parallel{{{options}}}")
+        return self._move("parallel", loop, _word("schedule", schedule))
 
     def gpu_map(self, loop: int, to: str) -> "Schedule":
         """Run loop ``loop``'s iterations as CUDA ``"block"``s or
         ``"thread"``s (tails are predicated).  Refuses mappings that break
         the kernel shape or the hardware limits, and racy loops."""
-        return self.apply(f"lt-gpu-map{{loop={_int('loop', loop)} to={_word('to', to)}}}")
+        return self._move("gpu_map", loop, _word("to", to))
 
     def gpu_auto(self, threads: int = 256) -> "Schedule":
         """Map every unmapped loop nest to blocks and threads (``threads``
         a block for the innermost mapped loop) and move kernel-local
         scratch buffers into shared memory; the remark names what stays
         on one thread."""
-        return self.apply(f"lt-gpu-auto{{threads={_int('threads', threads)}}}")
+        return self._move("gpu_auto", None, _int("threads", threads))
 
     def shrink_buffers(self) -> "Schedule":
         """Size every scratch buffer (``lt.alloc``) to the tile live under
         the loops that share its accesses; the remark says what shrank."""
-        return self.apply("lt-shrink-buffers")
+        return self._move("shrink_buffers", None)
 
     def cache(self, loop: int, operand: int) -> "Schedule":
         """Copy the tile of function argument ``operand`` (0-based) that
         loop ``loop``'s body reads into a contiguous local buffer at the
         start of each of its iterations.  Refuses an argument written in
         the loop or not read there."""
-        return self.apply(f"lt-cache{{loop={_int('loop', loop)} operand={_int('operand', operand)}}}")
+        return self._move("cache", loop, _int("operand", operand))
 
     def uncache(self, loop: int) -> "Schedule":
         """Remove the ``lt-cache`` copy at the start of loop ``loop``'s
         body (reads go to the argument again)."""
-        return self.apply(f"lt-uncache{{loop={_int('loop', loop)}}}")
+        return self._move("uncache", loop)
 
     def canonicalize(self) -> "Schedule":
         """The simplest equivalent loop tree: levels of one iteration
         disappear, a level holding only a tail-less level of its dim merges
         with it, index arithmetic folds.  Never refuses."""
-        return self.apply("lt-canonicalize")
+        return self._move("canonicalize", None)
 
     # ------------------------------------------------------------ figures
     def loops(self) -> int:
         """How many loops the module has (L0 .. L{loops - 1})."""
-        module = self.module
-        return len(preorder_loops(module))
+        return len(preorder_loops(self.parsed))
 
     def flops(self) -> int:
         """Floating-point operations one call executes (each arith/math op on
         floats and each floating lt.reduce counts one per element)."""
-        module = self.module
         total = 0
-        for f in lt.functions(module.operation):
+        for f in lt.functions(self.parsed.operation):
             if f.regions[0].blocks:
                 total += _count_block(f.regions[0].blocks[0], {})
         return total
@@ -241,8 +282,7 @@ class Schedule:
     def scratch_bytes(self) -> int:
         """Bytes of scratch memory (lt.alloc) the kernel uses."""
         allocs = []
-        module = self.module  # keep the module alive while its ops are used
-        module.operation.walk(
+        self.parsed.operation.walk(
             lambda o: (allocs.append(o) if o.name == "lt.alloc" else None, ir.WalkResult.ADVANCE)[1]
         )
         total = 0

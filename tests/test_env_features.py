@@ -1,4 +1,4 @@
-"""The RL environment's observations (lt_mlir.env.features) against values
+"""The RL environment's observations (lt_mlir.analysis.features) against values
 worked out by hand from the programs' index expressions."""
 
 import networkx as nx
@@ -7,8 +7,8 @@ import pytest
 
 import lt_mlir
 from lt_mlir import programs
+from lt_mlir.analysis import features as F
 from lt_mlir.dialect.lt import parse_module
-from lt_mlir.env import features as F
 
 COLUMNS = F.LOOP_FEATURES
 S0 = COLUMNS.index("stride_0")

@@ -13,6 +13,8 @@ import pytest
 
 import lt_mlir
 from lt_mlir import programs
+from lt_mlir.env import LoopToolEnv
+from lt_mlir.moves import try_move
 from lt_mlir.schedule import Schedule
 from lt_mlir.search import space
 from lt_mlir.search.cli import main, tune
@@ -75,10 +77,14 @@ def test_moves_are_the_environments_actions():
     s = Schedule(TEXT)
     got = space.neighbours(s)
     assert got and all(isinstance(m, space.Move) for m, _ in got)
-    move, after = next((m, t) for m, t in got if m.action == "parallel")
+    move, after = next((m, t) for m, t in got if m.kind == "parallel")
     assert "[parallel]" in after.loop_tree and after.pipeline.endswith(f"lt-parallel{{loop={move.loop}}})")
-    assert space.try_move(s, space.Move("split_1024", 0)) is None  # refused: no candidate
-    assert str(space.Move.parse("split_4@L2")) == "split_4@L2"
+    assert try_move(s, space.Move("split", 0, 1024)) is None  # refused: no candidate
+    assert str(space.Move.parse("split_4@L2")) == "split_4@L2" and space.Move.parse("split_4@L2") == space.Move("split", 2, 4)
+    # the environment's extended actions are the search's moves, name for name
+    env = LoopToolEnv(TEXT, "extended", reward=None)
+    names = {str(space.Move(kind, None, arg)) for kind, arg in space.search_moves("cpu")}
+    assert names == set(env.actions) - {"up", "down"}
 
 
 def test_cost_model_learns_to_rank():
@@ -122,7 +128,10 @@ def test_lt_tune_command(tmp_path, capsys):
     assert code == 0
     printed = capsys.readouterr().out
     assert "best:" in printed and "pipeline: builtin.module(" in printed
-    assert out.exists() and png.stat().st_size > 1000 and len(open(log).read().splitlines()) == 7
+    records = [json.loads(line) for line in open(log).read().splitlines()]
+    assert out.exists() and png.stat().st_size > 1000 and len(records) in (7, 8)  # header, 6 evaluations, the finalists
+    final = [r["final"] for r in records if "final" in r]
+    assert len(records) == 7 + len(final) and all(f["remeasured_speedup"] is None or f["remeasured_speedup"] > 0 for f in sum(final, []))
     A = np.random.default_rng(0).standard_normal((16, 32)).astype(np.float32)
     B = np.random.default_rng(1).standard_normal((32, 16)).astype(np.float32)
     np.testing.assert_allclose(lt_mlir.compile(out.read_text())(A, B), A @ B, rtol=1e-4, atol=1e-4)

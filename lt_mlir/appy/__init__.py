@@ -40,8 +40,8 @@ vectorized the call warns (located) and the loop runs scalar.  Clauses
 derives what they say and checks it); other pragma text is a located
 error.
 
-``jit`` options: ``backend`` ("cpu", "cuda-emulated"; APPy's "triton" and
-"cuda" mean the CUDA target), ``dump_code`` (print each nest's lt module
+``jit`` options: ``backend`` (a target of ``lt_mlir.targets``: "cpu",
+"cuda", "cuda-emulated"; APPy's "triton" means "cuda"), ``dump_code`` (print each nest's lt module
 and loop tree when it compiles), ``auto_simd`` (vectorize the innermost
 loop of parallel nests without a pragma), ``unsafe``.  Unknown options are
 an error.
@@ -82,6 +82,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..errors import LtError, PassError
+from ..targets import TARGETS, Target, get_target
 from . import tensor_expr
 from .slices import desugar as desugar_slices
 from .translate import OOB_FLAG, OOB_SITES, AppyError, Translator, element_type, static_names
@@ -167,7 +168,7 @@ def _stand_in(v) -> np.ndarray:
     the translator reads of an array: its shape and element type)."""
     return np.broadcast_to(np.zeros((), _numpy_dtype(v.dtype)), tuple(int(n) for n in v.shape))
 
-BACKENDS = {"cpu": "cpu", "cuda-emulated": "cuda-emulated", "triton": "cuda", "cuda": "cuda"}
+BACKEND_ALIASES = {"triton": "cuda"}  # APPy's backend names that are not target names
 _PRAGMA = re.compile(r"#\s*pragma\s+(.*)$")
 _CLAUSE = re.compile(r"(shared|reduction|private|firstprivate)\s*\([^)]*\)")
 
@@ -181,11 +182,13 @@ def jit(fn=None, *, backend: str = "cpu", dump_code: bool = False, auto_simd: bo
     if dry_run:
         return fn if fn is not None else (lambda f: f)
     backend = os.environ.get(BACKEND_ENV) or backend
-    if backend not in BACKENDS:
-        raise AppyError(f"error: unknown backend '{backend}' (one of: {', '.join(BACKENDS)})")
+    name = BACKEND_ALIASES.get(backend, backend)
+    if name not in TARGETS:
+        raise AppyError(f"error: unknown backend '{backend}' (one of: {', '.join([*TARGETS, *BACKEND_ALIASES])})")
+    target = get_target(name)
 
     def wrap(f):
-        return Program(f, BACKENDS[backend], dump_code, auto_simd, unsafe)
+        return Program(f, target, dump_code, auto_simd, unsafe)
 
     return wrap(fn) if fn is not None else wrap
 
@@ -258,10 +261,11 @@ class Nest:
 
     def run(self, values: dict) -> None:
         gpu = {n for n, v in values.items() if _on_gpu(v)}
-        if gpu and self.program.target != "cuda":
+        if gpu and not self.program.target.on_device:
+            on_device = ", ".join(f"'{n}'" for n, t in TARGETS.items() if t.on_device)
             raise AppyError(
                 f"{self.program.where(self.node)}: error: array '{sorted(gpu)[0]}' is on a GPU; "
-                f"the {self.program.target} backend takes NumPy arrays (use backend='cuda')"
+                f"the {self.program.target.name} backend takes NumPy arrays (use backend={on_device})"
             )
         key = self.signature(values, frozenset(gpu))
         entry = self.cache.get(key)
@@ -326,7 +330,7 @@ class Nest:
         """Where this nest's CUDA kernel for signature ``key`` is saved
         (``LT_APPY_KERNELS``), or None."""
         directory = os.environ.get(KERNELS_ENV)
-        if not directory or self.program.target != "cuda":
+        if not directory or not self.program.target.on_device:
             return None
         digest = hashlib.sha1(repr(key).encode()).hexdigest()[:16]
         return os.path.join(directory, f"{self.program.fn.__name__}_{self.index}_{digest}")
@@ -350,10 +354,10 @@ class Nest:
         return self.pragmas.get(loop_node.lineno)
 
     def compile(self, values: dict, key: tuple | None = None):
-        from ..lowering.machine import host_vector_width
         from ..schedule import Schedule
 
         p = self.program
+        cpu = not p.target.gpu_mapping  # pragmas map to CPU threads and vectors, else to GPU blocks and threads
         t = Translator(self.node, values, p.filename, 1, f"{p.fn.__name__}_{self.index}")
         text = t.translate()
         s = Schedule(text)
@@ -363,8 +367,8 @@ class Nest:
             if pragma is None:
                 continue
             why = "the loop's bounds are data: only simd applies (on the CPU)"
-            if "simd" in pragma and "parallel" not in pragma and p.target == "cpu":
-                width = width or host_vector_width(4 if element_type(_first_array(values).dtype) == "f32" else 8)
+            if "simd" in pragma and "parallel" not in pragma and cpu:
+                width = width or p.target.vector_width(4 if element_type(_first_array(values).dtype) == "f32" else 8)
                 s, why = _vectorized_data_loop(s, k, width)
                 if why is None:
                     continue
@@ -380,11 +384,11 @@ class Nest:
         for i, (loop_node, _dim) in enumerate(t.loops):
             pragma = self.pragma_of(loop_node)
             innermost = i == len(t.loops) - 1
-            if pragma is None and not (p.auto_simd and innermost and p.target == "cpu"):
+            if pragma is None and not (p.auto_simd and innermost and cpu):
                 continue
             pragma = pragma or {"text": "simd (auto_simd)", "simd": True}
             line = loop_node.lineno
-            gpu = p.target != "cpu"
+            gpu = not cpu
             if "parallel" in pragma and gpu and "simd" in pragma:
                 continue  # one loop for blocks and threads: lt-gpu-auto splits it (below)
             if "parallel" in pragma:
@@ -415,8 +419,8 @@ class Nest:
                         blocks.append((i, _dim))
             if "simd" in pragma:
                 try:
-                    if p.target == "cpu":
-                        width = width or host_vector_width(4 if element_type(_first_array(values).dtype) == "f32" else 8)
+                    if cpu:
+                        width = width or p.target.vector_width(4 if element_type(_first_array(values).dtype) == "f32" else 8)
                         far = _far_gather(s, i)
                         if far:
                             raise PassError(
@@ -433,7 +437,7 @@ class Nest:
                         p.filename,
                         line,
                     )
-        if p.target != "cpu":
+        if not cpu:
             # lt-gpu-auto maps the nest: a parallel loop's iterations to
             # blocks, the simd loops in its body to the block's threads
             # (thread-strided, 128-bit, split to fit a block; reductions
@@ -463,7 +467,7 @@ class Nest:
             print(text)
             print(self.schedule_tree)
         try:
-            kernel = s.compile(target=p.target)
+            kernel = s.compile(target=p.target.name)
         except LtError as e:
             raise AppyError(f"{p.where(self.node)}: error: {_reason(e)}") from None
         prefix = self._store_prefix(key) if key is not None else None
@@ -573,7 +577,7 @@ def _reason(e: Exception) -> str:
 class Program:
     """An ``@appy.jit`` function: Python with its annotated nests compiled."""
 
-    def __init__(self, fn, target: str, dump_code: bool, auto_simd: bool, unsafe: bool):
+    def __init__(self, fn, target: Target, dump_code: bool, auto_simd: bool, unsafe: bool):
         self.fn, self.target, self.dump_code, self.auto_simd, self.unsafe = fn, target, dump_code, auto_simd, unsafe
         functools.update_wrapper(self, fn)
         try:

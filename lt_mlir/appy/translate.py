@@ -33,11 +33,12 @@ are floats.
 from __future__ import annotations
 
 import ast
-import re
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..builder import Builder, memref, memref_shape
 from ..errors import LtError
 
 FLOATS = ("f32", "f64")
@@ -58,8 +59,6 @@ class AppyError(LtError):
     """An APPy program lt_mlir cannot compile, located at the statement."""
 
 
-_DEFINES = re.compile(r"\s*(%[\w.]+)\s*=\s*(.*)")
-_SSA = re.compile(r"%[\w.]+")
 OOB_FLAG = "appy_index_check"  # the kernel argument a clamped index reports through
 OOB_SITES = 1 << 40  # a site k reports OOB_SITES - k
 
@@ -88,7 +87,7 @@ def element_type(dtype) -> str:
 
 @dataclass
 class Value:
-    ssa: str
+    ssa: object  # the builder's value (lt_mlir.builder.Value); for a Python float not yet typed ("float"), its repr
     type: str  # "index", "f32", "f64", "i32", "i64", "i1"
     weak: bool = False  # a Python number: takes the other operand's type
 
@@ -105,20 +104,24 @@ class _NoElements(Exception):
 
 
 class Translator:
-    """Builds the lt text of one nest (see the module docs)."""
+    """Builds the lt text of one nest (see the module docs) with
+    lt_mlir.builder: statements and expressions become ops at the
+    builder's insertion point, inside the loops and ``scf.if``s that
+    enclose them."""
 
     def __init__(self, nest: ast.For, values: dict, filename: str, line_offset: int, name: str):
         self.nest, self.values, self.filename, self.offset = nest, values, filename, line_offset
         self.name = name
-        self.lines: list[str] = []
-        self.counter = 0
+        self.b = Builder(float_format="e17", listener=self._taint)
+        self.func = None  # the builder's function (translate)
         self.args: list[str] = []  # free names that are kernel arguments, in order
         self.arg_types: dict = {}
+        self.arg_values: dict = {}  # argument name -> its value in the function
         self.loops: list = []  # (ast.For, dim) in pre-order: the L-numbers
         self.dynamic_loops: list = []  # loops with data-dependent bounds (scf.for, not lt loops)
         self.default_float = "f64"
-        # SSA names whose value depends on data (loads, data-dependent loop
-        # variables): an index computed from one is clamped into its array
+        # values that depend on data (loads, data-dependent loop variables,
+        # what is computed from them): an index computed from one is clamped into its array
         # and, where clamping changed it, reports the site (``checks``)
         self.tainted: set = set()
         self.checks: list = []  # the source text of each data-dependent index, by site number - 1
@@ -133,56 +136,46 @@ class Translator:
         return AppyError(f"{self.where(node)}: error: {message}")
 
     def fresh(self, prefix: str = "v") -> str:
-        self.counter += 1
-        return f"%{prefix}{self.counter}"
+        return self.b.fresh(prefix)
 
-    def emit(self, depth: int, text: str) -> None:
-        self.lines.append("  " * (depth + 1) + text)
-        m = _DEFINES.match(text)
-        if m and ("memref.load" in m.group(2) or any(t in self.tainted for t in _SSA.findall(m.group(2)))):
-            self.tainted.add(m.group(1))
+    def _taint(self, op) -> None:
+        """The builder's listener: what a load or a tainted value computes is tainted."""
+        if op.results and (op.name == "memref.load" or any(o in self.tainted for o in op.operands)):
+            self.tainted.update(op.results)
 
-    def constant(self, depth: int, value, type_: str) -> Value:
+    def constant(self, value, type_: str) -> Value:
         name = self.fresh("c")
-        if type_ in FLOATS:
-            value = float(value)
-            if value != value or value in (float("inf"), float("-inf")):
-                bits = {"f32": {1: "0x7F800000", -1: "0xFF800000", 0: "0x7FC00000"}, "f64": {1: "0x7FF0000000000000", -1: "0xFFF0000000000000", 0: "0x7FF8000000000000"}}
-                text = bits[type_][0 if value != value else (1 if value > 0 else -1)]
-            else:
-                text = f"{value:.17e}"
-            self.emit(depth, f"{name} = arith.constant {text} : {type_}")
-        else:
-            self.emit(depth, f"{name} = arith.constant {int(value)} : {type_}")
-        return Value(name, type_)
+        value = float(value) if type_ in FLOATS else int(value)
+        return Value(self.b.constant(value, type_, name=name), type_)
 
     # ------------------------------------------------------------ entry
     def translate(self) -> str:
         floats = {element_type(v.dtype) for v in self.values.values() if isinstance(v, np.ndarray) and element_type(v.dtype) in FLOATS}
         self.default_float = "f32" if floats == {"f32"} else "f64"
-        body_lines = self.lines
-        self.loop(self.nest, 0, _Scope())
-        params = []
-        for n in self.args:
-            params.append(f"%{n}: {self.arg_types[n]} {{lt.name = \"{n}\"}}")
-        head = f"func.func @{self.name}({', '.join(params)}) {{"
-        return "\n".join([head, *body_lines, "  return", "}"]) + "\n"
+        self.func = self.b.func(self.name)  # arguments are added as the nest uses them
+        with self.func:
+            self.loop(self.nest, _Scope())
+        return self.b.text()
 
-    def arg(self, node, name: str) -> str:
-        """The SSA name of free variable ``name`` as a kernel argument."""
+    def add_arg(self, name: str, type_: str):
+        """Free variable ``name`` as the kernel's next argument, of ``type_``."""
+        self.arg_types[name] = type_
+        self.args.append(name)
+        self.arg_values[name] = self.func.add_argument(name, type_)
+        return self.arg_values[name]
+
+    def arg(self, node, name: str):
+        """The value of free variable ``name`` (an array) as a kernel argument."""
         if name not in self.arg_types:
             v = self.values[name]
             if isinstance(v, np.ndarray):
-                et = element_type(v.dtype)
-                shape = "x".join(str(s) for s in v.shape)
-                self.arg_types[name] = f"memref<{shape + 'x' if shape else ''}{et}>"
+                self.add_arg(name, memref(v.shape, element_type(v.dtype)))
             else:
                 raise self.error(node, f"'{name}' is a {type(v).__name__}, not an array")
-            self.args.append(name)
-        return f"%{name}"
+        return self.arg_values[name]
 
     # ------------------------------------------------------------ statements
-    def loop(self, node: ast.For, depth: int, scope: _Scope) -> None:
+    def loop(self, node: ast.For, scope: _Scope) -> None:
         if not isinstance(node.target, ast.Name):
             raise self.error(node, "a loop variable must be a name")
         if node.orelse:
@@ -200,7 +193,7 @@ class Translator:
             (start, _), (_, stop) = (self.bound_range(e, scope) for e in exprs)
         except AppyError:
             if all(self.static_or_data(e, scope) for e in exprs):
-                self.data_loop(node, exprs, depth, scope)
+                self.data_loop(node, exprs, scope)
                 return
             raise
         dynamic = [self.uses_loop_var(e, scope) for e in exprs]
@@ -209,41 +202,29 @@ class Translator:
         if size < 1:
             return  # no iterations: nothing to emit
         self.loops.append((node, dim))
-        block = self.fresh("i")
-        self.emit(depth, '"lt.loop"() ({')
-        self.emit(depth, f"^bb0({block}: index):")
-        inner = _Scope(dict(scope.vars), dict(scope.scalars), dict(scope.ranges))
-        d = self.fresh("d")
-        self.emit(depth + 1, f'{d} = "lt.dim"() {{dim = "{dim}"}} : () -> index')
-        value = Value(d, "index")
-        if start:
-            c = self.fresh("c")
-            self.emit(depth + 1, f"{c} = arith.constant {start} : index")
-            v = self.fresh("v")
-            self.emit(depth + 1, f"{v} = arith.addi {d}, {c} : index")
-            value = Value(v, "index")
-        inner.vars[dim] = value
-        inner.ranges[dim] = (start, stop - 1)
-        body_depth = depth + 1
-        if any(dynamic):
-            conds = []
-            for e, is_dynamic, pred in zip(exprs, dynamic, ("sge", "slt")):
-                if is_dynamic:
-                    bound = self.cast(self.expr(e, depth + 1, scope), "index", depth + 1)
-                    c = self.fresh()
-                    self.emit(depth + 1, f"{c} = arith.cmpi {pred}, {value.ssa}, {bound.ssa} : index")
-                    conds.append(c)
-            cond = conds[0]
-            if len(conds) == 2:
-                cond = self.fresh()
-                self.emit(depth + 1, f"{cond} = arith.andi {conds[0]}, {conds[1]} : i1")
-            self.emit(depth + 1, f"scf.if {cond} {{")
-            body_depth = depth + 2
-        for stmt in node.body:
-            self.statement(stmt, body_depth, inner)
-        if any(dynamic):
-            self.emit(depth + 1, "}")
-        self.emit(depth, f'}}) {{dim = "{dim}", size = {size} : i64, tail = 0 : i64}} : () -> ()')
+        with self.b.loop(dim, size, 0, index=self.fresh("i")):
+            inner = _Scope(dict(scope.vars), dict(scope.scalars), dict(scope.ranges))
+            d = self.b.dim(dim, name=self.fresh("d"))
+            value = Value(d, "index")
+            if start:
+                c = self.b.constant(start, "index", name=self.fresh("c"))
+                value = Value(self.b.binary("addi", d, c, name=self.fresh("v")), "index")
+            inner.vars[dim] = value
+            inner.ranges[dim] = (start, stop - 1)
+            guard = None
+            if any(dynamic):
+                conds = []
+                for e, is_dynamic, pred in zip(exprs, dynamic, ("sge", "slt")):
+                    if is_dynamic:
+                        bound = self.cast(self.expr(e, scope), "index")
+                        conds.append(self.b.cmp(pred, value.ssa, bound.ssa, name=self.fresh()))
+                cond = conds[0]
+                if len(conds) == 2:
+                    cond = self.b.binary("andi", conds[0], conds[1], name=self.fresh())
+                guard = self.b.if_(cond)
+            with guard or nullcontext():
+                for stmt in node.body:
+                    self.statement(stmt, inner)
 
     def static_or_data(self, node, scope: _Scope) -> bool:
         """Whether a bound can be computed at run time: numbers, loop
@@ -254,33 +235,31 @@ class Translator:
             for n in ast.walk(node)
         )
 
-    def data_loop(self, node: ast.For, exprs: list, depth: int, scope: _Scope) -> None:
+    def data_loop(self, node: ast.For, exprs: list, scope: _Scope) -> None:
         """``for j in range(a, b)`` with bounds known only at run time (CSR's
         ``range(indptr[i], indptr[i + 1])``): an ``scf.for`` inside the
         lt loops, not an lt loop: no lt pass reorders, splits or maps it
         (it runs sequentially in each iteration of the loops around it), and
         its variable is data (indices computed from it are checked)."""
-        lo, hi = (self.expr(e, depth, scope) for e in exprs)
-        lo, hi = (v if v.type == "index" else self.to_index(v, depth, node) for v in (lo, hi))
+        lo, hi = (self.expr(e, scope) for e in exprs)
+        lo, hi = (v if v.type == "index" else self.to_index(v, node) for v in (lo, hi))
         extent, direct = self.direct_extent(node)
         if extent:
             # The arrays the body indexes by the variable itself (CSR's
             # A_data[j], A_indices[j]): the bounds are clamped into them once
             # here, reported if that changed a loop that runs, and those
             # accesses need no check an element.
-            lo, hi = self.clamped_bounds(lo, hi, extent, direct, node, depth)
-        one = self.constant(depth, 1, "index")
-        iv = self.fresh("j")
-        self.tainted.add(iv)
-        if extent:
-            self.in_range[iv] = extent
+            lo, hi = self.clamped_bounds(lo, hi, extent, direct, node)
+        one = self.constant(1, "index")
         self.dynamic_loops.append(node)
-        self.emit(depth, f"scf.for {iv} = {lo.ssa} to {hi.ssa} step {one.ssa} {{")
-        inner = _Scope(dict(scope.vars), dict(scope.scalars), dict(scope.ranges))
-        inner.vars[node.target.id] = Value(iv, "index")
-        for stmt in node.body:
-            self.statement(stmt, depth + 1, inner)
-        self.emit(depth, "}")
+        with self.b.for_(lo.ssa, hi.ssa, one.ssa, index=self.fresh("j")) as iv:
+            self.tainted.add(iv)
+            if extent:
+                self.in_range[iv] = extent
+            inner = _Scope(dict(scope.vars), dict(scope.scalars), dict(scope.ranges))
+            inner.vars[node.target.id] = Value(iv, "index")
+            for stmt in node.body:
+                self.statement(stmt, inner)
 
     def direct_extent(self, node: ast.For) -> tuple[int, list]:
         """(the smallest extent, the names) of the 1-D arrays the loop's
@@ -294,21 +273,20 @@ class Translator:
                     extents[n.value.id] = int(v.shape[0])
         return min(extents.values(), default=0), sorted(extents)
 
-    def clamped_bounds(self, lo: Value, hi: Value, extent: int, names: list, node: ast.For, depth: int) -> tuple:
+    def clamped_bounds(self, lo: Value, hi: Value, extent: int, names: list, node: ast.For) -> tuple:
         """``(max(lo, 0), min(hi, extent))``; a loop that runs (lo < hi)
         with bounds outside ``[0, extent]`` reports the site."""
-        zero, top = self.constant(depth, 0, "index"), self.constant(depth, extent, "index")
+        zero, top = self.constant(0, "index"), self.constant(extent, "index")
         low, high, runs, below, above, outside, bad = (self.fresh() for _ in range(7))
-        self.emit(depth, f"{low} = arith.maxsi {lo.ssa}, {zero.ssa} : index")
-        self.emit(depth, f"{high} = arith.minsi {hi.ssa}, {top.ssa} : index")
-        self.emit(depth, f"{runs} = arith.cmpi slt, {lo.ssa}, {hi.ssa} : index")
-        self.emit(depth, f"{below} = arith.cmpi ne, {low}, {lo.ssa} : index")
-        self.emit(depth, f"{above} = arith.cmpi ne, {high}, {hi.ssa} : index")
-        self.emit(depth, f"{outside} = arith.ori {below}, {above} : i1")
-        self.emit(depth, f"{bad} = arith.andi {runs}, {outside} : i1")
-        self.emit(depth, f"scf.if {bad} {{")
-        self.report(node.iter, depth + 1, f"the loop's bounds, from the data, run outside {', '.join(names)}, which it indexes by '{node.target.id}'")
-        self.emit(depth, "}")
+        b = self.b
+        low = b.binary("maxsi", lo.ssa, zero.ssa, name=low)
+        high = b.binary("minsi", hi.ssa, top.ssa, name=high)
+        runs = b.cmp("slt", lo.ssa, hi.ssa, name=runs)
+        below = b.cmp("ne", low, lo.ssa, name=below)
+        above = b.cmp("ne", high, hi.ssa, name=above)
+        outside = b.binary("ori", below, above, name=outside)
+        with b.if_(b.binary("andi", runs, outside, name=bad)):
+            self.report(node.iter, f"the loop's bounds, from the data, run outside {', '.join(names)}, which it indexes by '{node.target.id}'")
         return Value(low, "index"), Value(high, "index")
 
     def uses_loop_var(self, node, scope: _Scope) -> bool:
@@ -332,17 +310,17 @@ class Translator:
         v = self.static_int(node, scope)
         return (v, v)
 
-    def statement(self, node, depth: int, scope: _Scope) -> None:
+    def statement(self, node, scope: _Scope) -> None:
         if isinstance(node, ast.For):
-            self.loop(node, depth, scope)
+            self.loop(node, scope)
         elif isinstance(node, ast.Assign):
             if len(node.targets) != 1:
                 raise self.error(node, "one target an assignment")
-            self.assign(node.targets[0], node.value, depth, scope, node)
+            self.assign(node.targets[0], node.value, scope, node)
         elif isinstance(node, ast.AugAssign):
-            self.augassign(node, depth, scope)
+            self.augassign(node, scope)
         elif isinstance(node, ast.If):
-            self.branch(node, depth, scope)
+            self.branch(node, scope)
         elif isinstance(node, ast.Pass):
             pass
         elif isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
@@ -350,44 +328,44 @@ class Translator:
         else:
             raise self.error(node, f"{type(node).__name__} statements are not supported in an annotated loop")
 
-    def branch(self, node: ast.If, depth: int, scope: _Scope) -> None:
+    def branch(self, node: ast.If, scope: _Scope) -> None:
         """``if c: ... else: ...`` -> ``scf.if`` (locals first assigned in
         a branch stay in it; assign them before the ``if`` to use them
         after it)."""
-        cond = self.compare(node.test, depth, scope)
-        self.emit(depth, f"scf.if {cond.ssa} {{")
-        inner = _Scope(dict(scope.vars), dict(scope.scalars), dict(scope.ranges))
-        for stmt in node.body:
-            self.statement(stmt, depth + 1, inner)
-        if node.orelse:
-            self.emit(depth, "} else {")
+        cond = self.compare(node.test, scope)
+        op = self.b.if_(cond.ssa, has_else=bool(node.orelse))
+        with op:
             inner = _Scope(dict(scope.vars), dict(scope.scalars), dict(scope.ranges))
-            for stmt in node.orelse:
-                self.statement(stmt, depth + 1, inner)
-        self.emit(depth, "}")
+            for stmt in node.body:
+                self.statement(stmt, inner)
+        if node.orelse:
+            with self.b.at_end(op.else_block):
+                inner = _Scope(dict(scope.vars), dict(scope.scalars), dict(scope.ranges))
+                for stmt in node.orelse:
+                    self.statement(stmt, inner)
 
-    def assign(self, target, value_node, depth: int, scope: _Scope, node) -> None:
+    def assign(self, target, value_node, scope: _Scope, node) -> None:
         kind, other = self.reduction_form(target, value_node, scope)
         if kind is not None:  # s = max(s, e), s = s + e, A[i] = min(A[i], e): an lt.reduce
-            self.reduce(kind, target, self.expr(other, depth, scope), depth, scope, node)
+            self.reduce(kind, target, self.expr(other, scope), scope, node)
             return
         if isinstance(target, ast.Tuple):
             if not isinstance(value_node, ast.Tuple) or len(value_node.elts) != len(target.elts):
                 raise self.error(node, "a tuple assignment needs a tuple of as many values")
-            values = [self.expr(v, depth, scope) for v in value_node.elts]  # all read before any is written
+            values = [self.expr(v, scope) for v in value_node.elts]  # all read before any is written
             for t, v in zip(target.elts, values):
-                self.store(t, v, depth, scope, node)
+                self.store(t, v, scope, node)
             return
-        self.store(target, self.expr(value_node, depth, scope), depth, scope, node)
+        self.store(target, self.expr(value_node, scope), scope, node)
 
-    def store(self, target, value: Value, depth: int, scope: _Scope, node) -> None:
+    def store(self, target, value: Value, scope: _Scope, node) -> None:
         if isinstance(target, ast.Subscript):
             try:
-                buf, idx, t = self.subscript(target, depth, scope)
+                buf, idx, t = self.subscript(target, scope)
             except _NoElements:
                 return
-            v = self.cast(value, t, depth)
-            self.emit(depth, f"memref.store {v.ssa}, {buf}[{', '.join(idx)}] : {self.arg_types[target.value.id]}")
+            v = self.cast(value, t)
+            self.b.store(v.ssa, buf, idx)
         elif isinstance(target, ast.Name):
             name = target.id
             if name in scope.vars:
@@ -396,12 +374,11 @@ class Translator:
                 t = value.type if not value.weak else (self.default_float if value.type in FLOATS + ("float",) else "i64")
                 if t == "index":
                     t = "i64"
-                buf = self.fresh("s")
-                self.emit(depth, f'{buf} = "lt.alloc"() {{dims = []}} : () -> memref<{t}>')
+                buf = self.b.alloc([], memref([], t), name=self.fresh("s"))
                 scope.scalars[name] = (buf, t)
             buf, t = scope.scalars[name]
-            v = self.cast(value, t, depth)
-            self.emit(depth, f"memref.store {v.ssa}, {buf}[] : memref<{t}>")
+            v = self.cast(value, t)
+            self.b.store(v.ssa, buf, [])
         else:
             raise self.error(node, f"cannot assign to {type(target).__name__}")
 
@@ -433,32 +410,29 @@ class Translator:
                 return kind, v.left
         return None, None
 
-    def augassign(self, node: ast.AugAssign, depth: int, scope: _Scope) -> None:
+    def augassign(self, node: ast.AugAssign, scope: _Scope) -> None:
         kind = {ast.Add: "add", ast.Sub: "add", ast.Mult: "mul"}.get(type(node.op))
         if kind is None:
             raise self.error(node, f"'{type(node.op).__name__}=' is not supported (+=, -=, *=)")
-        value = self.expr(node.value, depth, scope)
+        value = self.expr(node.value, scope)
         if isinstance(node.op, ast.Sub):
-            value = self.negate(value, depth)
-        self.reduce(kind, node.target, value, depth, scope, node)
+            value = self.negate(value)
+        self.reduce(kind, node.target, value, scope, node)
 
-    def reduce(self, kind: str, target, value: Value, depth: int, scope: _Scope, node) -> None:
+    def reduce(self, kind: str, target, value: Value, scope: _Scope, node) -> None:
         """``target <kind>= value`` as an ``lt.reduce``."""
         if isinstance(target, ast.Subscript):
             try:
-                buf, idx, t = self.subscript(target, depth, scope)
+                buf, idx, t = self.subscript(target, scope)
             except _NoElements:
                 return
-            mtype = self.arg_types[target.value.id]
         elif isinstance(target, ast.Name) and target.id in scope.scalars:
             buf, t = scope.scalars[target.id]
-            idx, mtype = [], f"memref<{t}>"
+            idx = []
         else:
             raise self.error(node, f"'{ast.unparse(target)}' must be an array element or a local scalar assigned before")
-        v = self.cast(value, t, depth)
-        operands = ", ".join([v.ssa, buf, *idx])
-        types = ", ".join([t, mtype] + ["index"] * len(idx))
-        self.emit(depth, f'"lt.reduce"({operands}) {{kind = "{kind}"}} : ({types}) -> ()')
+        v = self.cast(value, t)
+        self.b.reduce(kind, v.ssa, buf, idx)
 
     # ------------------------------------------------------------ expressions
     def static_int(self, node, scope: _Scope) -> int:
@@ -489,7 +463,7 @@ class Translator:
             return -self.static_int(node.operand, scope)
         raise self.error(node, f"cannot tell '{ast.unparse(node)}' when compiling (loop bounds: ints, shapes, len)")
 
-    def subscript(self, node: ast.Subscript, depth: int, scope: _Scope):
+    def subscript(self, node: ast.Subscript, scope: _Scope):
         if not isinstance(node.value, ast.Name):
             raise self.error(node, "only arrays named by a variable can be indexed")
         buf = self.arg(node, node.value.id)
@@ -500,22 +474,22 @@ class Translator:
         if arr.size == 0:
             # an array with no elements (an empty CSR matrix's data): no access
             # can be in it; one that runs at all is reported like a bad index
-            self.report(node, depth)
+            self.report(node)
             raise _NoElements()
         idx = []
         for item in items:
             if isinstance(item, ast.Slice):
                 raise self.error(node, "slices inside annotated loops are not supported yet")
-            v = self.expr(item, depth, scope)
+            v = self.expr(item, scope)
             if v.type != "index":
-                v = self.to_index(v, depth, item)
+                v = self.to_index(v, item)
             extent = int(arr.shape[len(idx)])
             if v.ssa in self.tainted and not (arr.ndim == 1 and self.in_range.get(v.ssa, extent + 1) <= extent):
-                v = self.checked(v, extent, node, depth)
+                v = self.checked(v, extent, node)
             idx.append(v.ssa)
         return buf, idx, element_type(arr.dtype)
 
-    def report(self, node, depth: int, what: str = "an index computed from the data is outside its array") -> None:
+    def report(self, node, what: str = "an index computed from the data is outside its array") -> None:
         """Flag a new check site at ``node`` (where this code runs): the
         flag keeps the largest code, and sites earlier in the program get
         larger codes, so the first site that went wrong is the one reported
@@ -525,46 +499,39 @@ class Translator:
             "(this and any other such access read or wrote the nearest element instead)"
         )
         if OOB_FLAG not in self.arg_types:
-            self.arg_types[OOB_FLAG] = "memref<1xi64>"
-            self.args.append(OOB_FLAG)
-        code, first = self.constant(depth, OOB_SITES - len(self.checks), "i64"), self.constant(depth, 0, "index")
-        self.emit(depth, f'"lt.reduce"({code.ssa}, %{OOB_FLAG}, {first.ssa}) {{kind = "max"}} : (i64, memref<1xi64>, index) -> ()')
+            self.add_arg(OOB_FLAG, memref([1], "i64"))
+        code, first = self.constant(OOB_SITES - len(self.checks), "i64"), self.constant(0, "index")
+        self.b.reduce("max", code.ssa, self.arg_values[OOB_FLAG], [first.ssa])
 
-    def checked(self, v: Value, extent: int, node, depth: int) -> Value:
+    def checked(self, v: Value, extent: int, node) -> Value:
         """Index ``v``, computed from data, clamped into ``[0, extent)``
         (so the access stays in the array whatever the data hold: the
         kernel's bounds are proven statically); where clamping changed it,
         the site's number goes to the check flag (a max-reduction, which
         parallel iterations may share) and the call reports it, located."""
-        zero, top = self.constant(depth, 0, "index"), self.constant(depth, max(extent - 1, 0), "index")
+        zero, top = self.constant(0, "index"), self.constant(max(extent - 1, 0), "index")
         low, out, bad = self.fresh(), self.fresh(), self.fresh()
-        self.emit(depth, f"{low} = arith.maxsi {v.ssa}, {zero.ssa} : index")
-        self.emit(depth, f"{out} = arith.minsi {low}, {top.ssa} : index")
-        self.emit(depth, f"{bad} = arith.cmpi ne, {out}, {v.ssa} : index")
-        self.emit(depth, f"scf.if {bad} {{")
-        self.report(node, depth + 1)
-        self.emit(depth, "}")
+        low = self.b.binary("maxsi", v.ssa, zero.ssa, name=low)
+        out = self.b.binary("minsi", low, top.ssa, name=out)
+        with self.b.if_(self.b.cmp("ne", out, v.ssa, name=bad)):
+            self.report(node)
         self.tainted.discard(out)  # proven in range: what it indexes is data again only through the load
         return Value(out, "index")
 
-    def to_index(self, v: Value, depth: int, node) -> Value:
+    def to_index(self, v: Value, node) -> Value:
         if v.type not in INTS:
             raise self.error(node, "an index must be an integer")
-        out = self.fresh()
-        self.emit(depth, f"{out} = arith.index_cast {v.ssa} : {v.type} to index")
-        return Value(out, "index")
+        return Value(self.b.cast("index_cast", v.ssa, "index", name=self.fresh()), "index")
 
-    def expr(self, node, depth: int, scope: _Scope) -> Value:
+    def expr(self, node, scope: _Scope) -> Value:
         if isinstance(node, ast.Constant):
             if isinstance(node.value, bool) or not isinstance(node.value, (int, float)):
                 raise self.error(node, f"constant {node.value!r} is not a number")
             if isinstance(node.value, int):
-                c = self.fresh("c")
-                self.emit(depth, f"{c} = arith.constant {node.value} : index")
-                return Value(c, "index", weak=True)
+                return Value(self.b.constant(node.value, "index", name=self.fresh("c")), "index", weak=True)
             return Value(repr(float(node.value)), "float", weak=True)  # materialised once its type is known
         if isinstance(node, ast.Name):
-            return self.load_name(node, depth, scope)
+            return self.load_name(node, scope)
         if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in ("np", "numpy", "math"):
             value = _NAMED_CONSTANTS.get(node.attr)
             if value is None:
@@ -572,104 +539,90 @@ class Translator:
             return Value(repr(value), "float", weak=True)
         if isinstance(node, ast.Subscript):
             if isinstance(node.value, ast.Attribute) and node.value.attr == "shape":
-                return self.constant(depth, self.static_int(node, scope), "index")
+                return self.constant(self.static_int(node, scope), "index")
             try:
-                buf, idx, t = self.subscript(node, depth, scope)
+                buf, idx, t = self.subscript(node, scope)
             except _NoElements:
-                return self.constant(depth, 0, element_type(self.values[node.value.id].dtype))
-            out = self.fresh()
-            self.emit(depth, f"{out} = memref.load {buf}[{', '.join(idx)}] : {self.arg_types[node.value.id]}")
-            return Value(out, t)
+                return self.constant(0, element_type(self.values[node.value.id].dtype))
+            return Value(self.b.load(buf, idx, name=self.fresh()), t)
         if isinstance(node, (ast.Compare, ast.BoolOp)) or (isinstance(node, ast.BinOp) and isinstance(node.op, (ast.BitAnd, ast.BitOr))):
-            return self.compare(node, depth, scope)  # a condition as a value (i1): mask = (a <= x) & (x < b)
+            return self.compare(node, scope)  # a condition as a value (i1): mask = (a <= x) & (x < b)
         if isinstance(node, ast.BinOp):
-            return self.binop(node, depth, scope)
+            return self.binop(node, scope)
         if isinstance(node, ast.UnaryOp):
             if isinstance(node.op, ast.USub):
-                return self.negate(self.expr(node.operand, depth, scope), depth)
+                return self.negate(self.expr(node.operand, scope))
             if isinstance(node.op, ast.UAdd):
-                return self.expr(node.operand, depth, scope)
+                return self.expr(node.operand, scope)
             raise self.error(node, f"unary {type(node.op).__name__} is not supported")
         if isinstance(node, ast.Call):
-            return self.call(node, depth, scope)
+            return self.call(node, scope)
         if isinstance(node, ast.IfExp):
-            cond = self.compare(node.test, depth, scope)
-            a, b = self.expr(node.body, depth, scope), self.expr(node.orelse, depth, scope)
-            a, b = self.unify(a, b, depth)
-            out = self.fresh()
-            self.emit(depth, f"{out} = arith.select {cond.ssa}, {a.ssa}, {b.ssa} : {a.type}")
-            return Value(out, a.type)
+            cond = self.compare(node.test, scope)
+            a, b = self.expr(node.body, scope), self.expr(node.orelse, scope)
+            a, b = self.unify(a, b)
+            return Value(self.b.select(cond.ssa, a.ssa, b.ssa, name=self.fresh()), a.type)
         raise self.error(node, f"{type(node).__name__} expressions are not supported in an annotated loop")
 
-    def load_name(self, node: ast.Name, depth: int, scope: _Scope) -> Value:
+    def load_name(self, node: ast.Name, scope: _Scope) -> Value:
         n = node.id
         if n in scope.vars:
             return scope.vars[n]
         if n in scope.scalars:
             buf, t = scope.scalars[n]
-            out = self.fresh()
-            self.emit(depth, f"{out} = memref.load {buf}[] : memref<{t}>")
-            return Value(out, t)
+            return Value(self.b.load(buf, [], name=self.fresh()), t)
         if n not in self.values:
             raise self.error(node, f"name '{n}' is not defined")
         v = self.values[n]
         if isinstance(v, (bool, np.bool_)):
             raise self.error(node, f"'{n}' is a bool")
         if isinstance(v, (int, np.integer)) and n in self.static:
-            return self.constant(depth, int(v), "index")
+            return self.constant(int(v), "index")
         if isinstance(v, (int, np.integer)):
             # an int that sizes no loop: a run-time value (a 0-d i64 array;
             # a new value needs no new compile), checked where it indexes
             if n not in self.arg_types:
-                self.arg_types[n] = "memref<i64>"
-                self.args.append(n)
+                self.add_arg(n, memref([], "i64"))
             raw, out = self.fresh(), self.fresh()
-            self.emit(depth, f"{raw} = memref.load %{n}[] : memref<i64>")
-            self.emit(depth, f"{out} = arith.index_cast {raw} : i64 to index")
+            raw = self.b.load(self.arg_values[n], [], name=raw)
+            out = self.b.cast("index_cast", raw, "index", name=out)
             self.tainted.add(out)
             return Value(out, "index")
         if isinstance(v, (float, np.floating)):
             # a runtime value: a 0-d array argument (new values need no new compile)
             if n not in self.arg_types:
-                t = "f32" if isinstance(v, np.float32) else "f64"
-                self.arg_types[n] = f"memref<{t}>"
-                self.args.append(n)
-            t = self.arg_types[n][7:-1]
-            out = self.fresh()
-            self.emit(depth, f"{out} = memref.load %{n}[] : memref<{t}>")
-            return Value(out, t, weak=not isinstance(v, np.floating))
+                self.add_arg(n, memref([], "f32" if isinstance(v, np.float32) else "f64"))
+            t = memref_shape(self.arg_types[n])[1]
+            return Value(self.b.load(self.arg_values[n], [], name=self.fresh()), t, weak=not isinstance(v, np.floating))
         if isinstance(v, np.ndarray):
             raise self.error(node, f"array '{n}' used as a number: index it")
         raise self.error(node, f"'{n}' is a {type(v).__name__}: annotated loops use numbers and NumPy arrays")
 
-    def materialise(self, v: Value, t: str, depth: int) -> Value:
+    def materialise(self, v: Value, t: str) -> Value:
         if v.type == "float":
-            return self.constant(depth, float(v.ssa), t)
+            return self.constant(float(v.ssa), t)
         return v
 
-    def cast(self, v: Value, t: str, depth: int) -> Value:
+    def cast(self, v: Value, t: str) -> Value:
         """``v`` converted to type ``t`` (NumPy's conversions on store)."""
         if v.type == "float":
             if t not in FLOATS:
                 raise AppyError(f"error: a float stored into an {t} location")
-            return self.constant(depth, float(v.ssa), t)
+            return self.constant(float(v.ssa), t)
         if v.type == t:
             return v
         out = self.fresh()
         source = v
         if v.type == "index":
             if t in INTS:
-                self.emit(depth, f"{out} = arith.index_cast {v.ssa} : index to {t}")
-                return Value(out, t)
-            source = Value(self.fresh(), "i64")
-            self.emit(depth, f"{source.ssa} = arith.index_cast {v.ssa} : index to i64")
+                return Value(self.b.cast("index_cast", v.ssa, t, name=out), t)
+            source = Value(self.b.cast("index_cast", v.ssa, "i64", name=self.fresh()), "i64")
         op = _CONVERT.get((source.type, t))
         if op is not None:
-            self.emit(depth, f"{out} = arith.{op} {source.ssa} : {source.type} to {t}")
-            return Value(out, t)
+            return Value(self.b.cast(op, source.ssa, t, name=out), t)
         raise AppyError(f"error: cannot convert {v.type} to {t}")
 
-    def unify(self, a: Value, b: Value, depth: int) -> tuple:
+    def unify(self, a: Value, b: Value) -> tuple:
         """Both operands in one type (NumPy's promotion; numbers are weak)."""
         def rank(v: Value):
             return {"index": 0, "i32": 1, "i64": 2, "float": 3, "f32": 4, "f64": 5}[v.type]
@@ -691,34 +644,34 @@ class Translator:
             t = top.type if top.type != "float" else self.default_float
         if t == "index" and (a.type != "index" or b.type != "index"):
             t = "i64"
-        return self.cast(a, t, depth), self.cast(b, t, depth)
+        return self.cast(a, t), self.cast(b, t)
 
-    def negate(self, v: Value, depth: int) -> Value:
+    def negate(self, v: Value) -> Value:
         if v.type == "float":
             return Value(repr(-float(v.ssa)), "float", weak=True)
         out = self.fresh()
         if v.type in FLOATS:
-            self.emit(depth, f"{out} = arith.negf {v.ssa} : {v.type}")
+            out = self.b.unary("negf", v.ssa, name=out)
         else:
-            zero = self.constant(depth, 0, v.type)
-            self.emit(depth, f"{out} = arith.subi {zero.ssa}, {v.ssa} : {v.type}")
+            zero = self.constant(0, v.type)
+            out = self.b.binary("subi", zero.ssa, v.ssa, name=out)
         return Value(out, v.type, v.weak)
 
-    def binop(self, node: ast.BinOp, depth: int, scope: _Scope) -> Value:
+    def binop(self, node: ast.BinOp, scope: _Scope) -> Value:
         if isinstance(node.op, ast.Pow) and isinstance(node.right, ast.Constant) and node.right.value == 2:
-            a = self.expr(node.left, depth, scope)
-            a, b = self.unify(a, a, depth)
-            return self.arith("mul", a, b, depth)
-        a, b = self.expr(node.left, depth, scope), self.expr(node.right, depth, scope)
+            a = self.expr(node.left, scope)
+            a, b = self.unify(a, a)
+            return self.arith("mul", a, b)
+        a, b = self.expr(node.left, scope), self.expr(node.right, scope)
         op = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "div", ast.FloorDiv: "floordiv", ast.Mod: "rem"}.get(type(node.op))
         if op is None:
             raise self.error(node, f"operator {type(node.op).__name__} is not supported")
         if op == "div" and a.type in ("index", "i32", "i64") and b.type in ("index", "i32", "i64"):
-            a, b = self.cast(a, self.default_float, depth), self.cast(b, self.default_float, depth)  # true division
-        a, b = self.unify(a, b, depth)
-        return self.arith(op, a, b, depth)
+            a, b = self.cast(a, self.default_float), self.cast(b, self.default_float)  # true division
+        a, b = self.unify(a, b)
+        return self.arith(op, a, b)
 
-    def arith(self, op: str, a: Value, b: Value, depth: int) -> Value:
+    def arith(self, op: str, a: Value, b: Value) -> Value:
         t = a.type
         out = self.fresh()
         if t in FLOATS:
@@ -727,47 +680,36 @@ class Translator:
                 raise AppyError(f"error: '{op}' of floats is not supported")
         else:
             name = {"add": "addi", "sub": "subi", "mul": "muli", "div": "divsi", "floordiv": "floordivsi", "rem": "remsi"}[op]
-        self.emit(depth, f"{out} = arith.{name} {a.ssa}, {b.ssa} : {t}")
-        return Value(out, t, a.weak and b.weak)
+        return Value(self.b.binary(name, a.ssa, b.ssa, name=out), t, a.weak and b.weak)
 
-    def compare(self, node, depth: int, scope: _Scope) -> Value:
+    def compare(self, node, scope: _Scope) -> Value:
         if isinstance(node, ast.BoolOp):
-            values = [self.compare(v, depth, scope) for v in node.values]
+            values = [self.compare(v, scope) for v in node.values]
             op = "andi" if isinstance(node.op, ast.And) else "ori"
             out = values[0]
             for v in values[1:]:
-                name = self.fresh()
-                self.emit(depth, f"{name} = arith.{op} {out.ssa}, {v.ssa} : i1")
-                out = Value(name, "i1")
+                out = Value(self.b.binary(op, out.ssa, v.ssa, name=self.fresh()), "i1")
             return out
         if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.BitAnd, ast.BitOr)):
             # NumPy's elementwise ``(a < b) & (c < d)`` on one element: and/or
-            a, b = self.compare(node.left, depth, scope), self.compare(node.right, depth, scope)
-            out = self.fresh()
-            self.emit(depth, f"{out} = arith.{'andi' if isinstance(node.op, ast.BitAnd) else 'ori'} {a.ssa}, {b.ssa} : i1")
-            return Value(out, "i1")
+            a, b = self.compare(node.left, scope), self.compare(node.right, scope)
+            return Value(self.b.binary("andi" if isinstance(node.op, ast.BitAnd) else "ori", a.ssa, b.ssa, name=self.fresh()), "i1")
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
-            v = self.compare(node.operand, depth, scope)
+            v = self.compare(node.operand, scope)
             true, out = self.fresh("c"), self.fresh()
-            self.emit(depth, f"{true} = arith.constant true")
-            self.emit(depth, f"{out} = arith.xori {v.ssa}, {true} : i1")
-            return Value(out, "i1")
+            true = self.b.constant(True, "i1", name=true)
+            return Value(self.b.binary("xori", v.ssa, true, name=out), "i1")
         if not isinstance(node, ast.Compare):
-            v = self.expr(node, depth, scope)  # a condition held in a local: mask = a < b
+            v = self.expr(node, scope)  # a condition held in a local: mask = a < b
             if v.type == "i1":
                 return v
         if not (isinstance(node, ast.Compare) and len(node.ops) == 1 and type(node.ops[0]) in _CMP):
             raise self.error(node, "conditions must be comparisons (a < b), joined by and/or (& and | too), or locals holding one")
-        a, b = self.unify(self.expr(node.left, depth, scope), self.expr(node.comparators[0], depth, scope), depth)
+        a, b = self.unify(self.expr(node.left, scope), self.expr(node.comparators[0], scope))
         fpred, ipred = _CMP[type(node.ops[0])]
-        out = self.fresh()
-        if a.type in FLOATS:
-            self.emit(depth, f"{out} = arith.cmpf {fpred}, {a.ssa}, {b.ssa} : {a.type}")
-        else:
-            self.emit(depth, f"{out} = arith.cmpi {ipred}, {a.ssa}, {b.ssa} : {a.type}")
-        return Value(out, "i1")
+        return Value(self.b.cmp(fpred if a.type in FLOATS else ipred, a.ssa, b.ssa, name=self.fresh()), "i1")
 
-    def call(self, node: ast.Call, depth: int, scope: _Scope) -> Value:
+    def call(self, node: ast.Call, scope: _Scope) -> Value:
         f = node.func
         name = None
         if isinstance(f, ast.Name):
@@ -781,33 +723,26 @@ class Translator:
                 return Value(repr(float(node.args[0].value)), "float", weak=True)
             except (TypeError, ValueError):
                 raise self.error(node, f"float({node.args[0].value!r}) is not a number") from None
-        args = [self.expr(a, depth, scope) for a in node.args]
+        args = [self.expr(a, scope) for a in node.args]
         if name in ("min", "max", "minimum", "maximum", "fmin", "fmax") and len(args) == 2:
-            a, b = self.unify(args[0], args[1], depth)
+            a, b = self.unify(args[0], args[1])
             out = self.fresh()
             is_max = "max" in name
             if a.type in FLOATS:
                 op = "maximumf" if is_max else "minimumf"
             else:
                 op = "maxsi" if is_max else "minsi"
-            self.emit(depth, f"{out} = arith.{op} {a.ssa}, {b.ssa} : {a.type}")
-            return Value(out, a.type, a.weak and b.weak)
+            return Value(self.b.binary(op, a.ssa, b.ssa, name=out), a.type, a.weak and b.weak)
         if name in ("abs", "fabs", "absolute") and len(args) == 1:
             a = args[0]
             if a.type in FLOATS or a.type == "float":
-                a = self.materialise(a, self.default_float, depth)
-                out = self.fresh()
-                self.emit(depth, f"{out} = math.absf {a.ssa} : {a.type}")
-                return Value(out, a.type)
-            a = self.cast(a, "i64", depth) if a.type == "index" else a
-            out = self.fresh()
-            self.emit(depth, f"{out} = math.absi {a.ssa} : {a.type}")
-            return Value(out, a.type)
+                a = self.materialise(a, self.default_float)
+                return Value(self.b.unary("math.absf", a.ssa, name=self.fresh()), a.type)
+            a = self.cast(a, "i64") if a.type == "index" else a
+            return Value(self.b.unary("math.absi", a.ssa, name=self.fresh()), a.type)
         if name in _MATH and len(args) == 1:
             a = args[0]
             t = a.type if a.type in FLOATS else self.default_float
-            a = self.cast(a, t, depth)
-            out = self.fresh()
-            self.emit(depth, f"{out} = {_MATH[name]} {a.ssa} : {t}")
-            return Value(out, t)
+            a = self.cast(a, t)
+            return Value(self.b.unary(_MATH[name], a.ssa, name=self.fresh()), t)
         raise self.error(node, f"call of '{ast.unparse(f)}' with {len(args)} arguments is not supported")

@@ -45,16 +45,14 @@ _INDEX_BINARY = {"arith.addi": "+", "arith.subi": "-", "arith.muli": "*"}
 def preorder_loops(root) -> list:
     """Every lt.loop under ``root`` in pre-order: index i is loop ``Li``."""
     out = []
+    top = root.operation
 
     def visit(op):
-        for region in op.regions:
-            for block in region.blocks:
-                for child in lt.body_ops(block):
-                    if lt.is_loop(child):
-                        out.append(child)
-                    visit(child)
+        if op.name == "lt.loop" and op != top:
+            out.append(op)
+        return ir.WalkResult.ADVANCE
 
-    visit(root.operation)
+    top.walk(visit, ir.WalkOrder.PRE_ORDER)
     return out
 
 

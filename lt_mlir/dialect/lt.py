@@ -34,17 +34,16 @@ treat that store like any other and must keep it before the reduction.
 
 
 import math as _math
+import sys
 import threading
 from collections.abc import Sequence
 from typing import Any
 
+from ..builder import GPU_MAPPINGS, REDUCE_KINDS, SCHEDULES  # noqa: F401  (the one list of each; lt.SCHEDULES etc.)
 from ..errors import ParseError, from_mlir_error
-from ..mlir import ext, ir
+from ..mlir import ext, ir, register_dialect_module
 
-REDUCE_KINDS = ("add", "mul", "max", "min")
-GPU_MAPPINGS = ("block", "thread")
 # annotation name -> check(attr) returning an error message or None
-SCHEDULES = ("dynamic", "guided")  # lt.schedule: OpenMP schedules other than the default, static
 _ANNOTATIONS = {
     "lt.parallel": lambda a: None if isinstance(a, ir.UnitAttr) else "must be a unit attribute",
     "lt.schedule": lambda a: None
@@ -71,6 +70,9 @@ def _fail(op, message: str) -> bool:
 
 class Lt(ext.Dialect, name="lt"):
     pass
+
+
+register_dialect_module("lt", sys.modules[__name__])
 
 
 class LoopOp(Lt.Operation, name="loop", traits=[ir.NoTerminatorTrait]):
@@ -360,6 +362,26 @@ def parse_module(text: str, filename: str = "-", context: ir.Context | None = No
             return ir.Module.parse(text)
         except ir.MLIRError as e:
             raise from_mlir_error(e, ParseError, filename) from None
+
+
+def clone_module(module: ir.Module) -> ir.Module:
+    """A copy of ``module`` in its context (locations kept): what a move
+    tries on and what undo keeps, at a hundredth of the cost of printing
+    and parsing it again."""
+    op = module.operation
+    with op.context:
+        copy = ir.Module.create(loc=op.location)
+        at = ir.InsertionPoint(copy.body)
+        for o in module.body.operations:
+            o.operation.clone(ip=at)
+    return copy
+
+
+def module_text(module) -> str:
+    """The module's text with locations: the form a schedule is keyed,
+    cached and saved by (printing assumes it verified: it was, when it was
+    parsed or after the pass that made it)."""
+    return module.operation.get_asm(enable_debug_info=True, assume_verified=True)
 
 
 def element_bytes(module_op) -> int:

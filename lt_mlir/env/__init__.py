@@ -14,6 +14,7 @@ observations.  Importing this package registers ``lt_mlir/LoopTool-v0``
 
 import gymnasium
 
+from ..analysis import features  # noqa: F401  (the observations: lt_mlir.env.features)
 from .datasets import DATASETS, Benchmark, Dataset, Datasets
 from .loop_tool_env import ACTION_SPACES, OBSERVATIONS, LoopToolEnv
 

@@ -23,6 +23,7 @@ import numpy as np
 from .. import programs
 from ..errors import LtError
 from ..schedule import Schedule
+from ..targets import get_target
 
 POINTWISE_MAX = 8 * 2**20
 
@@ -42,11 +43,24 @@ def _pointwise(n: int, target: str) -> str:
     if not 1 <= n < POINTWISE_MAX:
         raise LtError(f"error: loop_tool's pointwise add takes 1 <= N < {POINTWISE_MAX}, got {n}")
     s = Schedule(programs.pointwise_add(n, blocks=[1, 1]))
-    if target == "cpu":
-        s.parallel(0)
-    else:
+    t = get_target(target)
+    if t.gpu_mapping:
         s.gpu_map(0, "block")
+    elif t.cpu_threads:
+        s.parallel(0)
     return s.text
+
+
+def _pointwise_dataset(target: str, where: str, reference: Callable | None = None) -> "Dataset":
+    """CompilerGym's ``loop_tool-<target>-v0``: the outer level threaded ``where``."""
+    return Dataset(
+        f"loop_tool-{target}-v0",
+        lambda s: _pointwise(s[0], target),
+        [(1,), (64,), (1000,), (1024,), (4096,), (65536,), (1 << 20)],
+        target,
+        f"CompilerGym's pointwise add, N elements, three levels, the outer one on {where}",
+        reference,
+    )
 
 
 @dataclass
@@ -88,21 +102,8 @@ def _clipped_reference(a, b, *rest):
 DATASETS: dict[str, Dataset] = {
     d.name: d
     for d in [
-        Dataset(
-            "loop_tool-cpu-v0",
-            lambda s: _pointwise(s[0], "cpu"),
-            [(1,), (64,), (1000,), (1024,), (4096,), (65536,), (1 << 20)],
-            "cpu",
-            "CompilerGym's pointwise add, N elements, three levels, the outer one on CPU threads",
-            lambda a, b: a + b,
-        ),
-        Dataset(
-            "loop_tool-cuda-v0",
-            lambda s: _pointwise(s[0], "cuda"),
-            [(1,), (64,), (1000,), (1024,), (4096,), (65536,), (1 << 20)],
-            "cuda",
-            "CompilerGym's pointwise add, N elements, three levels, the outer one on GPU blocks",
-        ),
+        _pointwise_dataset("cpu", "CPU threads", lambda a, b: a + b),
+        _pointwise_dataset("cuda", "GPU blocks"),
         Dataset(
             "matmul-v0",
             lambda s: programs.matmul(*s),

@@ -40,38 +40,36 @@ registered ids wrap the env in ``TimeLimit``); ``terminated`` is never set.
 from __future__ import annotations
 
 import string
-import time
+from collections import OrderedDict
 
 import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from ..compiler import compile as compile_module
+from ..analysis import features
 from ..dialect import lt
 from ..dialect.loop_tree import loop_tree, preorder_loops
 from ..errors import LtError
+from ..evaluate import Evaluator, Limits
 from ..frontend import Tensor
-from ..lowering.machine import host_vector_width
-from ..mlir import ir
-from ..runtime.kernel import find_function, signature
-from ..runtime.specs import random_inputs
+from ..moves import Move, action, apply_move, search_moves
 from ..schedule import Schedule
-from . import datasets, features
+from ..targets import get_target
+from . import datasets
 
 SIMPLE = ["toggle_mode", "up", "down", "toggle_thread"]
-SPLITS = [2**k for k in range(1, 11)]
 ACTION_SPACES = {
     "simple": SIMPLE,
     "split": SIMPLE + ["split"],
-    "extended": ["up", "down", "swap_up", "swap_down", *[f"split_{f}" for f in SPLITS], "merge", "unroll", "vectorize", "parallel"],
+    # the cursor, then every search move of lt_mlir.moves for the CPU (a registered move kind joins it)
+    "extended": ["up", "down", *[str(Move(kind, None, arg)) for kind, arg in search_moves("cpu")]],
 }
 OBSERVATIONS = (
     "loop_tree", "ir", "action_state", "runtime", "flops", "loops_tensor", "stride_tensor", "5_prev_actions_tensor",
     "ir_tree_networkx", "ir_graph_networkx",
 )
 GRAPHS = ("ir_tree_networkx", "ir_graph_networkx")
-MAX_UNROLL = 64
-MAX_COPIES = 256  # body copies full unrolling may make in one nest
+MEASURED = 4096  # measurements the env keeps (by schedule text), least recently used dropped
 _TEXT = spaces.Text(max_length=1 << 20, charset=string.printable)
 
 
@@ -89,6 +87,7 @@ class LoopToolEnv(gym.Env):
         repeat: int = 20,
         action_mask: bool = True,
         render_mode: str | None = None,
+        limits: Limits | None = None,
     ):
         if action_space not in ACTION_SPACES:
             raise LtError(f"error: unknown action space '{action_space}' (spaces: {', '.join(ACTION_SPACES)})")
@@ -101,16 +100,19 @@ class LoopToolEnv(gym.Env):
             raise LtError(f"error: unknown render mode '{render_mode}' (modes: ansi)")
         self.benchmark = self._as_benchmark(benchmark)
         self.actions = list(ACTION_SPACES[action_space])
-        if action_space == "extended" and self.benchmark.target == "cuda":
-            self.actions = [a for a in self.actions if a != "parallel"] + ["gpu_block", "gpu_thread"]
+        self.target = get_target(self.benchmark.target)
+        if action_space == "extended":
+            self.actions = ["up", "down", *[str(Move(kind, None, arg)) for kind, arg in search_moves(self.target)]]
         self.action_space_name = action_space
         self.action_space = spaces.Discrete(len(self.actions))
         self.observation_names = [o for o in observations if o not in GRAPHS]
         self.max_loops, self.peak, self.repeat = max_loops, peak_gflops, repeat
         self.reward_kind, self.want_mask, self.render_mode = reward, action_mask, render_mode
         self.observation_space = spaces.Dict({name: self._space(name) for name in self.observation_names})
-        self._measured: dict = {}  # schedule text -> (runtime s, GFLOP/s)
-        self._inputs = None
+        self.limits = limits or Limits()
+        self._measured: OrderedDict = OrderedDict()  # schedule text -> (runtime s, GFLOP/s)
+        self._evaluator: Evaluator | None = None
+        self._measure_error = ""
         self._mask_cache: dict = {}
         self._parsed = None  # (schedule text, its parsed module)
         self.schedule: Schedule | None = None
@@ -153,14 +155,20 @@ class LoopToolEnv(gym.Env):
             new = self._as_benchmark(options["benchmark"])
             if new.target != self.benchmark.target and self.action_space_name == "extended":
                 raise LtError("error: reset to a benchmark of another target: make a new env (its action space differs)")
+            if new.text != self.benchmark.text or new.entry != self.benchmark.entry:
+                self._close_evaluator()
             self.benchmark = new
-            self._inputs = None
         self.schedule = Schedule(self.benchmark.text, self.benchmark.entry)
         self.cursor = 0
         self.size_mode = True  # CompilerGym's simple space starts in size mode
         self.previous: list[int] = []
         self.steps = 0
-        self._last_gflops = self._gflops() if self.reward_kind else 0.0
+        self._last_gflops = 0.0
+        if self.reward_kind:
+            gflops = self._gflops()
+            if gflops is None:
+                raise LtError(f"error: the benchmark's start schedule cannot be measured: {self._measure_error}")
+            self._last_gflops = gflops
         info = self._info(None)
         return self._observe_all(), info
 
@@ -170,14 +178,20 @@ class LoopToolEnv(gym.Env):
         if self.schedule is None:
             raise LtError("error: call reset() before step()")
         name = self.actions[int(action)]
+        before = (self.schedule, self.cursor)
+        self.schedule = self.schedule.copy()
         refused = self._apply(name)
         self.previous = (self.previous + [int(action)])[-5:]
         self.steps += 1
         reward = 0.0
         if self.reward_kind and refused is None:
             gflops = self._gflops()
-            reward = (gflops - self._last_gflops) / (self.peak or 1.0)
-            self._last_gflops = gflops
+            if gflops is None:  # past a time limit, or a compile error: refused, nothing changes
+                self.schedule, self.cursor = before
+                refused = self._measure_error
+            else:
+                reward = (gflops - self._last_gflops) / (self.peak or 1.0)
+                self._last_gflops = gflops
         return self._observe_all(), float(reward), False, False, self._info(refused)
 
     def render(self):
@@ -189,15 +203,18 @@ class LoopToolEnv(gym.Env):
         self.schedule = None
         self._measured.clear()
         self._mask_cache.clear()
+        self._close_evaluator()
+
+    def _close_evaluator(self) -> None:
+        if self._evaluator is not None:
+            self._evaluator.close()
+            self._evaluator = None
+        self._measured.clear()
 
     # ------------------------------------------------------------ actions
     def _module(self):
-        """The current state parsed, once per schedule text (observations and
-        actions read it; passes work on their own copies)."""
-        text = self.schedule.text
-        if self._parsed is None or self._parsed[0] != text:
-            self._parsed = (text, self.schedule.module)
-        return self._parsed[1]
+        """The current state's module, held by its schedule (read only)."""
+        return self.schedule.parsed
 
     def _loops(self):
         module = self._module()
@@ -211,7 +228,6 @@ class LoopToolEnv(gym.Env):
             return str(e)
 
     def _act(self, name: str) -> str | None:
-        s = self.schedule
         module, loops = self._loops()
         n = len(loops)
         if n == 0:
@@ -221,19 +237,21 @@ class LoopToolEnv(gym.Env):
         if name == "toggle_mode":
             self.size_mode = not self.size_mode
             return None
-        move = name in ("up", "down") and (self.action_space_name == "extended" or not self.size_mode)
-        if move:
+        if name in ("up", "down") and (self.action_space_name == "extended" or not self.size_mode):
             target = c + 1 if name == "up" else c - 1
             if not 0 <= target < n:
                 return f"error: the cursor is on L{c}, the {'innermost' if name == 'up' else 'outermost'} loop it can reach"
             self.cursor = target
             return None
         if name in ("up", "down"):  # size mode
-            s.apply(f"lt-resize{{loop={c} delta={1 if name == 'up' else -1}}}")
-            return None
-        self.cursor = apply_loop_action(s, name, c, self.benchmark.target, module, loops)
-        if name == "merge":  # one loop fewer
-            self.cursor = min(self.cursor, len(self._loops()[1]) - 1)
+            move = Move("resize", c, 1 if name == "up" else -1)
+        elif name == "split":
+            move = Move("split", c, 2)
+        else:
+            kind, arg = action(name)
+            move = Move(kind, c, arg)
+        follow = apply_move(self.schedule, move, self.target)
+        self.cursor = c if follow is None else follow
         return None
 
     def action_mask(self) -> np.ndarray:
@@ -272,7 +290,10 @@ class LoopToolEnv(gym.Env):
             c = min(self.cursor, len(loops) - 1)
             return np.array([c, lt.loop_size(loops[c]), lt.loop_tail(loops[c])], dtype=np.int64)
         if name in ("runtime", "flops"):
-            runtime, gflops = self._measure()
+            measured = self._measure()
+            if measured is None:
+                raise LtError(f"error: the schedule cannot be measured: {self._measure_error}")
+            runtime, gflops = measured
             return np.array([runtime if name == "runtime" else gflops], dtype=np.float64)
         if name == "5_prev_actions_tensor":
             out = np.zeros((5, len(self.actions)), dtype=np.float32)
@@ -303,30 +324,30 @@ class LoopToolEnv(gym.Env):
         return info
 
     # ------------------------------------------------------------ measurement
-    def _gflops(self) -> float:
-        return self._measure()[1]
+    def _gflops(self) -> float | None:
+        measured = self._measure()
+        return None if measured is None else measured[1]
 
-    def _measure(self) -> tuple[float, float]:
-        """(median seconds, GFLOP/s) of the current schedule: compiled once
-        per schedule text, run once to warm up, then ``repeat`` times."""
+    def _measure(self) -> tuple[float, float] | None:
+        """(median seconds, GFLOP/s) of the current schedule, from the
+        evaluator (the bound kernel timed in a child process, within the
+        env's time ``limits``); None when it cannot be measured (the reason
+        in ``_measure_error``).  The env keeps the last ``MEASURED``."""
         text = self.schedule.text
         if text in self._measured:
+            self._measured.move_to_end(text)
             return self._measured[text]
-        target = self.benchmark.target
-        kernel = compile_module(text, self.benchmark.entry, target=target)
-        if self._inputs is None:
-            module = self._module()
-            specs = signature(find_function(module.operation, self.benchmark.entry))
-            self._inputs = random_inputs(specs, 0)
-        kernel(*self._inputs)
-        times = []
-        for _ in range(self.repeat):
-            t0 = time.perf_counter()
-            kernel(*self._inputs)
-            times.append(time.perf_counter() - t0)
-        runtime = float(np.median(times))
-        result = (runtime, self.schedule.flops() / runtime / 1e9)
+        if self._evaluator is None:
+            self._evaluator = Evaluator(self.benchmark.text, self.benchmark.entry, self.target, limits=self.limits,
+                                        samples=self.repeat, min_sample_s=2e-4, budget_s=0.05, baseline=False)
+        m = self._evaluator.measure(text)
+        if not m.ok:
+            self._measure_error = m.error
+            return None
+        result = (m.runtime_s, self.schedule.flops() / m.runtime_s / 1e9)
         self._measured[text] = result
+        while len(self._measured) > MEASURED:
+            self._measured.popitem(last=False)
         return result
 
     def _annotated_tree(self) -> str:
@@ -337,88 +358,3 @@ class LoopToolEnv(gym.Env):
                 mark = "  <-- cursor" + (" (size mode)" if self.size_mode and self.action_space_name != "extended" else "")
             lines.append(line + mark)
         return "\n".join(lines)
-
-
-LOOP_ACTIONS = ("toggle_thread", "split", "swap_up", "swap_down", *[f"split_{f}" for f in SPLITS], "merge", "unroll",
-                "vectorize", "parallel", "gpu_block", "gpu_thread")
-
-
-def apply_loop_action(s: Schedule, name: str, c: int, target: str = "cpu", module=None, loops=None) -> int:
-    """Apply action ``name`` (one of LOOP_ACTIONS) to loop L<c> of schedule
-    ``s`` through its pass; returns the L-number of the loop the action
-    leaves selected.  Raises the pass's ``LtError`` when it does not apply.
-    The environment's actions and the search's moves (``lt_mlir.search``)
-    are this one function."""
-    if module is None:
-        module = s.module
-        loops = preorder_loops(module.operation)
-    if not 0 <= c < len(loops):
-        raise LtError(f"error: no loop L{c} (the loop tree has {len(loops)} loops)")
-    loop = loops[c]
-    notes = lt.annotations(loop)
-    if name == "toggle_thread":
-        key = "gpu" if target == "cuda" else "parallel"
-        if key in notes:
-            s.unannotate(c, key)
-        elif key == "parallel":
-            s.parallel(c)
-        else:
-            parent = loop.parent
-            inside_block = parent is not None and parent.name == "lt.loop" and lt.annotations(parent).get("gpu") == "block"
-            s.gpu_map(c, "thread" if inside_block else "block")
-        return c
-    if name == "split":
-        s.split(c, 2)
-        return c
-    if name.startswith("split_"):
-        s.split(c, int(name.split("_")[1]))
-        return c
-    if name == "swap_down":
-        s.swap(c)
-        return c
-    if name == "swap_up":
-        parent = loop.parent
-        index = next((i for i, other in enumerate(loops) if other == parent), None)
-        if index is None:
-            raise LtError(f"error: L{c} is outermost: nothing to swap it with above")
-        s.swap(index)
-        return index
-    if name == "merge":
-        s.merge(c)
-        return c
-    if name == "unroll":
-        size = lt.loop_size(loop) + (1 if lt.loop_tail(loop) else 0)
-        if size > MAX_UNROLL:
-            raise LtError(f"error: unroll: L{c} runs {size} iterations; this action unrolls loops of at most {MAX_UNROLL} fully")
-        copies = size * _unrolled_copies(loop)
-        if copies > MAX_COPIES:
-            raise LtError(f"error: unroll: L{c} with the unrolled loops around and inside it would make {copies} copies "
-                          f"of its body (at most {MAX_COPIES}: compile time grows with them)")
-        s.unroll(c, 0)
-        return c
-    if name == "vectorize":
-        s.vectorize(c, host_vector_width(lt.element_bytes(module.operation)))
-        return c
-    if name == "parallel":
-        s.parallel(c)
-        return c
-    if name in ("gpu_block", "gpu_thread"):
-        s.gpu_map(c, name.split("_")[1])
-        return c
-    raise LtError(f"error: unknown action '{name}'")
-
-
-def _unrolled_copies(loop) -> int:
-    """Body copies the fully unrolled loops around and inside ``loop`` make."""
-    copies = 1
-    for other in lt.enclosing_loops(loop):
-        if lt.annotations(other).get("unroll") == 0:
-            copies *= lt.loop_size(other) + (1 if lt.loop_tail(other) else 0)
-    inner = []
-    loop.walk(lambda o: (inner.append(o) if o != loop and o.name == "lt.loop" else None, ir.WalkResult.ADVANCE)[1])
-    for other in inner:
-        if lt.annotations(other).get("unroll") == 0:
-            copies *= lt.loop_size(other) + (1 if lt.loop_tail(other) else 0)
-    return copies
-
-

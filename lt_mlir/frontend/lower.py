@@ -31,9 +31,10 @@ directly, in the transposed layout.
 from __future__ import annotations
 
 import re
-import struct
+from contextlib import ExitStack
 from dataclasses import dataclass
 
+from ..builder import Block, Builder, LoopOp, Value, memref
 from .errors import FrontendError
 
 _UNARY = {
@@ -135,18 +136,16 @@ def substitute(expr, env: dict) -> Aff:
     return out
 
 
-def _float_hex(value: float, dtype: str) -> str:
-    if dtype == "f64":
-        return "0x" + struct.pack(">d", value).hex().upper()
-    return "0x" + struct.pack(">f", value).hex().upper()
-
-
 # ------------------------------------------------------------------ structure
 class _Body:
-    __slots__ = ("items", "parent", "loop", "cache")
+    """A block of the module being built (``block``, lt_mlir.builder), with
+    what the emitter knows of it: the loop it is the body of, and the values
+    computed in it (``cache``, by what they compute)."""
 
-    def __init__(self, parent, loop):
-        self.items: list = []
+    __slots__ = ("block", "parent", "loop", "cache")
+
+    def __init__(self, block: Block, parent, loop):
+        self.block = block
         self.parent = parent
         self.loop = loop
         self.cache: dict = {}
@@ -165,20 +164,14 @@ class _Body:
 
 
 class _Loop:
-    __slots__ = ("dim", "size", "body", "iv", "dimval", "name")
+    """An ``lt.loop`` of the default schedule: its dim (a Symbol), its op,
+    its body and the ``lt.dim`` value at its top."""
 
-    def __init__(self, dim, size: int, name: str, parent: _Body, iv: str, dimval: str):
-        self.dim, self.size, self.name = dim, size, name
-        self.body = _Body(parent, self)
-        self.iv, self.dimval = iv, dimval
-        self.body.items.append(f'{dimval} = "lt.dim"() {{dim = "{name}"}} : () -> index')
+    __slots__ = ("dim", "op", "body", "dimval")
 
-
-@dataclass
-class _Store:
-    node: object
-    value: str
-    body: _Body
+    def __init__(self, dim, op: LoopOp, parent: _Body, dimval: Value):
+        self.dim, self.op, self.dimval = dim, op, dimval
+        self.body = _Body(op.body, parent, self)
 
 
 class _Copy:
@@ -241,25 +234,38 @@ def _arg_name(i: int) -> str:
 
 
 class _Emitter:
+    """Builds the function with lt_mlir.builder: constants first (in the
+    order they are needed), then the scratch buffers' ``lt.alloc``s, then
+    the loop nests."""
+
     def __init__(self, sizes: dict, dtype: str):
         self.sizes = sizes
         self.dtype = dtype
-        self.root = _Body(None, None)
-        self.counter = 0
+        self.b = Builder(float_format="hex")
+        self.func = None
+        self.root: _Body | None = None  # the function's body (``start``)
+        self.loops: dict = {}  # LoopOp -> _Loop
         self.consts: dict = {}
-        self.const_lines: list = []
+        self.n_consts = 0  # constants at the top of the function, then allocs
+        self.n_allocs = 0
         self.dim_names: dict = {}
         self.used_names: set = set()
         self.ssa: dict = {}  # node -> (body, value)
         self.enclosing: dict = {}  # node -> set of loops around its statement
-        self.buffer: dict = {}  # node -> SSA name of its memory
+        self.buffer: dict = {}  # node -> Value of its memory
         self.buf_dims: dict = {}
         self.materialized: list = []
+        self.pending: dict = {}  # node -> (body, value, op) of a store made only if the node gets memory
+
+    def start(self, name: str, args: list, attributes: dict) -> list:
+        """The function, with ``args`` (``(name, type, lt_name)``); its arguments."""
+        self.func = self.b.func(name, args, attributes)
+        self.root = _Body(self.func.body, None, None)
+        return self.func.arguments
 
     # ------------------------------------------------------------ names
     def fresh(self, prefix: str = "v") -> str:
-        self.counter += 1
-        return f"%{prefix}{self.counter}"
+        return self.b.fresh(prefix)
 
     def dim_name(self, sym) -> str:
         name = self.dim_names.get(sym)
@@ -277,29 +283,47 @@ class _Emitter:
         return self.sizes[sym]
 
     def memref_type(self, dims) -> str:
-        shape = "x".join(str(self.size(d)) for d in dims)
-        return f"memref<{shape}x{self.dtype}>" if dims else f"memref<{self.dtype}>"
+        return memref([self.size(d) for d in dims], self.dtype)
 
     # ------------------------------------------------------------ constants
-    def const_index(self, value: int) -> str:
-        key = ("index", value)
+    def _const(self, key, value, type_: str, name: str) -> Value:
         if key not in self.consts:
-            name = f"%c{value}" if value >= 0 else f"%cm{-value}"
-            self.consts[key] = name
-            self.const_lines.append(f"{name} = arith.constant {value} : index")
+            with self.b.at(self.root.block, self.n_consts):
+                self.consts[key] = self.b.constant(value, type_, name=name)
+            self.n_consts += 1
         return self.consts[key]
 
-    def const_float(self, value: float) -> str:
-        text = _float_hex(value, self.dtype)
-        key = ("float", text)
-        if key not in self.consts:
-            name = self.fresh("cst")
-            self.consts[key] = name
-            self.const_lines.append(f"{name} = arith.constant {text} : {self.dtype}")
-        return self.consts[key]
+    def const_index(self, value: int) -> Value:
+        key = ("index", value)
+        if key in self.consts:
+            return self.consts[key]
+        return self._const(key, value, "index", f"%c{value}" if value >= 0 else f"%cm{-value}")
+
+    def const_float(self, value: float) -> Value:
+        key = ("float", self.b.float_literal(value, self.dtype))  # by bit pattern: 0.0 and -0.0 differ
+        if key in self.consts:
+            return self.consts[key]
+        return self._const(key, value, self.dtype, self.fresh("cst"))
+
+    def new_buffer(self, node) -> Value:
+        """Scratch memory for ``node`` over its dims: an ``lt.alloc`` after
+        the constants; a store of the node's value where it was computed."""
+        dims = tuple(node._dims)
+        with self.b.at(self.root.block, self.n_consts + self.n_allocs):
+            buf = self.b.alloc([self.dim_name(d) for d in dims], self.memref_type(dims), name=self.fresh("buf"))
+        self.n_allocs += 1
+        self.buffer[node] = buf
+        self.buf_dims[node] = dims
+        self.materialized.append(node)
+        pending = self.pending.pop(node, None)
+        if pending is not None:
+            body, value, op = pending
+            with self.b.after(op) if op is not None else self.b.at(body.block, 0):
+                self.store(body, node, value)
+        return buf
 
     # ------------------------------------------------------------ indices
-    def dim_value(self, body: _Body, sym) -> str:
+    def dim_value(self, body: _Body, sym) -> Value:
         for b in body.chain():
             if b.loop is not None and b.loop.dim is sym:
                 return b.loop.dimval
@@ -323,16 +347,19 @@ class _Emitter:
             hi += c * ahi if c > 0 else c * alo
         return (lo, hi)
 
-    def _line(self, body: _Body, key, text_fn) -> str:
+    def _line(self, body: _Body, key, make) -> Value:
+        """The value ``key`` names, from ``body`` or a body around it, else
+        ``make(name)`` at the end of ``body``."""
         found = body.lookup(key)
         if found is not None:
             return found
         name = self.fresh()
-        body.items.append(text_fn(name))
-        body.cache[key] = name
-        return name
+        with self.b.at_end(body.block):
+            value = make(name)
+        body.cache[key] = value
+        return value
 
-    def index(self, body: _Body, e: Aff) -> str:
+    def index(self, body: _Body, e: Aff) -> Value:
         if not e.terms:
             return self.const_index(e.const)
         if e.const == 0 and len(e.terms) == 1:
@@ -348,7 +375,7 @@ class _Emitter:
         for a, c in terms:
             v = self.atom(body, a)
             if abs(c) != 1:
-                v = self._line(body, ("muli", v, abs(c)), lambda n, v=v, k=abs(c): f"{n} = arith.muli {v}, {self.const_index(k)} : index")
+                v = self._line(body, ("muli", v, abs(c)), lambda n, v=v, k=abs(c): self.b.binary("muli", v, self.const_index(k), name=n))
             if acc is None:
                 acc = v if c > 0 else self._bin(body, "subi", self.const_index(0), v)
             else:
@@ -360,10 +387,10 @@ class _Emitter:
         body.cache[key] = acc
         return acc
 
-    def _bin(self, body, op: str, a: str, b: str) -> str:
-        return self._line(body, (op, a, b), lambda n: f"{n} = arith.{op} {a}, {b} : index")
+    def _bin(self, body, op: str, a: Value, b: Value) -> Value:
+        return self._line(body, (op, a, b), lambda n: self.b.binary(op, a, b, name=n))
 
-    def atom(self, body: _Body, a) -> str:
+    def atom(self, body: _Body, a) -> Value:
         if isinstance(a, Digit):
             v = self.index(body, a.inner)
             if a.stride > 1:
@@ -423,7 +450,7 @@ class _Emitter:
         return out
 
     # ------------------------------------------------------------ reads
-    def read(self, body: _Body, node, env: dict) -> str:
+    def read(self, body: _Body, node, env: dict) -> Value:
         """The value of ``node`` at ``env``: 0 where a view pads."""
         value, guards = self._read(body, node, env)
         conds = self.in_range(body, guards)
@@ -431,11 +458,9 @@ class _Emitter:
             return value
         cond = conds[0]
         for c in conds[1:]:
-            cond = self._line(body, ("andi", cond, c), lambda x, a=cond, b=c: f"{x} = arith.andi {a}, {b} : i1")
+            cond = self._line(body, ("andi", cond, c), lambda x, a=cond, b=c: self.b.binary("andi", a, b, name=x))
         zero = self.const_float(0.0)
-        return self._line(
-            body, ("select", cond, value, zero), lambda n: f"{n} = arith.select {cond}, {value}, {zero} : {self.dtype}"
-        )
+        return self._line(body, ("select", cond, value, zero), lambda n: self.b.select(cond, value, zero, name=n))
 
     def _read(self, body: _Body, node, env: dict):
         """(value, guards): the value is ``node``'s where every guard holds."""
@@ -451,8 +476,8 @@ class _Emitter:
             (a, ea), (b, eb), j, na = self.concat_sources(node, env)
             va, vb = self.read(body, a, ea), self.read(body, b, eb)
             jv = self.index(body, j)
-            cond = self._line(body, ("cmpi", "slt", jv, na), lambda n: f"{n} = arith.cmpi slt, {jv}, {self.const_index(na)} : index")
-            value = self._line(body, ("select", cond, va, vb), lambda n: f"{n} = arith.select {cond}, {va}, {vb} : {self.dtype}")
+            cond = self._line(body, ("cmpi", "slt", jv, na), lambda n: self.b.cmp("slt", jv, self.const_index(na), name=n))
+            value = self._line(body, ("select", cond, va, vb), lambda n: self.b.select(cond, va, vb, name=n))
             return value, []
         # a computed node
         ssa = self.ssa.get(node)
@@ -461,12 +486,10 @@ class _Emitter:
             if any(b is where for b in body.chain()):
                 return value, []
         if node not in self.buffer:
-            self.buffer[node] = self.fresh("buf")
-            self.buf_dims[node] = tuple(node._dims)
-            self.materialized.append(node)
+            self.new_buffer(node)
         return self.load(body, self.buffer[node], self.buf_dims[node], env), []
 
-    def load(self, body: _Body, buffer: str, buf_dims, env: dict) -> str:
+    def load(self, body: _Body, buffer: Value, buf_dims, env: dict) -> Value:
         """Load ``buffer`` at ``env``, each index clamped into its axis (a
         guard elsewhere discards the value where the clamp changed it)."""
         idx = []
@@ -477,8 +500,7 @@ class _Emitter:
             if lo < 0 or hi > n - 1:
                 e = Aff({Clamp(e, 0, n - 1): 1})
             idx.append(self.index(body, e))
-        t = self.memref_type(buf_dims)
-        return self._line(body, ("load", buffer, *idx), lambda n: f"{n} = memref.load {buffer}[{', '.join(idx)}] : {t}")
+        return self._line(body, ("load", buffer, *idx), lambda n: self.b.load(buffer, idx, name=n))
 
     def in_range(self, body: _Body, guards) -> list:
         """i1 values that hold where every guard ``(e, n)`` has ``0 <= e < n``.
@@ -498,21 +520,25 @@ class _Emitter:
             rlo, rhi = self.range(terms)
             v = self.index(body, terms)
             if rlo < lo:
-                conds.append(self._line(body, ("cmpi", "sge", v, lo), lambda x, v=v, lo=lo: f"{x} = arith.cmpi sge, {v}, {self.const_index(lo)} : index"))
+                conds.append(self._line(body, ("cmpi", "sge", v, lo), lambda x, v=v, lo=lo: self.b.cmp("sge", v, self.const_index(lo), name=x)))
             if rhi >= hi:
-                conds.append(self._line(body, ("cmpi", "slt", v, hi), lambda x, v=v, hi=hi: f"{x} = arith.cmpi slt, {v}, {self.const_index(hi)} : index"))
+                conds.append(self._line(body, ("cmpi", "slt", v, hi), lambda x, v=v, hi=hi: self.b.cmp("slt", v, self.const_index(hi), name=x)))
         return conds
 
     # ------------------------------------------------------------ loops
     def new_loop(self, parent: _Body, dim) -> _Loop:
+        """A loop over ``dim`` at the insertion point, in ``parent``."""
         name = self.dim_name(dim)
-        return _Loop(dim, self.size(dim), name, parent, self.fresh("i"), self.fresh("d"))
+        op = self.b.loop(name, self.size(dim), 0, index=self.fresh("i"))
+        with op:
+            dimval = self.b.dim(name, name=self.fresh("d"))
+        loop = self.loops[op] = _Loop(dim, op, parent, dimval)
+        return loop
 
     def open_loops(self, body: _Body, dims) -> _Body:
         for d in dims:
-            loop = self.new_loop(body, d)
-            body.items.append(loop)
-            body = loop.body
+            with self.b.at_end(body.block):
+                body = self.new_loop(body, d).body
         return body
 
     def legal(self, plan: list, loop: _Loop) -> bool:
@@ -523,10 +549,10 @@ class _Emitter:
                     return False
         return True
 
-    def store_line(self, body: _Body, node, value: str) -> str:
+    def store(self, body: _Body, node, value: Value) -> None:
+        """Store ``value`` into ``node``'s memory at the insertion point, in ``body``."""
         idx = [self.dim_value(body, d) for d in self.buf_dims[node]]
-        t = self.memref_type(self.buf_dims[node])
-        return f"memref.store {value}, {self.buffer[node]}[{', '.join(idx)}] : {t}"
+        self.b.store(value, self.buffer[node], idx)
 
     def emit(self, node) -> None:
         reduce = node._op == "reduce"
@@ -537,9 +563,9 @@ class _Emitter:
             self.plan(x, identity, plan)
         bodies = [self.root]
         for d in order:
-            items = bodies[-1].items
-            last = items[-1] if items else None
-            if isinstance(last, _Loop) and last.dim is d and self.legal(plan, last):
+            ops = bodies[-1].block.ops
+            last = self.loops.get(ops[-1]) if ops else None
+            if last is not None and last.dim is d and self.legal(plan, last):
                 bodies.append(last.body)
             else:
                 break
@@ -549,72 +575,53 @@ class _Emitter:
             rdims = node._attrs["rdims"]
             j = next(i for i, d in enumerate(order) if d in rdims)
             if node not in self.buffer:
-                self.buffer[node] = self.fresh("buf")
-                self.buf_dims[node] = tuple(node._dims)
-                self.materialized.append(node)
+                self.new_buffer(node)
             if depth > j:
-                self._init(bodies[j], len(bodies[j].items) - 1, node, order[j:], rdims)
+                with self.b.before(bodies[j].block.ops[-1]):  # the loop the node's reduction shares
+                    self._init(bodies[j], node, order[j:], rdims)
             else:
                 body = self.open_loops(body, order[depth:j])
-                self._init(body, len(body.items), node, order[j:], rdims)
+                with self.b.at_end(body.block):
+                    self._init(body, node, order[j:], rdims)
                 depth = j
         body = self.open_loops(body, order[depth:])
         self.enclosing[node] = {b.loop for b in body.chain() if b.loop is not None}
         if reduce:
             value = self.read(body, node._inputs[0], identity)
-            kind = node._attrs["kind"]
             idx = [self.dim_value(body, d) for d in self.buf_dims[node]]
-            t = self.memref_type(self.buf_dims[node])
-            types = ", ".join([self.dtype, t] + ["index"] * len(idx))
-            operands = ", ".join([value, self.buffer[node]] + idx)
-            body.items.append(f'"lt.reduce"({operands}) {{kind = "{kind}"}} : ({types}) -> ()')
+            with self.b.at_end(body.block):
+                self.b.reduce(node._attrs["kind"], value, self.buffer[node], idx)
             return
         values = [self.read(body, x, {d: Aff.dim(d) for d in x._dims}) for x in node._inputs]
         fn = node._attrs["fn"]
-        if fn == "copy":
-            value = values[0]
-        else:
-            value = self.fresh()
-            if fn == "reciprocal":
-                text = f"{value} = arith.divf {self.const_float(1.0)}, {values[0]} : {self.dtype}"
-            elif fn in _UNARY:
-                text = f"{value} = {_UNARY[fn]} {values[0]} : {self.dtype}"
+        with self.b.at_end(body.block):
+            if fn == "copy":
+                value = values[0]
             else:
-                text = f"{value} = {_BINARY[fn]} {values[0]}, {values[1]} : {self.dtype}"
-            body.items.append(text)
-        self.ssa[node] = (body, value)
-        body.items.append(_Store(node, value, body))
+                name = self.fresh()
+                if fn == "reciprocal":
+                    value = self.b.binary("divf", self.const_float(1.0), values[0], name=name)
+                elif fn in _UNARY:
+                    value = self.b.unary(_UNARY[fn], values[0], name=name)
+                else:
+                    value = self.b.binary(_BINARY[fn], values[0], values[1], name=name)
+            self.ssa[node] = (body, value)
+            if node in self.buffer:
+                self.store(body, node, value)
+            else:  # stored only if a later reader needs it in memory (new_buffer)
+                self.pending[node] = (body, value, body.block.ops[-1] if body.block.ops else None)
 
-    def _init(self, body: _Body, position: int, node, dims, rdims) -> None:
+    def _init(self, body: _Body, node, dims, rdims) -> None:
+        """At the insertion point, in ``body``: the nest over ``dims`` less
+        ``rdims`` that stores the identity of ``node``'s reduction."""
         ident = self.const_float(_IDENTITY[node._attrs["kind"]])
-        loops = [d for d in dims if d not in rdims]
-        holder = _Body(body, None)  # collects the nest, then moves into body
-        inner = holder
-        for d in loops:
-            loop = self.new_loop(inner, d)
-            inner.items.append(loop)
-            inner = loop.body
-        # The outermost init loop's parent is `body` itself.
-        if holder.items and isinstance(holder.items[0], _Loop):
-            holder.items[0].body.parent = body
-        inner.items.append(self.store_line(inner if loops else body, node, ident))
-        body.items[position:position] = holder.items
-
-    # ------------------------------------------------------------ text
-    def render(self, body: _Body, depth: int, out: list) -> None:
-        pad = "  " * depth
-        for item in body.items:
-            if isinstance(item, str):
-                out.append(pad + item)
-            elif isinstance(item, _Store):
-                if item.node in self.buffer:
-                    out.append(pad + self.store_line(item.body, item.node, item.value))
-            else:
-                out.append(pad + '"lt.loop"() ({')
-                out.append(pad + f"^bb0({item.iv}: index):")
-                self.render(item.body, depth + 1, out)
-                attrs = f'{{dim = "{item.name}", size = {item.size} : i64, tail = 0 : i64}}'
-                out.append(pad + f"}}) {attrs} : () -> ()")
+        inner = body
+        with ExitStack() as nest:
+            for d in dims:
+                if d not in rdims:
+                    inner = self.new_loop(inner, d).body
+                    nest.enter_context(self.b.at_end(inner.block))
+            self.store(inner, node, ident)
 
 
 def lower(root, sizes: dict, dtype: str, name: str = "graph", fastmath: str = "default") -> Lowered:
@@ -633,34 +640,20 @@ def lower(root, sizes: dict, dtype: str, name: str = "graph", fastmath: str = "d
         for d in (*node._dims, *(node._inputs[0]._dims if node._op == "reduce" else ())):
             em.dim_name(d)
     leaves = [n for n in nodes if n._op == "leaf" and not n._weak]
-    args = []
-    for i, leaf in enumerate(leaves):
-        em.buffer[leaf] = f"%a{i}"
-        args.append(f'%a{i}: {em.memref_type(leaf._dims)} {{lt.name = "{_arg_name(i)}"}}')
     out_dims = tuple(root._dims)
-    em.buffer[out] = f"%a{len(leaves)}"
+    shapes = [leaf._dims for leaf in leaves] + [out_dims]
+    args = [(f"a{i}", em.memref_type(dims), _arg_name(i)) for i, dims in enumerate(shapes)]
+    values = em.start(name, args, {"lt.fastmath": fastmath} if fastmath != "default" else {})
+    for leaf, value in zip(leaves, values):
+        em.buffer[leaf] = value
+    em.buffer[out] = values[-1]
     em.buf_dims[out] = out_dims
-    args.append(f'%a{len(leaves)}: {em.memref_type(out_dims)} {{lt.name = "{_arg_name(len(leaves))}"}}')
     for node in nodes:
         if is_compute(node) or isinstance(node, _Copy):
             em.emit(node)
-    body: list = []
-    em.render(em.root, 1, body)
-    allocs = []
-    if any(node is not out for node in em.materialized):
+    if em.materialized:
         # lower-lt-to-scf hoists allocs before the function's first op, which
         # must not be an lt.alloc itself (it is erased): start with a constant.
         em.const_index(0)
-    for node in em.materialized:
-        if node is out:
-            continue
-        names = ", ".join(f'"{em.dim_name(d)}"' for d in em.buf_dims[node])
-        allocs.append(f'  {em.buffer[node]} = "lt.alloc"() {{dims = [{names}]}} : () -> {em.memref_type(em.buf_dims[node])}')
-    attrs = f' attributes {{lt.fastmath = "{fastmath}"}}' if fastmath != "default" else ""
-    lines = [f"func.func @{name}({', '.join(args)}){attrs} {{"]
-    lines += ["  " + c for c in em.const_lines]
-    lines += allocs
-    lines += body
-    lines += ["  return", "}", ""]
     shape = tuple(sizes[d] for d in out_dims)
-    return Lowered("\n".join(lines), leaves, shape, dtype)
+    return Lowered(em.b.text(), leaves, shape, dtype)

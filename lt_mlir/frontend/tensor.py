@@ -44,11 +44,12 @@ import numpy as np
 
 from ..compiler import compile as compile_module
 from ..compiler import parse_module
+from ..dialect.entry import find_function, signature
 from ..dialect.loop_tree import loop_tree
-from ..errors import LtError
+from ..errors import CompileError, LtError
 from ..lowering.lt_to_scf import fastmath_flags
-from ..runtime.kernel import find_function, signature
 from ..schedule import Schedule
+from ..targets import TARGETS, Target, get_target
 from . import sizes as _sizes
 from .errors import FrontendError, SizeError
 from .lower import Lowered, is_compute, lower, topological
@@ -66,22 +67,23 @@ _EPOCH = [0]
 _UNARY_NAMES = ("neg", "exp", "log", "sqrt", "abs", "reciprocal")
 
 
-HARDWARE = ("cpu", "cuda", "cuda-emulated")
-_DEFAULT_HARDWARE = ["cpu"]
+_DEFAULT_HARDWARE: list[Target] = [get_target("cpu")]
 
 
-def set_default_hardware(name: str) -> None:
-    """Where tensors compute from now on: ``"cpu"`` (the default), ``"cuda"``
-    (an NVIDIA GPU; schedules without GPU mappings get ``lt-gpu-auto``) or
-    ``"cuda-emulated"`` (the GPU lowering run on the CPU)."""
-    if name not in HARDWARE:
-        raise FrontendError(f"unknown hardware '{name}' (one of: {', '.join(HARDWARE)})")
-    _DEFAULT_HARDWARE[0] = name
+def set_default_hardware(name: str | Target) -> None:
+    """Where tensors compute from now on: a target of ``lt_mlir.targets``,
+    ``"cpu"`` (the default), ``"cuda"`` (an NVIDIA GPU; schedules without
+    GPU mappings get ``lt-gpu-auto``) or ``"cuda-emulated"`` (the GPU
+    lowering run on the CPU)."""
+    if not isinstance(name, Target) and name not in TARGETS:
+        raise FrontendError(f"unknown hardware '{name}' (one of: {', '.join(TARGETS)})")
+    _DEFAULT_HARDWARE[0] = get_target(name)
 
 
 def default_hardware() -> str:
-    """Where tensors compute: ``"cpu"``, ``"cuda"`` or ``"cuda-emulated"``."""
-    return _DEFAULT_HARDWARE[0]
+    """Where tensors compute: the name of a target (``"cpu"``, ``"cuda"``
+    or ``"cuda-emulated"``)."""
+    return _DEFAULT_HARDWARE[0].name
 
 
 # loop_tool's code generators (``lt.backends()``): "cpp" compiles C,
@@ -150,19 +152,18 @@ def fastmath() -> str:
     return _FASTMATH[0]
 
 
-def _target(target: str | None) -> str:
-    if target is None:
-        return _DEFAULT_HARDWARE[0]
-    if target not in HARDWARE:
-        raise FrontendError(f"unknown target '{target}' (one of: {', '.join(HARDWARE)})")
-    return target
+def _target(target: str | Target | None) -> Target:
+    try:
+        return get_target(_DEFAULT_HARDWARE[0] if target is None else target)
+    except CompileError as e:
+        raise FrontendError(str(e).removeprefix("error: ")) from None
 
 
-def _for_target(text: str, target: str) -> str:
+def _for_target(text: str, target: Target) -> str:
     """The module to compile for ``target``: on a GPU, a schedule with no
     GPU mapping gets lt-gpu-auto's (loop_tool's default schedule mapped to
     blocks and threads)."""
-    if target == "cpu" or "lt.gpu" in text:
+    if not target.gpu_mapping or "lt.gpu" in text:
         return text
     key = (text, "lt-gpu-auto")
     mapped = _SCHEDULED.get(key)
@@ -179,9 +180,10 @@ def clear_cache() -> None:
     _CHECKED.clear()
 
 
-def _kernel(text: str, target: str = "cpu"):
+def _kernel(text: str, target: str | Target | None = None):
+    target = _target(target)
     text = _for_target(text, target)
-    key = (text, target)
+    key = (text, target.name)
     k = _KERNELS.get(key)
     if k is not None:
         _KERNELS.move_to_end(key)
@@ -875,7 +877,7 @@ class Tensor:
                 raise FrontendError(f"{self._describe()} has no data: call .set(array) on it first")
             return self._array(self._leaf_dtype() or "f32", 0)
         low, text = self._current()
-        key = (text, target, tuple((id(leaf), leaf._version) for leaf in low.leaves))
+        key = (text, target.name, tuple((id(leaf), leaf._version) for leaf in low.leaves))
         if self._result is not None and self._result[0] == key:
             return self._result[1]
         arrays = [leaf._array(low.dtype, i) for i, leaf in enumerate(low.leaves)]

@@ -126,6 +126,7 @@ def target_machine(target: CpuTarget | None = None, opt: int = 3):
     )
 
 
+@functools.cache
 def host_vector_width(element_bytes: int = 4) -> int:
     """Elements of ``element_bytes`` in the widest vector register this host
     has: 512-bit with AVX-512, 256-bit with AVX, else 128-bit."""

@@ -13,6 +13,7 @@ with the loop's location, never as a crash inside the pass manager.
 
 from __future__ import annotations
 
+import functools
 import inspect
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -211,30 +212,39 @@ def _broken_annotation(module_op) -> str | None:
     return None
 
 
-def _restore(module_op, text: str) -> None:
-    """Put the module back as ``text`` describes it (same Module object)."""
-    copy = ir.Module.parse(text)
+def _saved_body(module_op) -> list:
+    """Copies of the module's top-level ops (what ``_restore`` puts back)."""
+    return [o.operation.clone() for o in module_op.regions[0].blocks[0].operations]
+
+
+def _restore(module_op, saved: list) -> None:
+    """Put the module back as it was when ``saved`` was taken (same Module object)."""
     body = module_op.regions[0].blocks[0]
     for o in list(body.operations):
         o.operation.erase()
-    for o in list(copy.body.operations):
-        o = o.operation
-        o.detach_from_parent()
+    for o in saved:
         body.append(o)
 
 
-def run_pipeline(module: ir.Module | ir.Operation, pipeline: str | list[Stage]) -> list[str]:
+@functools.lru_cache(maxsize=4096)
+def _parsed_pipeline(text: str) -> tuple:
+    return tuple(parse_pipeline(text))
+
+
+def run_pipeline(module: ir.Module | ir.Operation, pipeline: str | list[Stage], restore: bool = True) -> list[str]:
     """Run a pipeline (string or parsed stages) on ``module`` in place.
 
     Returns the remarks the lt passes made (``"<pass>: <text>"``), e.g.
-    lt-shrink-buffers' bytes before/after."""
-    stages = parse_pipeline(pipeline) if isinstance(pipeline, str) else pipeline
+    lt-shrink-buffers' bytes before/after.  An lt pass whose result breaks
+    an annotation is refused and the module put back as it was before it
+    (``restore=False``: left as it is, for a caller that drops it anyway)."""
+    stages = _parsed_pipeline(pipeline) if isinstance(pipeline, str) else pipeline
     op = module.operation
     remarks = []
     for stage in stages:
         if stage.lt_pass is not None:
             with op.context, ir.Location.unknown():
-                before = op.get_asm(enable_debug_info=True)
+                before = _saved_body(op) if restore else None
                 remark = stage.lt_pass.run(op, **{k.replace("-", "_"): v for k, v in stage.options.items()})
                 if remark:
                     remarks.append(f"{stage.lt_pass.name}: {remark}")
@@ -244,7 +254,8 @@ def run_pipeline(module: ir.Module | ir.Operation, pipeline: str | list[Stage]) 
                     raise from_mlir_error(e, LtError) from None
                 broken = _broken_annotation(op)
                 if broken is not None:
-                    _restore(op, before)
+                    if restore:
+                        _restore(op, before)
                     raise PassError(
                         f"error: {stage.lt_pass.name}: refused: it would leave {broken}"
                     )

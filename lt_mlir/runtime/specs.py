@@ -4,45 +4,10 @@ machines without torch-mlir) all describe arguments with ``ArgSpec``."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from functools import cached_property
-
 import numpy as np
 
-from ..dtypes import C_TYPES, NUMPY
+from ..dtypes import ArgSpec  # noqa: F401  (re-exported: the runtime describes arguments with it)
 from ..errors import ArgumentError
-
-
-@dataclass(frozen=True)
-class ArgSpec:
-    """One memref argument of an entry function."""
-
-    index: int
-    shape: tuple
-    element: str  # MLIR spelling: f32, i64, ...
-    written: bool
-
-    @cached_property
-    def dtype(self) -> np.dtype:
-        return np.dtype(NUMPY[self.element])
-
-    @property
-    def c_type(self) -> str:
-        return C_TYPES[self.element]
-
-    @cached_property
-    def nbytes(self) -> int:
-        return int(np.prod(self.shape, dtype=np.int64)) * self.dtype.itemsize
-
-    def to_json(self) -> dict:
-        return {"index": self.index, "shape": list(self.shape), "element": self.element, "written": self.written}
-
-    @classmethod
-    def from_json(cls, d: dict) -> "ArgSpec":
-        element = d["element"]
-        if element not in NUMPY:
-            raise ValueError(f"unsupported element type {element!r}")
-        return cls(int(d["index"]), tuple(int(x) for x in d["shape"]), element, bool(d["written"]))
 
 
 class EntryPoint:

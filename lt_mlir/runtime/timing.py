@@ -1,11 +1,13 @@
 """How lt_mlir times kernels: medians after warm-up, peers interleaved.
 
-One copy for ``lt-opt --run``, the demo and the benchmarks."""
+One copy for ``lt-opt --run``, the demo, the benchmarks and the evaluator
+(``lt_mlir/evaluate.py``: ``time_call``, samples of many calls each)."""
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 
 
 def median_seconds(fn: Callable[[], object], repeat: int = 20, warmup: int = 1) -> float:
@@ -26,3 +28,59 @@ def interleaved_medians(fns: dict, repeat: int = 20, warmup: int = 1) -> dict:
             fn()
             times[name].append(time.perf_counter() - start)
     return {name: sorted(t)[len(t) // 2] for name, t in times.items()}
+
+
+@dataclass(frozen=True)
+class Timing:
+    """Seconds per call of a timed function: the median over ``samples``
+    samples of ``number`` calls each, and the quartiles (the spread)."""
+
+    median_s: float
+    q1_s: float
+    q3_s: float
+    samples: int
+    number: int
+
+    @property
+    def spread(self) -> float:
+        """The interquartile range relative to the median (0.05: +-2.5 %)."""
+        return (self.q3_s - self.q1_s) / self.median_s if self.median_s > 0 else 0.0
+
+    def __str__(self) -> str:
+        return f"{self.median_s * 1e6:.3f} us +-{50 * self.spread:.1f}% ({self.samples} x {self.number})"
+
+
+def _quartiles(values: list) -> tuple:
+    s = sorted(values)
+    n = len(s)
+    return s[(n - 1) // 4], s[n // 2] if n % 2 else 0.5 * (s[n // 2 - 1] + s[n // 2]), s[(3 * (n - 1) + 3) // 4]
+
+
+def time_call(run: Callable[[], object], samples: int = 10, min_sample_s: float = 1e-3, budget_s: float | None = None,
+              warmup: int = 1) -> Timing:
+    """Time ``run`` (a bound kernel: no argument checks, outputs reused) as
+    ``timeit`` and TVM's ``min_repeat_ms`` do: ``number`` calls a sample,
+    doubled from one until a sample lasts ``min_sample_s``, then
+    ``samples`` samples.  ``budget_s`` bounds the whole (fewer samples, at
+    least 3, when one sample is long)."""
+    for _ in range(warmup):
+        run()
+    number = 1
+    while True:
+        start = time.perf_counter()
+        for _ in range(number):
+            run()
+        elapsed = time.perf_counter() - start
+        if elapsed >= min_sample_s or number >= 1 << 20:
+            break
+        number *= 2 if elapsed <= 0 else max(2, min(16, int(1.5 * min_sample_s / elapsed) + 1))
+    times = [elapsed / number]
+    if budget_s is not None and elapsed > 0:
+        samples = max(3, min(samples, int(budget_s / elapsed)))
+    while len(times) < samples:
+        start = time.perf_counter()
+        for _ in range(number):
+            run()
+        times.append((time.perf_counter() - start) / number)
+    q1, median, q3 = _quartiles(times)
+    return Timing(median, q1, q3, len(times), number)

@@ -21,8 +21,10 @@ import numpy as np
 
 from .. import programs
 from ..errors import LtError
+from ..evaluate import Limits
 from ..frontend import Tensor
 from ..schedule import Schedule
+from ..targets import TARGETS
 from .measure import make_measurer
 from .tune import STRATEGIES, Tuner
 
@@ -46,6 +48,7 @@ class TuneResult:
     curve: list  # best speedup after each evaluation
     tuner: Tuner
     pipeline: str = "builtin.module()"  # the moves from the start, pasteable into lt-opt -p
+    remeasured: list = None  # (evaluation index, the search's speedup, re-measured speedup) of the finalists
 
 
 def program_text(spec: str) -> str:
@@ -79,9 +82,17 @@ def tune(
     log: str | None = None,
     resume: str | None = None,
     progress=None,
+    limits: Limits | None = None,
+    finalists: int = 4,
 ) -> TuneResult:
     """Search schedules of ``source`` (a tensor, Schedule, lt text or
-    ``name:sizes``); a tensor gets the best schedule found."""
+    ``name:sizes``); a tensor gets the best schedule found.
+
+    Before naming a winner the ``finalists`` best schedules are timed
+    again, interleaved with the start in one process (a search's single
+    figure of a candidate is noisy); the winner and its speedup are the
+    re-measured ones.  ``limits``: a compile's and a run's time limits
+    (``evaluate.Limits``); a candidate past them is a failed one."""
     if strategy not in STRATEGIES:
         raise LtError(f"error: unknown strategy '{strategy}' (strategies: {', '.join(STRATEGIES)})")
     if isinstance(source, Tensor):
@@ -91,7 +102,7 @@ def tune(
     else:
         text = program_text(source) if isinstance(source, str) and "func.func" not in source else source
         start = Schedule(text, entry)
-    measurer = make_measurer(start.text, start.entry, target, workers, ray_address, seed=seed)
+    measurer = make_measurer(start.text, start.entry, target, workers, ray_address, seed=seed, limits=limits)
     with measurer:
         tuner = Tuner(start, measurer, target, budget, seconds, model, log)
         if resume:
@@ -106,16 +117,36 @@ def tune(
         n_workers = 1 if workers in (1, None) else (2 if workers == "ray" else int(workers))
         try:
             STRATEGIES[strategy](tuner, np.random.default_rng(seed), n_workers)
+            winner, speedup, remeasured = _final(tuner, measurer, finalists)
         finally:
             tuner.close()
-    best, _ = tuner.best_schedule()
-    speedup = tuner.best.score if tuner.best is not None else 1.0
+    best = tuner.schedule_of(winner) if winner is not None else tuner.start
     result = TuneResult(best, speedup, tuner.start_gflops * speedup if tuner.start_gflops else None, tuner.start_gflops,
                         len(tuner.evaluations), tuner.best_curve(), tuner,
-                        tuner.best.pipeline if tuner.best is not None else "builtin.module()")
+                        winner.pipeline if winner is not None else "builtin.module()", remeasured)
     if isinstance(source, Tensor):
         source.set(best)
     return result
+
+
+def _final(tuner: Tuner, measurer, finalists: int):
+    """(winning evaluation or None, its re-measured speedup, the finalists'
+    figures): the best ``finalists`` correct schedules timed again,
+    interleaved with the start; the log gets a ``final`` record."""
+    ranked = sorted((e for e in tuner.evaluations if e.score > 1.0), key=lambda e: -e.score)
+    top = list({e.text: e for e in ranked}.values())[: max(0, finalists)]
+    if not top:
+        return None, 1.0, []
+    again = measurer.remeasure([e.text for e in top])
+    remeasured = [(e.index, e.score, r.speedup) for e, r in zip(top, again)]
+    tuner._write({"final": [{"index": i, "search_speedup": a, "remeasured_speedup": b} for i, a, b in remeasured]})
+    confirmed = [(e, r.speedup) for e, r in zip(top, again) if r.speedup is not None and not r.error]
+    if not confirmed:
+        return None, 1.0, remeasured
+    winner, speedup = max(confirmed, key=lambda x: x[1])
+    if speedup <= 1.0:
+        return None, 1.0, remeasured
+    return winner, speedup, remeasured
 
 
 def plot(result: TuneResult, path: str, title: str) -> None:
@@ -150,7 +181,11 @@ def _arg_parser() -> argparse.ArgumentParser:
     p.add_argument("--ray-address", default=None, help="a Ray cluster (ray://host:port); implies --workers ray")
     p.add_argument("--no-model", action="store_true", help="measure every candidate (no cost model)")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--target", choices=("cpu", "cuda", "cuda-emulated"), default="cpu")
+    p.add_argument("--target", choices=tuple(TARGETS), default="cpu")
+    p.add_argument("--compile-limit", type=float, default=Limits.compile_s, metavar="S",
+                   help=f"seconds a candidate may compile (default {Limits.compile_s:g})")
+    p.add_argument("--run-limit", type=float, default=Limits.run_s, metavar="S",
+                   help=f"seconds a candidate may run to be checked and timed (default {Limits.run_s:g})")
     p.add_argument("--entry", default=None)
     p.add_argument("-o", dest="output", default="tuned.mlir", help="the best schedule's module (default tuned.mlir)")
     p.add_argument("--log", default="tune.jsonl", help="JSON lines of every evaluation (default tune.jsonl)")
@@ -184,6 +219,7 @@ def main(argv: list[str] | None = None) -> int:
             result = tune(
                 args.input, args.strategy, args.budget, args.seconds, workers, args.ray_address, not args.no_model,
                 args.seed, args.target, args.entry, args.log, args.resume, progress,
+                Limits(args.compile_limit, args.run_limit),
             )
         with open(args.output, "w") as fh:
             fh.write(result.schedule.text)
@@ -194,6 +230,8 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     gflops = f" ({result.start_gflops:.2f} -> {result.gflops:.2f} GFLOP/s)" if result.gflops else ""
     print(f"best: {result.speedup:.2f}x the start{gflops} after {result.evaluations} evaluations, {time.perf_counter() - t0:.0f} s")
+    for index, found, again in result.remeasured or []:
+        print(f"  finalist #{index}: {found:.2f}x in the search, {again:.2f}x re-measured" if again else f"  finalist #{index}: {found:.2f}x, failed again")
     print(f"pipeline: {result.pipeline}")
     print(f"wrote {args.output}, {args.log}, {args.plot}")
     print(result.schedule.loop_tree)

@@ -39,18 +39,15 @@ import multiprocessing
 import os
 import tempfile
 import time
-from collections import OrderedDict, deque
+from collections import deque
 from dataclasses import dataclass
 from multiprocessing.connection import wait as _wait_ready
 
-import numpy as np
-
 from ..errors import LtError
-from ..runtime.specs import random_inputs
+from ..evaluate import Bench, Config, Evaluator, Limits, Measurement
+from ..targets import get_target
 
 MAX_RETRIES = 2  # a text whose worker died is tried at most 1 + MAX_RETRIES times
-BASELINE_EVERY = 20  # re-time the start schedule after this many measurements
-_CACHE_SIZE = 128  # compiled kernels kept per worker (keyed by text)
 _HOOK_VARS = ("LT_SEARCH_DIE_ON", "LT_SEARCH_DIE_DIR")
 
 
@@ -62,127 +59,44 @@ class Result:
     speedup: float | None  # baseline_s / runtime_s (what the search compares)
     correct: bool | None  # outputs equal the start schedule's outputs on the same inputs
     worker: str  # "local", "pool-3", "ray-<actor id>"
-    error: str = ""  # a compile/run error, or "worker died" after the retries
+    error: str = ""  # a compile/run error, a time limit, or "worker died" after the retries
     attempts: int = 1
+    spread: float | None = None  # the timing's interquartile range over its median
+
+    @classmethod
+    def of(cls, m: Measurement, attempts: int = 1) -> "Result":
+        """The search's record of one evaluator ``Measurement``."""
+        ok = m.ok
+        return cls(m.text, m.runtime_s if ok else None, m.baseline_s if ok else None, m.speedup if ok else None,
+                   m.correct if ok else None, m.worker, m.error, attempts, m.timing.spread if m.timing else None)
 
 
 @dataclass(frozen=True)
 class _Config:
-    start_text: str
-    entry: str | None
-    target: str
-    repeat: int
-    seed: int
+    bench: Config
+    limits: Limits
     hooks: tuple = ()  # (name, value) pairs of the test hook's environment variables
 
 
-def _message(e: BaseException) -> str:
-    msg = str(e) or type(e).__name__
-    if isinstance(e, LtError):
-        return msg if "error:" in msg else f"error: {msg}"
-    return f"error: {type(e).__name__}: {msg}"
-
-
-def _random_arrays(specs, seed: int) -> list:
-    """Seeded inputs as ``lt-opt --run`` makes them (standard normal floats,
-    integers in [-100, 100)); ``None`` for the written arguments."""
-    inputs = iter(random_inputs(specs, seed))
-    return [None if spec.written else next(inputs) for spec in specs]
-
-
 def _start_specs(start_text: str, entry: str | None) -> list:
-    from ..compiler import parse_module
-    from ..runtime.kernel import find_function, signature
+    from ..dialect.entry import find_function, signature
+    from ..dialect.lt import parse_module
 
     module = parse_module(start_text)
     return signature(find_function(module.operation, entry))
 
 
 class _WorkerState:
-    """What one worker keeps: the inputs, the start schedule's outputs and
-    its latest time, and a cache of compiled kernels keyed by text."""
+    """What one pool worker or Ray actor keeps: an evaluator ``Bench``."""
 
     def __init__(self, config: _Config, name: str):
-        self.config, self.name = config, name
-        self.kernels: OrderedDict = OrderedDict()
-        self.count = 0
-        self.baseline_s: float | None = None
-        self.reference: list | None = None
-        self.start_error = ""
-        try:
-            self.specs = _start_specs(config.start_text, config.entry)
-            self.inputs = _random_arrays(self.specs, config.seed)
-            start = self._kernel(config.start_text)
-            self.reference = self._outputs(start)
-            self.baseline_s = self._time(start)
-        except Exception as e:  # noqa: BLE001 - no device, a bad start: every result says so
-            self.start_error = _message(e)
-
-    def _kernel(self, text: str):
-        kernel = self.kernels.get(text)
-        if kernel is None:
-            from ..compiler import compile as compile_module
-
-            kernel = compile_module(text, self.config.entry, target=self.config.target)
-            self.kernels[text] = kernel
-            while len(self.kernels) > _CACHE_SIZE:
-                self.kernels.popitem(last=False)
-        else:
-            self.kernels.move_to_end(text)
-        return kernel
-
-    def _arguments(self) -> list:
-        return [np.zeros(s.shape, s.dtype) if a is None else a for s, a in zip(self.specs, self.inputs)]
-
-    def _outputs(self, kernel) -> list:
-        """The written arguments after one call on fresh (zeroed) outputs."""
-        arrays = self._arguments()
-        kernel(*arrays)
-        return [a for s, a in zip(self.specs, arrays) if s.written]
-
-    def _time(self, kernel) -> float:
-        arrays = self._arguments()
-        repeat = max(1, self.config.repeat)
-        if hasattr(kernel, "time"):  # CudaKernel: CUDA events around the launches, no copies
-            times = kernel.time(*arrays, warmup=1, repeat=repeat)
-        else:
-            t0 = time.perf_counter()
-            kernel(*arrays)  # warm-up
-            if getattr(self, "baseline_s", None) and time.perf_counter() - t0 > 4 * self.baseline_s:
-                repeat = min(repeat, 2)  # far slower than the start: a rough figure is enough to rank it
-            times = []
-            for _ in range(repeat):
-                t0 = time.perf_counter()
-                kernel(*arrays)
-                times.append(time.perf_counter() - t0)
-        return float(sorted(times)[len(times) // 2])
-
-    def _correct(self, outputs: list) -> bool:
-        for out, ref in zip(outputs, self.reference):
-            scale = float(np.max(np.abs(ref))) if ref.size else 0.0
-            if not np.allclose(out, ref, rtol=1e-4, atol=1e-5 * (scale + 1.0)):
-                return False
-        return True
-
-    def measure(self, text: str, attempts: int = 1) -> Result:
-        if self.start_error:
-            return Result(text, None, None, None, None, self.name, self.start_error, attempts)
-        try:
-            if self.count and self.count % BASELINE_EVERY == 0:
-                self.baseline_s = self._time(self._kernel(self.config.start_text))
-            self.count += 1
-            kernel = self._kernel(text)
-            correct = self._correct(self._outputs(kernel))
-            runtime = self._time(kernel)
-        except Exception as e:  # noqa: BLE001 - a bad candidate is a result, never an exception
-            return Result(text, None, None, None, None, self.name, _message(e), attempts)
-        speedup = self.baseline_s / runtime if runtime > 0 else None
-        return Result(text, runtime, self.baseline_s, speedup, correct, self.name, "", attempts)
+        self.bench = Bench(config.bench, name)
+        self.name = name
 
     def remote_measure(self, text: str, attempts: int) -> Result:
-        """``measure`` in a worker process, after the test hook."""
+        """``Bench.measure`` in a worker process, after the test hook."""
         _maybe_die(text)
-        return self.measure(text, attempts)
+        return Result.of(self.bench.measure(text), attempts)
 
 
 def _maybe_die(text: str) -> None:
@@ -205,13 +119,29 @@ def _hook_env() -> tuple:
 
 class Measurer:
     """Measures batches of schedule texts; ``measure`` blocks and returns one
-    ``Result`` per text, in order."""
+    ``Result`` per text, in order.  ``remeasure`` times texts again,
+    interleaved in one process (the search's last word on its best)."""
+
+    config: _Config
 
     def measure(self, texts: list[str]) -> list[Result]:
         raise NotImplementedError
 
+    def remeasure(self, texts: list[str], rounds: int = 5) -> list[Result]:
+        evaluator = self._evaluator()
+        return [Result.of(m) for m in evaluator.remeasure(texts, rounds)]
+
+    def _evaluator(self) -> Evaluator:
+        if getattr(self, "_remeasurer", None) is None:
+            c = self.config.bench
+            self._remeasurer = Evaluator(c.start_text, c.entry, c.target, c.options, seed=c.seed, limits=self.config.limits,
+                                         samples=c.samples, min_sample_s=c.min_sample_s, budget_s=c.budget_s)
+        return self._remeasurer
+
     def close(self) -> None:
-        pass
+        if getattr(self, "_remeasurer", None) is not None:
+            self._remeasurer.close()
+            self._remeasurer = None
 
     def __enter__(self):
         return self
@@ -221,13 +151,15 @@ class Measurer:
 
 
 class LocalMeasurer(Measurer):
-    """In this process, one text after another."""
+    """One text after another in one child process of this one (the
+    evaluator's: compile and run time limits hold, a crash is a result)."""
 
     def __init__(self, config: _Config):
-        self.state = _WorkerState(config, "local")
+        self.config = config
 
     def measure(self, texts: list[str]) -> list[Result]:
-        return [self.state.measure(t) for t in texts]
+        evaluator = self._evaluator()
+        return [Result.of(evaluator.measure(t)) for t in texts]
 
 
 # -- the pool of worker processes ---------------------------------------------
@@ -255,6 +187,7 @@ class _PoolWorker:
         self.process.start()
         child.close()
         self.task: tuple | None = None  # (index, attempts) being measured
+        self.since = 0.0  # when the task was sent
 
     def stop(self, timeout: float) -> None:
         try:
@@ -295,13 +228,24 @@ class PoolMeasurer(Measurer):
                     self.workers[k] = w = self._spawn()
                 if w.task is None and pending:
                     index, attempts = pending.popleft()
-                    w.task = (index, attempts)
+                    w.task, w.since = (index, attempts), time.monotonic()
                     try:
                         w.conn.send((index, texts[index], attempts))
                     except (OSError, ValueError):
                         pass  # dead: noticed below through its sentinel
             busy = [w for w in self.workers if w.task]
-            ready = set(_wait_ready([w.conn for w in busy] + [w.process.sentinel for w in busy]))
+            limit = self.config.limits.compile_s + self.config.limits.run_s
+            left = min((limit - (time.monotonic() - w.since) for w in busy), default=limit)
+            ready = set(_wait_ready([w.conn for w in busy] + [w.process.sentinel for w in busy], max(0.0, left)))
+            for k, w in enumerate(self.workers):
+                if w.task and w.conn not in ready and w.process.sentinel not in ready and time.monotonic() - w.since >= limit:
+                    index, attempts = w.task
+                    results[index] = Result(texts[index], None, None, None, None, w.name,
+                                            f"error: compile and run ran past their limit of {limit:g} s (abandoned)", attempts)
+                    w.task = None
+                    w.process.kill()
+                    w.stop(1.0)
+                    self.workers[k] = self._spawn()
             for k, w in enumerate(self.workers):
                 if w.task is None or (w.conn not in ready and w.process.sentinel not in ready):
                     continue
@@ -325,6 +269,7 @@ class PoolMeasurer(Measurer):
         return results  # type: ignore[return-value]
 
     def close(self) -> None:
+        super().close()
         workers, self.workers = self.workers, []
         for w in workers:
             try:
@@ -417,6 +362,7 @@ class RayMeasurer(Measurer):
         return results  # type: ignore[return-value]
 
     def close(self) -> None:
+        super().close()
         ray = self._ray
         actors, self.actors = self.actors, []
         for a in actors:
@@ -432,11 +378,13 @@ class RayMeasurer(Measurer):
 def make_measurer(
     start_text: str,
     entry: str | None = None,
-    target: str = "cpu",
+    target="cpu",
     workers=1,
     ray_address: str | None = None,
     repeat: int = 10,
     seed: int = 0,
+    limits: Limits | None = None,
+    min_sample_s: float = 1e-3,
 ) -> Measurer:
     """A measurer of schedules of ``start_text`` (speedups are against it).
 
@@ -444,11 +392,14 @@ def make_measurer(
     processes; ``workers="ray"``: one Ray actor per CPU of the Ray cluster
     at ``ray_address`` (a local instance when None and Ray is not running).
     ``target``: ``cpu``, ``cuda-emulated`` or ``cuda`` (without a device
-    every result carries the CUDA runtime's error)."""
-    if target not in ("cpu", "cuda", "cuda-emulated"):
-        raise LtError(f"error: unknown target '{target}' (targets: cpu, cuda, cuda-emulated)")
+    every result carries the CUDA runtime's error).  ``repeat``: timing
+    samples of at least ``min_sample_s`` each (``evaluate.Evaluator``);
+    ``limits``: a compile's and a run's time limits (``evaluate.Limits``;
+    this process and the pool enforce them, Ray's actors do not)."""
+    target = get_target(target).name
     _start_specs(start_text, entry)  # an unreadable start schedule: an error now, in this process
-    config = _Config(start_text, entry, target, max(1, int(repeat)), int(seed), _hook_env())
+    bench = Config(start_text, entry, target, seed=int(seed), samples=max(3, int(repeat)), min_sample_s=min_sample_s, cache_size=128)
+    config = _Config(bench, limits or Limits(), _hook_env())
     if workers == "ray":
         return RayMeasurer(config, ray_address)
     if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:

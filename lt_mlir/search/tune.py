@@ -188,6 +188,8 @@ class Tuner:
         if lines[0]["header"].get("start") != self.start.text:
             raise LtError(f"error: '{path}' is the log of a search from another start schedule")
         for d in lines[1:]:
+            if "moves" not in d:  # a search's "final" record (its re-measured finalists)
+                continue
             moves = [space.Move.parse(m) for m in d["moves"]]
             e = Evaluation(
                 len(self.evaluations), moves, d["pipeline"], d["text"], d["speedup"], d["runtime_s"], d["worker"],

@@ -88,6 +88,8 @@ from typing import Callable
 
 import numpy as np
 
+from ..builder import Builder, memref
+
 DEFAULT_SEED = 1
 DEFAULT_TIMEOUT = 120.0
 MAX_TRANSFORMS = 8
@@ -185,19 +187,15 @@ def _ref_wrong_add(xs, size):
 
 def _out_of_bounds_shift(n: int) -> str:
     """Y[i] = X[i + 1] for i < n over an X of n elements: reads one past the end."""
-    t = f"memref<{n}xf32>"
-    return f"""func.func @shift(%X: {t} {{lt.name = "X"}}, %Y: {t} {{lt.name = "Y"}}) {{
-  %one = arith.constant 1 : index
-  "lt.loop"() ({{
-  ^bb0(%i0: index):
-    %i = "lt.dim"() {{dim = "i"}} : () -> index
-    %r = arith.addi %i, %one : index
-    %x = memref.load %X[%r] : {t}
-    memref.store %x, %Y[%i] : {t}
-  }}) {{dim = "i", size = {n} : i64, tail = 0 : i64}} : () -> ()
-  return
-}}
-"""
+    t = memref([n], "f32")
+    b = Builder()
+    with b.func("shift", [("X", t), ("Y", t)]) as (X, Y):
+        one = b.constant(1, "index", name="one")
+        with b.loop("i", n, 0, index="i0"):
+            i = b.dim("i", name="i")
+            x = b.load(X, [b.binary("addi", i, one, name="r")], name="x")
+            b.store(x, Y, [i])
+    return b.text()
 
 
 def _ref_shift(xs, size):

@@ -264,8 +264,8 @@ def run_job(job_path: str) -> None:
 
     The job names an ``.npz`` of inputs, an ``.npz`` to write, and cases
     ``{"key", "text", "inputs": [names], "id": label}`` (and optionally
-    ``"target"``, e.g. ``cuda-emulated``, and ``"cpu"``/``"features"``, as
-    for ``lt_mlir.compile``).  Every case runs with
+    ``"target"``, e.g. ``cuda-emulated``, and ``CompileOptions`` fields such
+    as ``"cpu"``/``"features"``, as for ``lt_mlir.compile``).  Every case runs with
     the guard after and before its arrays (inputs read-only, outputs filled
     with NaN or the integer maximum), and ``RUN key side label`` is printed
     (flushed) before each call, so a crash names its kernel.  Output ``j`` is
@@ -274,16 +274,17 @@ def run_job(job_path: str) -> None:
     import resource
 
     import lt_mlir
+    from lt_mlir.targets import CompileOptions
 
+    compile_keys = {"target", *CompileOptions.fields()}  # what a case may give lt_mlir.compile
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     with open(job_path) as fh:
         job = json.load(fh)
     inputs = np.load(job["inputs"])
     results = {}
     for case in job["cases"]:
-        kernel = lt_mlir.compile(
-            case["text"], target=case.get("target", "cpu"), cpu=case.get("cpu"), features=case.get("features")
-        )
+        # the target (default: lt_mlir.compile's) and the CompileOptions fields the case names
+        kernel = lt_mlir.compile(case["text"], **{k: v for k, v in case.items() if k in compile_keys and v is not None})
         xs = [inputs[name] for name in case["inputs"]]
         for side in ("end", "start"):
             args = [guarded_copy(x, side=side, readonly=True) for x in xs]

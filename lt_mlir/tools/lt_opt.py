@@ -27,6 +27,8 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _arg_parser() -> argparse.ArgumentParser:
+    from ..targets import TARGETS
+
     p = _Parser(prog="lt-opt", description="Transform, lower, print and run lt modules.")
     p.add_argument("input", nargs="?", default="-", help="input .mlir file ('-' or nothing: stdin)")
     p.add_argument("-o", dest="output", default="-", help="output file (default: stdout)")
@@ -47,7 +49,7 @@ def _arg_parser() -> argparse.ArgumentParser:
     run.add_argument("--profile", action="store_true",
                      help="time the loops (an instrumented build, CPU only; loops entered over 4096 times a call "
                           "count in their parent) on random inputs; print the annotated loop tree")
-    p.add_argument("--target", choices=("cpu", "cuda", "cuda-emulated"), default="cpu",
+    p.add_argument("--target", choices=tuple(TARGETS), default="cpu",
                    help="what --run compiles for (cuda-emulated: the GPU lowering on the CPU); --profile is cpu only")
     p.add_argument("--repeat", type=int, default=20, help="timed runs for --run and --profile (default 20)")
     p.add_argument("--seed", type=int, default=0, help="random seed for --run and --profile inputs")
@@ -183,10 +185,10 @@ def _run(module, args) -> str:
 
 
 def _profile(module, args) -> str:
+    from ..dialect.entry import find_function, signature
     from ..dialect.loop_tree import loop_tree
     from ..errors import LtError
     from ..profile import profile_loops
-    from ..runtime.kernel import find_function, signature
 
     if args.mcpu or args.mattr:
         raise LtError("error: --profile runs on this host's CPU; drop --mcpu/--mattr")

@@ -27,9 +27,10 @@ from textual.widgets import Input, Sparkline, Static, TextArea
 
 from ..errors import LtError, with_filename
 from ..frontend import Tensor
-from ..lowering.machine import host_vector_width
+from ..moves import action
 from ..schedule import Schedule
-from .session import CODE_VIEWS, TARGETS, Session
+from ..targets import TARGETS
+from .session import CODE_VIEWS, Session
 
 KEYS = [
     ("up / down", "move the cursor over loops and statements"),
@@ -43,6 +44,7 @@ KEYS = [
     ("g / G", "map the loop to GPU blocks or threads / map every nest automatically"),
     ("c", "cache an input of the loop's nest (asks which operand)"),
     ("d", "distribute the loop over the parts of its body"),
+    ("m", "any move by name, on the loop: split_8, swap_down, unroll_4, resize_-1, uncache, gpu_auto_128 (lt_mlir.moves)"),
     ("u / r", "undo / redo (unbounded)"),
     ("tab", "next code view: lt, scf, llvm, asm, ptx"),
     ("P", "per-loop profile beside the tree (an instrumented build)"),
@@ -129,6 +131,7 @@ class LtUi(App):
         Binding("G", "simple('gpu_auto')", "GPU auto", show=False),
         Binding("c", "cache", "cache", show=False),
         Binding("d", "simple('distribute')", "distribute", show=False),
+        Binding("m", "any_move", "any move", show=False),
         Binding("u", "undo", "undo", show=False),
         Binding("r", "redo", "redo", show=False),
         Binding("tab", "next_view", "code view", show=False, priority=True),
@@ -317,7 +320,7 @@ class LtUi(App):
             name, *rest = args
             self._after_move(self.session.move(name, *rest), f"{name.replace('_', ' ')} done")
 
-        if self.session.selected_loop is None and question != "":
+        if self.session.selected_loop is None and question != "" and not question.startswith("move?"):
             self.status_text = "error: the cursor is on a statement: select a loop"
             self.refresh_view()
             return
@@ -327,13 +330,23 @@ class LtUi(App):
         self._ask("inner size?", "", lambda v: ("split", _int(v, "the inner size")))
 
     def action_vectorize(self) -> None:
-        self._ask("vector width?", str(host_vector_width()), lambda v: ("vectorize", _int(v, "the width")))
+        self._ask("vector width?", str(self.session.target.vector_width()), lambda v: ("vectorize", _int(v, "the width")))
 
     def action_unroll(self) -> None:
         self._ask("unroll factor? (0 = fully)", "0", lambda v: ("unroll", _int(v, "the factor")))
 
     def action_gpu_map(self) -> None:
         self._ask("map to block or thread?", "block", lambda v: ("gpu_map", v))
+
+    def action_any_move(self) -> None:
+        def make(value):
+            try:
+                kind, arg = action(value)
+            except LtError as e:
+                raise ValueError(str(e).removeprefix("error: ")) from None
+            return (kind,) if arg is None else (kind, arg)
+
+        self._ask("move? (e.g. split_8, swap_down, unroll_4, gpu_auto)", "", make)
 
     def action_cache(self) -> None:
         self._ask("cache which operand? (0 = first input)", "0", lambda v: ("cache", _int(v, "the operand")))
@@ -443,7 +456,10 @@ def ui(obj, path: str | None = None, entry: str | None = None, target: str = "cp
     the terminal; returns the session.  A tensor keeps the schedule made
     (loop_tool's ``lt.ui(T, path)``); a Schedule is changed in place."""
     session, on_exit = session_for(obj, path, entry, target, reference)
-    LtUi(session, on_exit, write_on_quit=path is not None).run()
+    try:
+        LtUi(session, on_exit, write_on_quit=path is not None).run()
+    finally:
+        session.close()
     return session
 
 
@@ -457,7 +473,7 @@ def _arg_parser() -> argparse.ArgumentParser:
     p.add_argument("input", help="input .mlir file ('-': stdin)")
     p.add_argument("-o", dest="output", default=None, help="where w (and quitting) writes the module (default: the input file)")
     p.add_argument("--entry", default=None, help="function to optimise (default: the first)")
-    p.add_argument("--target", choices=TARGETS, default="cpu", help="what the figures measure (default: cpu)")
+    p.add_argument("--target", choices=tuple(TARGETS), default="cpu", help="what the figures measure (default: cpu)")
     return p
 
 
@@ -487,7 +503,10 @@ def main(argv: list[str] | None = None) -> int:
         sys.stderr.write(f"lt-ui: error: {e}\n")
         return 1
     # w saves to the path (the input file unless -o); quitting writes only with -o
-    LtUi(session, write_on_quit=args.output is not None).run()
+    try:
+        LtUi(session, write_on_quit=args.output is not None).run()
+    finally:
+        session.close()
     return 0
 
 

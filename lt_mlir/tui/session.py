@@ -12,28 +12,26 @@ from __future__ import annotations
 
 import re
 import threading
-import time
 from dataclasses import dataclass, field
 
-import numpy as np
-
-from ..compiler import compile as compile_module
 from ..compiler import compile_aot, lower, lower_cuda
 from ..dialect import lt
+from ..dialect.entry import find_function, signature
 from ..dialect.loop_tree import preorder_loops, value_names
 from ..errors import LtError
+from ..evaluate import Evaluator, Limits
 from ..lowering import machine
 from ..mlir import ir
+from ..moves import MOVES, Move
 from ..passes.registry import run_pipeline
 from ..profile import profile_loops
-from ..runtime.kernel import find_function, signature
 from ..runtime.specs import random_inputs
+from ..runtime.timing import time_call
 from ..schedule import Schedule
+from ..targets import get_target
 
-TARGETS = ("cpu", "cuda", "cuda-emulated")
 CODE_VIEWS = ("lt", "scf", "llvm", "asm", "ptx")
-MEASURE_SECONDS = 0.1  # loop_tool's UI: as many runs as fit in 100 ms
-FIRST_SECONDS = 0.02  # a first figure after this much running, then refined to MEASURE_SECONDS
+MEASURE_SECONDS = 0.1  # loop_tool's UI: as many runs as fit in 100 ms (a first figure after a tenth of it)
 _LOOP_LINE = re.compile(r": L(\d+)(?: \[|$)")
 # The MLIR Python bindings keep process-wide state that two threads must not
 # touch at once: every use of MLIR here (the UI's thread and its workers)
@@ -61,6 +59,7 @@ class Figures:
     flops: int = 0
     bytes: int = 0
     start_s: float | None = None  # the starting schedule's runtime
+    spread: float | None = None  # the timing's interquartile range over its median
     numpy_s: float | None = None
     matches: bool | None = None  # against the starting schedule's result
     mismatch: str = ""
@@ -76,7 +75,7 @@ class Figures:
         if self.error:
             return f"no figures: {self.error}"
         t = self.runtime_s
-        parts = [f"{_time(t)}"]
+        parts = [f"{_time(t)}" + (f" +-{50 * self.spread:.0f}%" if self.spread is not None and self.spread >= 0.02 else "")]
         if self.memory_bound:
             parts.append(f"{self.bytes / t / 1e9:.1f} GB/s")
         else:
@@ -127,6 +126,7 @@ class Session:
     schedule: Schedule
     target: str = "cpu"
     inputs: list | None = None
+    limits: Limits = field(default_factory=Limits)
     reference: object = None
     path: str | None = None
     cursor: int = 0
@@ -139,10 +139,10 @@ class Session:
     _lock: threading.Lock = field(default_factory=threading.Lock)
     reference_error: str = ""
     last_remark: str | None = None  # what the pass of the last move remarked (the status line shows it)
+    _evaluator: Evaluator | None = None
 
     def __post_init__(self):
-        if self.target not in TARGETS:
-            raise LtError(f"error: unknown target '{self.target}' (targets: {', '.join(TARGETS)})")
+        self.target = get_target(self.target)
         with MLIR_LOCK:
             module = self.schedule.module
             f = find_function(module.operation, self.schedule.entry)
@@ -181,37 +181,6 @@ class Session:
                     return
         self.cursor = max(0, min(len(lines) - 1, self.cursor))
 
-    @_with_mlir
-    def _signature(self, loop: int) -> tuple:
-        module = self.schedule.module  # keep the module alive while its ops are used
-        op = preorder_loops(module.operation)[loop]
-        return lt.loop_dim(op), lt.loop_size(op), lt.loop_tail(op)
-
-    @_with_mlir
-    def _find_moved(self, signature: tuple, depth: int, first: int) -> int | None:
-        """The L-number of the first loop from L<first> on, at ``depth``, with
-        ``signature``: where a swapped loop went (a swap may distribute the
-        loops around it first, so its number is not always first)."""
-        module = self.schedule.module  # keep the module alive while its ops are used
-        loops = preorder_loops(module.operation)
-        depths = {ln.loop: ln.depth for ln in self.lines if ln.loop is not None}
-        for i in range(first, len(loops)):
-            op = loops[i]
-            if (lt.loop_dim(op), lt.loop_size(op), lt.loop_tail(op)) == signature and depths.get(i) == depth:
-                return i
-        return None
-
-    @_with_mlir
-    def _parent(self, loop: int) -> int | None:
-        """The L-number of the loop directly enclosing ``loop``."""
-        module = self.schedule.module  # keep the module alive while its ops are used
-        loops = preorder_loops(module.operation)
-        parent = loops[loop].parent
-        for i, other in enumerate(loops):
-            if other == parent:
-                return i
-        return None
-
     # ------------------------------------------------------------ moves
     def _loop_or_refuse(self) -> int:
         loop = self.selected_loop
@@ -239,35 +208,14 @@ class Session:
         return None
 
     def _move(self, name: str, *args) -> int | None:
-        s = self.schedule
-        if name == "gpu_auto":
-            s.gpu_auto(*args)
-            return self.selected_loop
-        loop = self._loop_or_refuse()
-        if name in ("swap_down", "swap_up"):
-            signature, depth = self._signature(loop), self.lines[self.cursor].depth
-            if name == "swap_down":
-                s.swap(loop)
-                return self._find_moved(signature, depth + 1, loop)
-            parent = self._parent(loop)
-            if parent is None:
-                raise LtError(f"error: L{loop} is outermost: nothing to swap it with above")
-            s.swap(parent)
-            return self._find_moved(signature, depth - 1, parent)
-        method = {
-            "split": s.split,
-            "merge": s.merge,
-            "vectorize": s.vectorize,
-            "unroll": s.unroll,
-            "parallel": s.parallel,
-            "distribute": s.distribute,
-            "gpu_map": s.gpu_map,
-            "cache": s.cache,
-        }.get(name)
-        if method is None:
-            raise LtError(f"error: unknown move '{name}'")
-        method(loop, *args)
-        return loop
+        kind = MOVES.get(name)
+        if kind is None:
+            raise LtError(f"error: unknown move '{name}' (moves: {', '.join(MOVES)})")
+        loop = self._loop_or_refuse() if kind.loop else None
+        if len(args) > 1:
+            raise LtError(f"error: {name} takes one argument, got {len(args)}")
+        follow = self.schedule.play(Move(name, loop, args[0] if args else None), self.target)
+        return self.selected_loop if follow is None else follow
 
     def undo(self) -> str | None:
         return self._history_step(self.schedule.undo)
@@ -334,17 +282,15 @@ class Session:
             return shown, self._loop_line(shown)
         if view == "scf":
             module = self.schedule.module
-            lowering = "lower-lt-to-gpu" if self.target == "cuda" else "lower-lt-to-gpu{emulate=1}" if self.target == "cuda-emulated" else "lower-lt-to-scf"
-            run_pipeline(module, f"builtin.module({lowering}, canonicalize, cse)")
+            run_pipeline(module, f"builtin.module({self.target.lowering}, canonicalize, cse)")
             return str(module), 0
         if view in ("llvm", "asm"):
-            if self.target == "cuda":
-                raise LtError(f"error: the {view} view shows CPU code; this session's target is cuda (the ptx view)")
-            target = "cuda-emulated" if self.target == "cuda-emulated" else "cpu"
-            mod = machine.optimize(lower(text, self.schedule.entry, target=target).llvm_ir)
+            if not self.target.native:
+                raise LtError(f"error: the {view} view shows CPU code; this session's target is {self.target.name} (the ptx view)")
+            mod = machine.optimize(lower(text, self.schedule.entry, target=self.target).llvm_ir)
             return (str(mod) if view == "llvm" else machine.emit_assembly(mod)), 0
         if view == "ptx":
-            if self.target != "cuda":
+            if self.target.native:
                 raise LtError("error: the ptx view needs target cuda (lt-ui --target cuda)")
             return lower_cuda(text, self.schedule.entry).ptx, 0
         raise LtError(f"error: unknown code view '{view}' (views: {', '.join(CODE_VIEWS)})")
@@ -373,16 +319,19 @@ class Session:
 
     def benchmark(self, text: str | None = None, on_first=None) -> Figures:
         """Compile and time ``text`` (default: the current schedule), check
-        its result against the starting schedule's once; cached per text.
-        ``on_first(figures)`` gets a first figure after ``FIRST_SECONDS`` of
-        runs; the one returned (and cached) comes from ``MEASURE_SECONDS``.
-        Safe to call from a worker thread."""
-        text = text or self.schedule.text
+        its result against the starting schedule's; cached per text.
+        ``on_first(figures)`` gets a first figure after a tenth of the
+        timing; the one returned (and cached) comes from ``MEASURE_SECONDS``.
+        The evaluator compiles and runs in a child process within the
+        session's ``limits``: past one, the figures carry the error and the
+        UI goes on.  Safe to call from a worker thread."""
+        with MLIR_LOCK:
+            text = text or self.schedule.text
         with self._lock:
             if text in self._figures:
                 return self._figures[text]
-            if self._expected is None and text != self.start_text:
-                self._measure(self.start_text)
+            if self.start_text not in self._figures and text != self.start_text:
+                self._figures[self.start_text] = self._measure(self.start_text)
             figures = self._measure(text, on_first)
             self._figures[text] = figures
             if not figures.error:
@@ -390,52 +339,50 @@ class Session:
             return figures
 
     def _measure(self, text: str, on_first=None) -> Figures:
-        figures = Figures(text, flops=self.flops, bytes=sum(s.nbytes for s in self.specs))
-        try:
-            t0 = time.perf_counter()
-            with MLIR_LOCK:
-                kernel = compile_module(text, self.schedule.entry, target=self.target)
-            figures.compile_s = time.perf_counter() - t0
-            outputs = kernel(*self.inputs)
-            outputs = list(outputs) if isinstance(outputs, tuple) else [outputs]
-            if on_first is not None and self._expected is not None:
-                times = _times_within(lambda: kernel(*self.inputs), FIRST_SECONDS, at_least=1)
-                first = Figures(text, float(np.median(times)), figures.compile_s, len(times), figures.flops, figures.bytes,
-                                self._start_s, self._numpy_s, *_same(outputs, self._expected), note="refining")
-                on_first(first)
-                times += _times_within(lambda: kernel(*self.inputs), MEASURE_SECONDS - FIRST_SECONDS, warm=False, at_least=2)
-            else:
-                times = _times_within(lambda: kernel(*self.inputs), MEASURE_SECONDS)
-            figures.runtime_s, figures.runs = float(np.median(times)), len(times)
-        except LtError as e:
-            figures.error = str(e)
-            return figures
-        except Exception as e:  # the driver, a bug: reported, never a crash
-            figures.error = f"{type(e).__name__}: {e}"
-            return figures
-        if self._expected is None:
-            self._expected = outputs
-            self._start_s = figures.runtime_s
-            self._figures[text] = figures
+        if self._evaluator is None:
+            self._evaluator = Evaluator(self.start_text, self.schedule.entry, self.target, inputs=self.inputs, limits=self.limits,
+                                        samples=10, min_sample_s=MEASURE_SECONDS / 10, budget_s=MEASURE_SECONDS, baseline=False)
+        base = Figures(text, flops=self.flops, bytes=sum(s.nbytes for s in self.specs))
+
+        def figures_of(m, note="") -> Figures:
+            f = Figures(text, flops=base.flops, bytes=base.bytes, compile_s=m.compile_s, note=note)
+            if not m.ok:
+                f.error = m.error
+                return f
+            f.runtime_s, f.spread = m.runtime_s, m.timing.spread
+            f.runs = m.timing.samples * m.timing.number
+            if text != self.start_text:
+                f.matches, f.mismatch = m.correct, m.mismatch
+            f.start_s = m.runtime_s if text == self.start_text else self._start_s
+            f.numpy_s = self._numpy_s
+            return f
+
+        partial = None
+        if on_first is not None and self._start_s is not None:
+            partial = lambda m: on_first(figures_of(m, "refining"))  # noqa: E731
+        m = self._evaluator.measure(text, partial)
+        if text == self.start_text and m.ok:
+            self._start_s = m.runtime_s
             if self.reference is not None:
                 try:
-                    self._numpy_s, _ = _median_within(lambda: self.reference(*self.inputs), MEASURE_SECONDS)
+                    self._numpy_s = time_call(lambda: self.reference(*self.inputs), 10, MEASURE_SECONDS / 10, MEASURE_SECONDS).median_s
                 except Exception as e:  # the user's function: reported, never a crash
                     self.reference = None
-                    figures.error = ""
                     self.reference_error = f"the NumPy reference failed: {type(e).__name__}: {e}"
-        else:
-            figures.matches, figures.mismatch = _same(outputs, self._expected)
-        figures.start_s = self._start_s
-        figures.numpy_s = self._numpy_s
-        figures.note = self.reference_error
+        figures = figures_of(m, self.reference_error)
         return figures
+
+    def close(self) -> None:
+        """Stop the evaluator's process (a later benchmark starts another)."""
+        if self._evaluator is not None:
+            self._evaluator.close()
+            self._evaluator = None
 
     # ------------------------------------------------------------ profile
     def profile(self):
         """The per-loop profile of the current schedule (an instrumented build)."""
         with MLIR_LOCK:  # compiles, then runs (a short profile: the lock is held throughout)
-            return profile_loops(self.schedule.text, self.schedule.entry, inputs=self.inputs, target=self.target)
+            return profile_loops(self.schedule.text, self.schedule.entry, inputs=self.inputs, target=self.target.name)
 
     # ------------------------------------------------------------ output
     def write(self, path: str | None = None) -> str:
@@ -455,42 +402,9 @@ class Session:
         prefix = prefix or (self.path.rsplit(".", 1)[0] if self.path else None)
         if not prefix:
             raise LtError("error: no path to write to (lt-ui -o PATH, or lt_mlir.ui(x, path))")
-        target = "cuda" if self.target == "cuda" else "cpu"
-        paths = compile_aot(self.schedule.text, prefix, self.schedule.entry, shared=False, target=target)
+        paths = compile_aot(self.schedule.text, prefix, self.schedule.entry, shared=False, target=self.target)
         return sorted(paths.values())
 
     @property
     def pipeline(self) -> str:
         return self.schedule.pipeline
-
-
-def _times_within(fn, seconds: float, warm: bool = True, at_least: int = 3) -> list[float]:
-    """Times of as many runs of ``fn`` as fit in ``seconds`` (at least
-    ``at_least``), after a warm-up run unless ``warm`` is False."""
-    if warm:
-        fn()
-    times = []
-    deadline = time.perf_counter() + seconds
-    while len(times) < at_least or (time.perf_counter() < deadline and len(times) < 10000):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return times
-
-
-def _median_within(fn, seconds: float) -> tuple[float, int]:
-    """Median time of ``fn`` after warm-up, over as many runs as fit in
-    ``seconds`` (at least 3)."""
-    times = _times_within(fn, seconds)
-    return float(np.median(times)), len(times)
-
-
-def _same(outputs: list, expected: list) -> tuple[bool, str]:
-    for j, (got, want) in enumerate(zip(outputs, expected)):
-        got, want = np.asarray(got, np.float64), np.asarray(want, np.float64)
-        scale = np.max(np.abs(want)) if want.size else 0.0
-        if got.shape != want.shape or not np.allclose(got, want, rtol=1e-4, atol=1e-5 * (scale + 1.0), equal_nan=True):
-            where = np.argwhere(~np.isclose(got, want, rtol=1e-4, atol=1e-5 * (scale + 1.0)))
-            first = tuple(where[0].tolist()) if len(where) else ()
-            return False, f"output {j} at {first}"
-    return True, ""

@@ -44,10 +44,10 @@ from dataclasses import dataclass, field
 import networkx as nx
 import numpy as np
 
-from ..analysis.dependence import accesses
 from ..dialect import lt
 from ..dialect.loop_tree import loop_tree, preorder_loops, value_names
 from ..mlir import ir
+from .dependence import accesses
 
 STRIDE_BINS = 32
 # the stride histogram of one loop in loops_tensor: bins >= 15 fold into the last

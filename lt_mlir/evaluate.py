@@ -1,0 +1,461 @@
+"""One evaluator: schedule text -> compiled kernel -> inputs -> checked,
+timed figures, for the UI, the environment, the search and the benchmarks.
+
+    >>> ev = Evaluator(programs.matmul(64, 64, 64))       # the start schedule
+    >>> m = ev.measure(schedule)                           # a Schedule or its text
+    >>> m.runtime_s, m.timing.spread, m.correct, m.speedup
+    >>> ev.remeasure([a.text, b.text], rounds=5)          # interleaved, one process
+    >>> ev.close()
+
+What it does, once for every tool:
+
+* compiles each text once (an LRU cache keyed by text, target and
+  ``CompileOptions``, ``cache_size`` kernels);
+* runs every candidate on the same seeded inputs (or the caller's) and
+  checks its outputs against the start schedule's (``correct``);
+* times the bound kernel only (``Kernel.bind``: no argument checks, the
+  outputs reused), ``number`` calls a sample so a sample lasts
+  ``min_sample_s`` (``runtime.timing.time_call``), and reports the median
+  with its spread;
+* ``remeasure`` times several texts round-robin, so drift in the machine's
+  load hits them alike (a search re-measures its best before naming one);
+* enforces time limits (``Limits``): with ``isolated=True`` (the default)
+  the compiling and the timing happen in a child process, and a compile or
+  a run that passes its limit is abandoned -- the child is killed, the
+  ``Measurement`` says ``timed_out`` -- and the next request starts a fresh
+  child.  The caller's process never waits past a limit.
+
+``Bench`` is what one process keeps (inputs, reference outputs, baseline,
+kernel cache); the search's worker pools and Ray actors run one each.
+"""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+import time
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from multiprocessing.connection import Connection
+
+import numpy as np
+
+from .dialect.entry import find_function, signature
+from .errors import LtError
+from .runtime.specs import random_inputs
+from .runtime.timing import Timing, time_call
+from .targets import CompileOptions, get_target
+
+BASELINE_EVERY = 20  # re-time the start schedule after this many measurements (slow drift is followed)
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Seconds a compile, and a run (warm-up, check and timing of one
+    schedule), may take before they are abandoned."""
+
+    compile_s: float = 10.0
+    run_s: float = 10.0
+
+    def __post_init__(self):
+        for name in ("compile_s", "run_s"):
+            value = getattr(self, name)
+            if not isinstance(value, (int, float)) or isinstance(value, bool) or not value > 0:
+                raise LtError(f"error: time limit {name} must be a positive number of seconds, got {value!r}")
+
+
+@dataclass
+class Measurement:
+    """What evaluating one schedule gave."""
+
+    text: str
+    runtime_s: float | None = None  # median seconds a call
+    timing: Timing | None = None  # with the spread and the sample counts
+    compile_s: float | None = None  # 0.0 when the kernel came from the cache
+    correct: bool | None = None  # outputs equal the start schedule's on the same inputs
+    mismatch: str = ""  # where they differ first
+    baseline_s: float | None = None  # the start schedule's median in the same process
+    error: str = ""
+    timed_out: str = ""  # "compile" or "run": the limit that abandoned it
+    worker: str = "local"
+    outputs: list | None = None  # the written arguments after one call (when asked for)
+
+    @property
+    def ok(self) -> bool:
+        """Measured: no error, a runtime."""
+        return not self.error and self.runtime_s is not None
+
+    @property
+    def speedup(self) -> float | None:
+        """The start schedule's time over this one's (same process)."""
+        if self.baseline_s is None or not self.runtime_s:
+            return None
+        return self.baseline_s / self.runtime_s
+
+
+@dataclass(frozen=True)
+class Config:
+    """What a ``Bench`` is made from (picklable: it travels to workers)."""
+
+    start_text: str
+    entry: str | None = None
+    target: str = "cpu"
+    options: CompileOptions = field(default_factory=CompileOptions)
+    seed: int = 0
+    inputs: tuple | None = None  # the read-only arguments; None: seeded random ones
+    samples: int = 10
+    min_sample_s: float = 1e-3
+    budget_s: float = 1.0  # timing one schedule takes about this long at most
+    cache_size: int = 64
+    baseline: bool = True  # time the start schedule (speedups)
+    keep_outputs: bool = False  # return each schedule's outputs
+
+
+def message(e: BaseException) -> str:
+    """An error as one line: the project's own text, or the exception's type and text."""
+    text = str(e) or type(e).__name__
+    if isinstance(e, LtError):
+        return text if "error:" in text else f"error: {text}"
+    return f"error: {type(e).__name__}: {text}"
+
+
+def same_outputs(outputs: list, expected: list) -> tuple[bool, str]:
+    """Whether ``outputs`` equal ``expected`` (relative 1e-4, absolute
+    1e-5 of the largest), and where they differ first."""
+    for j, (got, want) in enumerate(zip(outputs, expected)):
+        got, want = np.asarray(got, np.float64), np.asarray(want, np.float64)
+        scale = float(np.max(np.abs(want))) if want.size else 0.0
+        tol = dict(rtol=1e-4, atol=1e-5 * (scale + 1.0))
+        if got.shape != want.shape or not np.allclose(got, want, equal_nan=True, **tol):
+            if got.shape != want.shape:
+                return False, f"output {j} has shape {got.shape}, not {want.shape}"
+            where = np.argwhere(~np.isclose(got, want, equal_nan=True, **tol))
+            return False, f"output {j} at {tuple(where[0].tolist()) if len(where) else ()}"
+    return True, ""
+
+
+class Bench:
+    """What one process keeps to evaluate schedules of one start schedule:
+    the argument specs, the inputs, the start's outputs and time, and the
+    compiled kernels (LRU).  ``stage(name)`` is told "compile" and "run"
+    as each begins (the isolated runner's limits follow them)."""
+
+    def __init__(self, config: Config, name: str = "local", stage: Callable | None = None):
+        self.config, self.name = config, name
+        self.target = get_target(config.target)
+        self.kernels: OrderedDict = OrderedDict()
+        self.count = 0
+        self.baseline_s: float | None = None
+        self.reference: list | None = None
+        self.start_error = ""
+        self._stage = stage or (lambda name: None)
+        try:
+            from .dialect.lt import parse_module
+
+            module = parse_module(config.start_text)
+            self.specs = signature(find_function(module.operation, config.entry))
+            read = [s for s in self.specs if not s.written]
+            inputs = list(config.inputs) if config.inputs is not None else random_inputs(self.specs, config.seed)
+            if len(inputs) != len(read):
+                raise LtError(f"error: {len(inputs)} inputs given; the kernel reads {len(read)} arguments")
+            self.inputs = [np.ascontiguousarray(a, dtype=s.dtype) for a, s in zip(inputs, read)]
+            start, _ = self.kernel(config.start_text)
+            self._stage("run")
+            self.reference = self._outputs(start)
+            if config.baseline:
+                self.baseline_s = self._time(start).median_s
+        except Exception as e:  # noqa: BLE001 - a bad start schedule, no device: every measurement says so
+            self.start_error = message(e)
+
+    # ------------------------------------------------------------ kernels
+    def kernel(self, text: str):
+        """(compiled kernel, seconds it took: 0.0 from the cache)."""
+        kernel = self.kernels.get(text)
+        if kernel is not None:
+            self.kernels.move_to_end(text)
+            return kernel, 0.0
+        self._stage("compile")
+        t0 = time.perf_counter()
+        kernel = self.target.compile(text, self.config.entry, self.config.options)
+        elapsed = time.perf_counter() - t0
+        self.kernels[text] = kernel
+        while len(self.kernels) > self.config.cache_size:
+            self.kernels.popitem(last=False)
+        return kernel, elapsed
+
+    def _arguments(self) -> list:
+        inputs = iter(self.inputs)
+        return [np.zeros(s.shape, s.dtype) if s.written else next(inputs) for s in self.specs]
+
+    def _outputs(self, kernel) -> list:
+        """The written arguments after one call on zeroed outputs."""
+        arrays = self._arguments()
+        kernel(*arrays)
+        return [a for s, a in zip(self.specs, arrays) if s.written]
+
+    def _time(self, kernel, samples: int | None = None, min_sample_s: float | None = None, budget_s: float | None = None) -> Timing:
+        c = self.config
+        samples, min_sample_s = samples or c.samples, min_sample_s or c.min_sample_s
+        budget_s = c.budget_s if budget_s is None else budget_s
+        arrays = self._arguments()
+        if hasattr(kernel, "time"):  # CudaKernel: CUDA events around the launches, no copies
+            times = sorted(kernel.time(*arrays, warmup=1, repeat=samples))
+            n = len(times)
+            return Timing(times[n // 2], times[(n - 1) // 4], times[(3 * (n - 1) + 3) // 4], n, 1)
+        return time_call(kernel.bind(*arrays), samples, min_sample_s, budget_s)
+
+    # ------------------------------------------------------------ measuring
+    def measure(self, text: str, partial: Callable | None = None) -> Measurement:
+        """Compile (cached), check against the start's outputs, time.
+        ``partial(measurement)`` gets a rough first figure (a tenth of the
+        timing) before the final one.  Never raises for a bad schedule."""
+        if self.start_error:
+            return Measurement(text, error=self.start_error, worker=self.name)
+        m = Measurement(text, worker=self.name)
+        try:
+            if self.config.baseline and self.count and self.count % BASELINE_EVERY == 0:
+                self.baseline_s = self._time(self.kernel(self.config.start_text)[0]).median_s
+            self.count += 1
+            kernel, m.compile_s = self.kernel(text)
+            self._stage("run")
+            outputs = self._outputs(kernel)
+            m.correct, m.mismatch = same_outputs(outputs, self.reference)
+            if self.config.keep_outputs:
+                m.outputs = outputs
+            m.baseline_s = self.baseline_s
+            if partial is not None:
+                first = self._time(kernel, samples=3, budget_s=self.config.budget_s / 10)
+                partial(replace(m, runtime_s=first.median_s, timing=first))
+            m.timing = self._time(kernel)
+            m.runtime_s = m.timing.median_s
+        except Exception as e:  # noqa: BLE001 - a bad candidate is a result, never an exception
+            m.error = message(e)
+        return m
+
+    def remeasure(self, texts: list[str], rounds: int = 5) -> list[Measurement]:
+        """Each text timed ``rounds`` times, one sample of each a round
+        (drift hits them alike); the medians, with the start's time taken
+        in the same rounds as the baseline."""
+        if self.start_error:
+            return [Measurement(t, error=self.start_error, worker=self.name) for t in texts]
+        order = [self.config.start_text] + [t for t in dict.fromkeys(texts) if t != self.config.start_text]
+        sample, errors, samples = {}, {}, {t: [] for t in order}
+        c = self.config
+        for t in order:
+            try:
+                kernel, _ = self.kernel(t)
+                self._stage("run")
+                arrays = self._arguments()
+                if hasattr(kernel, "time"):  # CudaKernel: CUDA events
+                    sample[t] = lambda k=kernel, a=arrays: float(np.median(k.time(*a, warmup=1, repeat=3)))
+                else:
+                    sample[t] = lambda run=kernel.bind(*arrays): time_call(run, 3, c.min_sample_s, c.budget_s / 4).median_s
+            except Exception as e:  # noqa: BLE001
+                errors[t] = message(e)
+        self._stage("run")
+        for _ in range(max(1, rounds)):
+            for t, take in sample.items():
+                samples[t].append(take())
+        base = float(np.median(samples[self.config.start_text])) if samples[self.config.start_text] else None
+        out = []
+        for t in texts:
+            if t in errors:
+                out.append(Measurement(t, error=errors[t], worker=self.name))
+                continue
+            times = sorted(samples[t])
+            n = len(times)
+            timing = Timing(float(np.median(times)), times[(n - 1) // 4], times[(3 * (n - 1) + 3) // 4], n, 0)
+            out.append(Measurement(t, timing.median_s, timing, baseline_s=base, worker=self.name))
+        return out
+
+
+# ------------------------------------------------------------ the isolated runner
+
+
+def _serve(fd: int) -> None:
+    """A child process's loop (``python -c``, so a user's script is never
+    re-imported): the config, then requests in, stages and results out."""
+    conn = Connection(fd)
+    config, name = conn.recv()
+
+    def stage(which: str) -> None:
+        conn.send(("stage", which))
+
+    conn.send(("stage", "compile"))
+    bench = Bench(config, name, stage)
+    conn.send(("ready", bench.start_error))
+    while True:
+        try:
+            request = conn.recv()
+        except (EOFError, OSError, KeyboardInterrupt):
+            return
+        if request is None:
+            return
+        kind, payload, want_partial = request
+        try:
+            if kind == "measure":
+                partial = (lambda m: conn.send(("partial", m))) if want_partial else None
+                result = bench.measure(payload, partial)
+            else:
+                result = bench.remeasure(*payload)
+        except Exception as e:  # noqa: BLE001 - a bug: reported, the child goes on
+            result = Measurement(payload if isinstance(payload, str) else "", error=message(e), worker=name)
+        conn.send(("done", result))
+
+
+class _Child:
+    """One child process running ``_serve`` over a socket pair."""
+
+    STARTUP_S = 120.0  # importing MLIR in a fresh process, on a loaded machine
+
+    def __init__(self, config: Config, name: str):
+        ours, theirs = socket.socketpair()
+        code = f"from lt_mlir.evaluate import _serve; _serve({theirs.fileno()})"
+        self.process = subprocess.Popen([sys.executable, "-c", code], pass_fds=(theirs.fileno(),), stdin=subprocess.DEVNULL)
+        theirs.close()
+        self.conn = Connection(ours.detach())
+        self.conn.send((config, name))
+        self.ready = False
+
+    def alive(self) -> bool:
+        return self.process.poll() is None
+
+    def kill(self) -> None:
+        if self.alive():
+            self.process.kill()
+        try:
+            self.process.wait(5.0)
+        except subprocess.TimeoutExpired:
+            pass
+        self.conn.close()
+
+    def stop(self) -> None:
+        try:
+            self.conn.send(None)
+            self.process.wait(2.0)
+        except (OSError, ValueError, subprocess.TimeoutExpired):
+            pass
+        self.kill()
+
+
+class Evaluator:
+    """Evaluates schedules of ``start`` (a ``Schedule`` or lt module text;
+    speedups and the results check are against it).
+
+    ``target``: a name or ``Target``; ``options``: ``CompileOptions``;
+    ``inputs``: the read-only arguments (default: seeded random, ``seed``);
+    ``samples``/``min_sample_s``/``budget_s``: the timing (``time_call``);
+    ``limits``: ``Limits`` of a compile and a run (enforced with
+    ``isolated``; in-process, nothing can stop native code);
+    ``baseline``: time the start schedule (``Measurement.speedup``);
+    ``keep_outputs``: return each schedule's outputs."""
+
+    def __init__(self, start, entry: str | None = None, target="cpu", options: CompileOptions | None = None, inputs=None,
+                 seed: int = 0, limits: Limits | None = None, samples: int = 10, min_sample_s: float = 1e-3,
+                 budget_s: float = 1.0, isolated: bool = True, cache_size: int = 64, baseline: bool = True,
+                 keep_outputs: bool = False, name: str = "local"):
+        text = start if isinstance(start, str) else start.text
+        if entry is None and not isinstance(start, str):
+            entry = getattr(start, "entry", None)
+        t = get_target(target)
+        self.config = Config(text, entry, t.name, options or CompileOptions(), int(seed),
+                             None if inputs is None else tuple(np.asarray(a) for a in inputs), max(3, int(samples)),
+                             float(min_sample_s), float(budget_s), int(cache_size), bool(baseline), bool(keep_outputs))
+        self.limits = limits or Limits()
+        self.isolated, self.name = isolated, name
+        self._bench: Bench | None = None
+        self._child: _Child | None = None
+        self.start_error = ""
+
+    # ------------------------------------------------------------ requests
+    def measure(self, schedule, on_partial: Callable | None = None) -> Measurement:
+        """Evaluate one schedule (a ``Schedule`` or its text)."""
+        text = schedule if isinstance(schedule, str) else schedule.text
+        if not self.isolated:
+            return self._local().measure(text, on_partial)
+        return self._ask(("measure", text, on_partial is not None), text, on_partial)
+
+    def measure_many(self, schedules) -> list[Measurement]:
+        """``measure`` of each schedule, in order."""
+        return [self.measure(s) for s in schedules]
+
+    def remeasure(self, schedules, rounds: int = 5) -> list[Measurement]:
+        """The schedules timed again, interleaved over ``rounds`` rounds."""
+        texts = [s if isinstance(s, str) else s.text for s in schedules]
+        if not self.isolated:
+            return self._local().remeasure(texts, rounds)
+        result = self._ask(("remeasure", (texts, rounds), False), "", None, run_limit=self.limits.run_s * max(1, len(texts)))
+        if isinstance(result, Measurement):  # the whole batch failed (a limit, a crash)
+            return [replace(result, text=t) for t in texts]
+        return result
+
+    def close(self) -> None:
+        """Stop the child process (a later request starts another)."""
+        if self._child is not None:
+            self._child.stop()
+            self._child = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:  # noqa: BLE001 - interpreter shutdown
+            pass
+
+    # ------------------------------------------------------------ in this process
+    def _local(self) -> Bench:
+        if self._bench is None:
+            self._bench = Bench(self.config, self.name)
+            self.start_error = self._bench.start_error
+        return self._bench
+
+    # ------------------------------------------------------------ in a child
+    def _ask(self, request: tuple, text: str, on_partial, run_limit: float | None = None):
+        if self._child is None:
+            self._child = _Child(self.config, self.name)
+        child = self._child
+        limits = {"compile": self.limits.compile_s, "run": run_limit or self.limits.run_s}
+        sent = False
+        stage, started = "start", time.monotonic()
+        while True:
+            if child.ready and not sent:
+                try:
+                    child.conn.send(request)
+                except (OSError, ValueError):
+                    return self._lost(text, "the evaluator's process died")
+                sent = True
+                stage, started = "compile", time.monotonic()
+            limit = _Child.STARTUP_S if stage == "start" else limits[stage]
+            left = limit - (time.monotonic() - started)
+            if left <= 0 or not child.conn.poll(max(0.0, left)):
+                if not child.alive():
+                    return self._lost(text, "the evaluator's process died")
+                if stage == "start":
+                    return self._lost(text, f"the evaluator's process did not start in {limit:.0f} s")
+                return self._lost(text, f"{stage} ran past its limit of {limit:g} s (abandoned)", stage)
+            try:
+                kind, value = child.conn.recv()
+            except (EOFError, OSError):
+                return self._lost(text, "the evaluator's process died (a crash in compiled code?)")
+            if kind == "stage":  # the first one: the child has imported MLIR (the start schedule compiles next)
+                stage, started = value, time.monotonic()
+            elif kind == "ready":
+                child.ready, self.start_error = True, value
+            elif kind == "partial":
+                on_partial(value)
+            elif kind == "done":
+                return value
+
+    def _lost(self, text: str, why: str, timed_out: str = "") -> Measurement:
+        """Kill the child (a fresh one serves the next request)."""
+        if self._child is not None:
+            self._child.kill()
+            self._child = None
+        return Measurement(text, error=f"error: {why}", timed_out=timed_out, worker=self.name)

@@ -1,0 +1,124 @@
+"""The one evaluator (lt_mlir/evaluate.py): compile cache, the results
+check against the start schedule, timing of the bound kernel, and time
+limits that the UI, the environment and the search survive."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pytest
+
+import lt_mlir
+from lt_mlir import programs
+from lt_mlir.env import LoopToolEnv
+from lt_mlir.evaluate import Evaluator, Limits
+from lt_mlir.runtime.timing import time_call
+from lt_mlir.schedule import Schedule
+from lt_mlir.search.measure import make_measurer
+from lt_mlir.tui.session import Session
+
+START = programs.matmul(64, 64, 64)
+
+
+def heavy() -> Schedule:
+    """n and k fully unrolled: 4096 copies of the body, a compile of many
+    seconds (over 10 s on this project's 2-core host)."""
+    return Schedule(START).apply("lt-unroll{loop=2 factor=0}").apply("lt-unroll{loop=1 factor=0}")
+
+
+def test_measure_checks_against_the_start_and_caches_kernels():
+    with Evaluator(START, isolated=False) as ev:
+        split = Schedule(START).split(0, 8)
+        first = ev.measure(split)
+        assert first.ok and first.correct is True and first.compile_s > 0
+        assert first.runtime_s == first.timing.median_s and first.timing.q1_s <= first.runtime_s <= first.timing.q3_s
+        assert first.timing.samples >= 3 and first.speedup == pytest.approx(first.baseline_s / first.runtime_s)
+        again = ev.measure(split.text)
+        assert again.compile_s == 0.0  # from the cache
+        # another program of the same signature computes something else: caught
+        wrong = ev.measure(programs.matmul(64, 64, 64, clipped=True))
+        assert wrong.ok and wrong.correct is False and wrong.mismatch.startswith("output 0 at")
+        broken = ev.measure("func.func @nope(")
+        assert not broken.ok and "error" in broken.error
+
+
+def test_time_call_samples_last_the_minimum():
+    calls = [0]
+
+    def run():
+        calls[0] += 1
+
+    t = time_call(run, samples=5, min_sample_s=1e-3)
+    assert t.number > 1 and t.samples == 5 and t.median_s * t.number >= 0.5e-3  # calibrated to ~1 ms a sample
+    assert calls[0] >= 5 * t.number
+
+
+def test_remeasure_is_interleaved_and_keeps_order():
+    with Evaluator(START, isolated=False) as ev:
+        a, b = Schedule(START).split(0, 8).text, Schedule(START).parallel(0).text
+        got = ev.remeasure([b, a], rounds=3)
+    assert [m.text for m in got] == [b, a]
+    assert all(m.ok and m.timing.samples == 3 and m.baseline_s > 0 for m in got)
+
+
+def test_a_compile_past_its_limit_is_abandoned_and_the_next_one_runs():
+    with Evaluator(START, limits=Limits(compile_s=2.0)) as ev:
+        t0 = time.monotonic()
+        m = ev.measure(heavy())
+        assert m.timed_out == "compile" and "compile ran past its limit of 2 s" in m.error
+        assert time.monotonic() - t0 < 10  # not the 10+ s the compile takes
+        ok = ev.measure(Schedule(START).split(0, 8))  # a fresh child serves it
+        assert ok.ok and ok.correct is True
+
+
+def test_a_run_past_its_limit_is_abandoned():
+    with Evaluator(programs.matmul(256, 256, 256), limits=Limits(run_s=0.01)) as ev:
+        m = ev.measure(programs.matmul(256, 256, 256))
+    assert m.timed_out == "run" and "run ran past its limit" in m.error
+
+
+def test_the_ui_reports_a_compile_past_its_limit_and_goes_on():
+    session = Session(Schedule(START), limits=Limits(compile_s=2.0))
+    try:
+        assert session.benchmark().error == ""
+        session.schedule = heavy()
+        figures = session.benchmark()
+        assert "compile ran past its limit" in figures.error and figures.line().startswith("no figures: ")
+        session.schedule = Schedule(START).split(0, 4)
+        after = session.benchmark()
+        assert after.error == "" and after.matches is True
+    finally:
+        session.close()
+
+
+def test_the_env_refuses_an_action_past_the_limit_with_zero_reward():
+    env = LoopToolEnv(START, "extended", observations=("loop_tree",), reward="flops", action_mask=False, limits=Limits(compile_s=2.0))
+    try:
+        env.reset()
+        env.schedule = heavy()
+        before = env.schedule.text
+        obs, reward, _, _, info = env.step(env.actions.index("split_2"))  # m by 2: still 4096 copies to compile
+        assert "compile ran past its limit" in info["refused"] and reward == 0.0 and env.schedule.text == before
+        env.schedule = Schedule(START)
+        _, reward, _, _, info = env.step(env.actions.index("split_2"))
+        assert "refused" not in info
+    finally:
+        env.close()
+
+
+def test_the_search_counts_a_candidate_past_the_limit_as_failed():
+    split = Schedule(START).split(0, 8).text
+    with make_measurer(START, limits=Limits(compile_s=2.0)) as m:
+        results = m.measure([heavy().text, split])
+    assert "compile ran past its limit" in results[0].error and results[0].speedup is None
+    assert results[1].correct is True and results[1].speedup > 0
+
+
+def test_inputs_given_are_the_ones_run():
+    A = np.arange(64 * 64, dtype=np.float32).reshape(64, 64) / 4096
+    B = np.eye(64, dtype=np.float32)
+    with Evaluator(START, inputs=[A, B], keep_outputs=True, isolated=False) as ev:
+        m = ev.measure(Schedule(START).split(1, 4))
+    np.testing.assert_allclose(m.outputs[0], A @ B, rtol=1e-6)
+    assert lt_mlir.compile(START)(A, B).shape == (64, 64)
