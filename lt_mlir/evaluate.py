@@ -34,6 +34,7 @@ from __future__ import annotations
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from collections import OrderedDict
 from collections.abc import Callable
@@ -48,6 +49,7 @@ from .runtime.specs import random_inputs
 from .runtime.timing import Timing, time_call
 from .targets import CompileOptions, get_target
 
+MAX_LIMIT_S = 86400.0  # a day: the longest limit (no limit is no isolation: isolated=False)
 BASELINE_EVERY = 20  # re-time the start schedule after this many measurements (slow drift is followed)
 
 
@@ -62,8 +64,8 @@ class Limits:
     def __post_init__(self):
         for name in ("compile_s", "run_s"):
             value = getattr(self, name)
-            if not isinstance(value, (int, float)) or isinstance(value, bool) or not value > 0:
-                raise LtError(f"error: time limit {name} must be a positive number of seconds, got {value!r}")
+            if not isinstance(value, (int, float)) or isinstance(value, bool) or not 0 < value <= MAX_LIMIT_S:
+                raise LtError(f"error: time limit {name} must be a number of seconds in (0, {MAX_LIMIT_S:g}], got {value!r}")
 
 
 @dataclass
@@ -136,6 +138,13 @@ def same_outputs(outputs: list, expected: list) -> tuple[bool, str]:
     return True, ""
 
 
+def _target(name: str):
+    try:
+        return get_target(name)
+    except LtError as e:
+        raise LtError(f"{e}; a target registered at run time is measured in this process: Evaluator(..., isolated=False)") from None
+
+
 class Bench:
     """What one process keeps to evaluate schedules of one start schedule:
     the argument specs, the inputs, the start's outputs and time, and the
@@ -144,7 +153,7 @@ class Bench:
 
     def __init__(self, config: Config, name: str = "local", stage: Callable | None = None):
         self.config, self.name = config, name
-        self.target = get_target(config.target)
+        self.target = None
         self.kernels: OrderedDict = OrderedDict()
         self.count = 0
         self.baseline_s: float | None = None
@@ -154,6 +163,7 @@ class Bench:
         try:
             from .dialect.lt import parse_module
 
+            self.target = _target(config.target)
             module = parse_module(config.start_text)
             self.specs = signature(find_function(module.operation, config.entry))
             read = [s for s in self.specs if not s.written]
@@ -216,7 +226,9 @@ class Bench:
         m = Measurement(text, worker=self.name)
         try:
             if self.config.baseline and self.count and self.count % BASELINE_EVERY == 0:
-                self.baseline_s = self._time(self.kernel(self.config.start_text)[0]).median_s
+                start, _ = self.kernel(self.config.start_text)
+                self._stage("run")
+                self.baseline_s = self._time(start).median_s
             self.count += 1
             kernel, m.compile_s = self.kernel(text)
             self._stage("run")
@@ -254,8 +266,8 @@ class Bench:
                     sample[t] = lambda run=kernel.bind(*arrays): time_call(run, 3, c.min_sample_s, c.budget_s / 4).median_s
             except Exception as e:  # noqa: BLE001
                 errors[t] = message(e)
-        self._stage("run")
         for _ in range(max(1, rounds)):
+            self._stage("run")  # each round within the run limit
             for t, take in sample.items():
                 samples[t].append(take())
         base = float(np.median(samples[self.config.start_text])) if samples[self.config.start_text] else None
@@ -313,7 +325,11 @@ class _Child:
     def __init__(self, config: Config, name: str):
         ours, theirs = socket.socketpair()
         code = f"from lt_mlir.evaluate import _serve; _serve({theirs.fileno()})"
-        self.process = subprocess.Popen([sys.executable, "-c", code], pass_fds=(theirs.fileno(),), stdin=subprocess.DEVNULL)
+        # what the child prints (LLVM's and MLIR's diagnostics, a crash's
+        # last words) goes to a file, not into lt-ui's terminal
+        self.stderr = tempfile.TemporaryFile()
+        self.process = subprocess.Popen([sys.executable, "-c", code], pass_fds=(theirs.fileno(),), stdin=subprocess.DEVNULL,
+                                        stderr=self.stderr)
         theirs.close()
         self.conn = Connection(ours.detach())
         self.conn.send((config, name))
@@ -321,6 +337,15 @@ class _Child:
 
     def alive(self) -> bool:
         return self.process.poll() is None
+
+    def last_words(self) -> str:
+        """The last line the child wrote to stderr, as ``": <line>"``."""
+        try:
+            self.stderr.seek(max(0, self.stderr.seek(0, 2) - 2000))
+            lines = [ln.strip() for ln in self.stderr.read().decode(errors="replace").splitlines() if ln.strip()]
+        except (OSError, ValueError):
+            return ""
+        return f": {lines[-1]}" if lines else ""
 
     def kill(self) -> None:
         if self.alive():
@@ -330,6 +355,7 @@ class _Child:
         except subprocess.TimeoutExpired:
             pass
         self.conn.close()
+        self.stderr.close()
 
     def stop(self) -> None:
         try:
@@ -420,7 +446,13 @@ class Evaluator:
     def _ask(self, request: tuple, text: str, on_partial, run_limit: float | None = None):
         if self._child is None:
             self._child = _Child(self.config, self.name)
-        child = self._child
+        try:
+            return self._exchange(self._child, request, text, on_partial, run_limit)
+        except BaseException:  # an interrupt, a callback's error: the child's answer would come to the next request
+            self._lost(text, "interrupted")
+            raise
+
+    def _exchange(self, child: "_Child", request: tuple, text: str, on_partial, run_limit: float | None):
         limits = {"compile": self.limits.compile_s, "run": run_limit or self.limits.run_s}
         sent = False
         stage, started = "start", time.monotonic()
@@ -429,21 +461,23 @@ class Evaluator:
                 try:
                     child.conn.send(request)
                 except (OSError, ValueError):
-                    return self._lost(text, "the evaluator's process died")
+                    return self._lost(text, "the evaluator's process died" + child.last_words())
                 sent = True
                 stage, started = "compile", time.monotonic()
             limit = _Child.STARTUP_S if stage == "start" else limits[stage]
             left = limit - (time.monotonic() - started)
-            if left <= 0 or not child.conn.poll(max(0.0, left)):
+            if left <= 0 or not child.conn.poll(min(left, 3600.0)):
+                if left > 3600.0:
+                    continue
                 if not child.alive():
-                    return self._lost(text, "the evaluator's process died")
+                    return self._lost(text, "the evaluator's process died" + child.last_words())
                 if stage == "start":
                     return self._lost(text, f"the evaluator's process did not start in {limit:.0f} s")
                 return self._lost(text, f"{stage} ran past its limit of {limit:g} s (abandoned)", stage)
             try:
                 kind, value = child.conn.recv()
             except (EOFError, OSError):
-                return self._lost(text, "the evaluator's process died (a crash in compiled code?)")
+                return self._lost(text, "the evaluator's process died (a crash in compiled code?)" + child.last_words())
             if kind == "stage":  # the first one: the child has imported MLIR (the start schedule compiles next)
                 stage, started = value, time.monotonic()
             elif kind == "ready":

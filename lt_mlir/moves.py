@@ -270,9 +270,21 @@ def _follow_swap_up(move, before, after):
     return _find(_loops(after), _signature(loop), _depth(loop) - 1, _parent_index(loop, loops))
 
 
-def _follow_clamped(move, before, after):
-    n = len(_loops(after))
-    return min(move.loop, n - 1) if n else None
+def _follow_merge(move, before, after):
+    """The loop it merged into: the preceding sibling (same dim), which
+    keeps its number, else its parent level."""
+    loop, loops = _the_loop(move, before)
+    previous = None
+    for op in lt.body_ops(loop.block):
+        if op == loop:
+            break
+        if lt.is_loop(op):
+            previous = op
+        elif not op.name.startswith("arith.") and op.name != "lt.dim":
+            previous = None
+    if previous is not None and lt.loop_dim(previous) == lt.loop_dim(loop):
+        return next(i for i, other in enumerate(loops) if other == previous)
+    return _parent_index(loop, loops)
 
 
 # ------------------------------------------------------------ the kinds
@@ -404,7 +416,7 @@ for _kind in (
     MoveKind("split", _with_int("lt-split", "factor"), "an outer level and an inner one of FACTOR iterations (a tail, never padding)",
              search_args=lambda t: SPLITS),
     MoveKind("merge", _simple("lt-merge"), "fuse into the loop before it, or into its parent, over the same dim",
-             search_args=lambda t: (None,), follow=_follow_clamped),
+             search_args=lambda t: (None,), follow=_follow_merge),
     MoveKind("unroll", _unroll, "FACTOR body copies an iteration (0 or none: completely)", search_args=lambda t: (None,)),
     MoveKind("vectorize", _vectorize, "WIDTH iterations as one vector (none: the target's width)", search_args=lambda t: (None,)),
     MoveKind("parallel", _parallel, "iterations on every CPU core (static, dynamic or guided)",

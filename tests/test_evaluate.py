@@ -122,3 +122,32 @@ def test_inputs_given_are_the_ones_run():
         m = ev.measure(Schedule(START).split(1, 4))
     np.testing.assert_allclose(m.outputs[0], A @ B, rtol=1e-6)
     assert lt_mlir.compile(START)(A, B).shape == (64, 64)
+
+
+def test_an_exception_in_the_caller_does_not_shift_the_answers():
+    """A callback that raises (or an interrupt) while the child works: the
+    child is dropped, so the next request gets its own answer."""
+    a, b = Schedule(START).split(0, 8), Schedule(START).split(1, 4)
+    with Evaluator(START) as ev:
+        def boom(partial):
+            raise KeyboardInterrupt
+
+        with pytest.raises(KeyboardInterrupt):
+            ev.measure(a, on_partial=boom)
+        m = ev.measure(b)
+    assert m.ok and m.text == b.text
+
+
+def test_limits_are_finite_positive_seconds():
+    for bad in (0, -1, float("inf"), float("nan"), True, "5"):
+        with pytest.raises(lt_mlir.LtError, match="time limit"):
+            Limits(compile_s=bad)
+
+
+def test_the_env_follows_a_reset_to_another_target():
+    env = LoopToolEnv("benchmark://loop_tool-cpu-v0/64", observations=("loop_tree",), reward=None, action_mask=False)
+    env.reset()
+    obs, _ = env.reset(options={"benchmark": "benchmark://loop_tool-cuda-v0/64"})
+    assert env.target.name == "cuda" and "[gpu block]" in obs["loop_tree"]
+    obs, _, _, _, info = env.step(env.actions.index("toggle_thread"))  # the GPU mapping off (not lt-parallel on)
+    assert "refused" not in info and "gpu" not in obs["loop_tree"]

@@ -136,3 +136,20 @@ def test_undo_and_copy_share_states_without_reparsing():
     assert "x" not in s.parsed.operation.attributes
     c.undo()
     assert c.text == s.text
+
+
+def test_the_selected_loop_follows_a_merge():
+    """Merged into its parent level or its preceding sibling: the cursor
+    goes to the loop that remains, not to the number it had."""
+    s = Schedule(TEXT).split(0, 4)  # for m in 4 : L0 { for m' in 4 : L1 { ... } }
+    follow = s.play(Move("merge", 1))
+    assert follow == 0 and s.loop_tree.startswith("for m in 16 : L0")
+    d = Schedule(TEXT)
+    d.distribute(1)  # for m : L0 { for n : L1 { init }  for n : L2 { for k : L3 } }
+    assert d.play(Move("merge", 2)) == 1
+
+
+def test_a_copy_keeps_module_attributes():
+    text = TEXT.replace("func.func", 'module attributes {lt.origin = "test"} {\nfunc.func', 1) + "}\n"
+    s = Schedule(text)
+    assert 'lt.origin = "test"' in s.copy().split(0, 4).text

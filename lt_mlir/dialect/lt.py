@@ -371,6 +371,8 @@ def clone_module(module: ir.Module) -> ir.Module:
     op = module.operation
     with op.context:
         copy = ir.Module.create(loc=op.location)
+        for name in op.attributes:
+            copy.operation.attributes[name] = op.attributes[name]
         at = ir.InsertionPoint(copy.body)
         for o in module.body.operations:
             o.operation.clone(ip=at)

@@ -24,7 +24,9 @@ Action spaces (``action_space=``):
 
 Observations (``observations=``, a ``Dict`` space of those asked for):
 ``loop_tree``, ``ir``, ``action_state`` ([cursor loop, size, tail]),
-``runtime`` (seconds, median of ``repeat`` runs after warm-up), ``flops``
+``runtime`` (seconds: the evaluator's median of up to ``repeat`` samples of
+at least 0.2 ms each, at most 50 ms of timing, the bound kernel in a child
+process), ``flops``
 (GFLOP/s of the same measurement), ``loops_tensor``, ``stride_tensor``,
 ``5_prev_actions_tensor`` (``features.py``).  ``ir_tree_networkx`` and
 ``ir_graph_networkx`` are networkx graphs (Gymnasium has no space for them):
@@ -155,9 +157,11 @@ class LoopToolEnv(gym.Env):
             new = self._as_benchmark(options["benchmark"])
             if new.target != self.benchmark.target and self.action_space_name == "extended":
                 raise LtError("error: reset to a benchmark of another target: make a new env (its action space differs)")
-            if new.text != self.benchmark.text or new.entry != self.benchmark.entry:
+            if (new.text, new.entry, new.target) != (self.benchmark.text, self.benchmark.entry, self.benchmark.target):
                 self._close_evaluator()
+                self._mask_cache.clear()
             self.benchmark = new
+            self.target = get_target(new.target)
         self.schedule = Schedule(self.benchmark.text, self.benchmark.entry)
         self.cursor = 0
         self.size_mode = True  # CompilerGym's simple space starts in size mode

@@ -135,14 +135,15 @@ def _final(tuner: Tuner, measurer, finalists: int):
     interleaved with the start; the log gets a ``final`` record."""
     ranked = sorted((e for e in tuner.evaluations if e.score > 1.0), key=lambda e: -e.score)
     top = list({e.text: e for e in ranked}.values())[: max(0, finalists)]
-    if not top:
-        return None, 1.0, []
+    if not top:  # nothing beat the start, or no finalists asked for: the search's own best
+        best = tuner.best
+        return best, (best.score if best is not None else 1.0), []
     again = measurer.remeasure([e.text for e in top])
     remeasured = [(e.index, e.score, r.speedup) for e, r in zip(top, again)]
     tuner._write({"final": [{"index": i, "search_speedup": a, "remeasured_speedup": b} for i, a, b in remeasured]})
     confirmed = [(e, r.speedup) for e, r in zip(top, again) if r.speedup is not None and not r.error]
-    if not confirmed:
-        return None, 1.0, remeasured
+    if not confirmed:  # the re-measure failed (a limit, a crash): the search's figure stands
+        return top[0], top[0].score, remeasured
     winner, speedup = max(confirmed, key=lambda x: x[1])
     if speedup <= 1.0:
         return None, 1.0, remeasured

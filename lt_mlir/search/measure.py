@@ -168,6 +168,7 @@ class LocalMeasurer(Measurer):
 def _pool_worker_main(conn, config: _Config, name: str) -> None:
     os.environ.update(dict(config.hooks))
     state = _WorkerState(config, name)
+    conn.send(("ready", None))  # the time limits count from here (not the start-up: imports, the start schedule)
     while True:
         try:
             task = conn.recv()
@@ -187,7 +188,8 @@ class _PoolWorker:
         self.process.start()
         child.close()
         self.task: tuple | None = None  # (index, attempts) being measured
-        self.since = 0.0  # when the task was sent
+        self.ready = False  # started up (said "ready")
+        self.since: float | None = None  # when the task's clock started (sent to a ready worker, or it became ready)
 
     def stop(self, timeout: float) -> None:
         try:
@@ -228,17 +230,18 @@ class PoolMeasurer(Measurer):
                     self.workers[k] = w = self._spawn()
                 if w.task is None and pending:
                     index, attempts = pending.popleft()
-                    w.task, w.since = (index, attempts), time.monotonic()
+                    w.task, w.since = (index, attempts), time.monotonic() if w.ready else None
                     try:
                         w.conn.send((index, texts[index], attempts))
                     except (OSError, ValueError):
                         pass  # dead: noticed below through its sentinel
             busy = [w for w in self.workers if w.task]
             limit = self.config.limits.compile_s + self.config.limits.run_s
-            left = min((limit - (time.monotonic() - w.since) for w in busy), default=limit)
+            left = min((limit - (time.monotonic() - w.since) for w in busy if w.since is not None), default=limit)
             ready = set(_wait_ready([w.conn for w in busy] + [w.process.sentinel for w in busy], max(0.0, left)))
             for k, w in enumerate(self.workers):
-                if w.task and w.conn not in ready and w.process.sentinel not in ready and time.monotonic() - w.since >= limit:
+                if (w.task and w.since is not None and w.conn not in ready and w.process.sentinel not in ready
+                        and time.monotonic() - w.since >= limit):
                     index, attempts = w.task
                     results[index] = Result(texts[index], None, None, None, None, w.name,
                                             f"error: compile and run ran past their limit of {limit:g} s (abandoned)", attempts)
@@ -253,6 +256,9 @@ class PoolMeasurer(Measurer):
                 try:
                     if w.conn.poll():
                         got, result = w.conn.recv()
+                        if got == "ready":
+                            w.ready, w.since = True, time.monotonic()
+                            continue
                         results[got] = result
                         w.task = None
                         continue

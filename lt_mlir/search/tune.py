@@ -185,7 +185,7 @@ class Tuner:
             raise LtError(f"error: cannot resume from '{path}': {e}") from None
         if not lines or "header" not in lines[0]:
             raise LtError(f"error: '{path}' is not an lt-tune log (no header line)")
-        if lines[0]["header"].get("start") != self.start.text:
+        if not _same_start(lines[0]["header"].get("start"), self.start):
             raise LtError(f"error: '{path}' is the log of a search from another start schedule")
         for d in lines[1:]:
             if "moves" not in d:  # a search's "final" record (its re-measured finalists)
@@ -217,6 +217,19 @@ class Tuner:
             best = max(best, e.score)
             out.append(best)
         return out
+
+
+def _same_start(text, start: Schedule) -> bool:
+    """Whether a log's start schedule is ``start`` (compared as printed: the
+    header may hold the text as the user wrote it)."""
+    if not isinstance(text, str):
+        return False
+    if text == start.text:
+        return True
+    try:
+        return Schedule(text, start.entry).text == start.text
+    except LtError:
+        return False
 
 
 # ------------------------------------------------------------ strategies

@@ -204,6 +204,7 @@ class Session:
             return f"internal error in {name}: {type(e).__name__}: {e}"
         if len(self.schedule.remarks) > before:  # what the pass said (a costly move says so)
             self.last_remark = self.schedule.remarks[-1]
+        self.schedule.text  # noqa: B018  (printed now, under the lock: the UI thread reads it next)
         self._place_cursor(follow)
         return None
 
@@ -223,11 +224,13 @@ class Session:
     def redo(self) -> str | None:
         return self._history_step(self.schedule.redo)
 
+    @_with_mlir
     def _history_step(self, step) -> str | None:
         try:
             step()
         except LtError as e:
             return str(e)
+        self.schedule.text  # noqa: B018  (printed under the lock)
         self._place_cursor()
         return None
 
@@ -339,8 +342,9 @@ class Session:
             return figures
 
     def _measure(self, text: str, on_first=None) -> Figures:
-        if self._evaluator is None:
-            self._evaluator = Evaluator(self.start_text, self.schedule.entry, self.target, inputs=self.inputs, limits=self.limits,
+        evaluator = self._evaluator
+        if evaluator is None:
+            evaluator = self._evaluator = Evaluator(self.start_text, self.schedule.entry, self.target, inputs=self.inputs, limits=self.limits,
                                         samples=10, min_sample_s=MEASURE_SECONDS / 10, budget_s=MEASURE_SECONDS, baseline=False)
         base = Figures(text, flops=self.flops, bytes=sum(s.nbytes for s in self.specs))
 
@@ -360,7 +364,11 @@ class Session:
         partial = None
         if on_first is not None and self._start_s is not None:
             partial = lambda m: on_first(figures_of(m, "refining"))  # noqa: E731
-        m = self._evaluator.measure(text, partial)
+        try:
+            m = evaluator.measure(text, partial)
+        except (OSError, ValueError) as e:  # the session closed under it (quitting)
+            base.error = f"error: the measurement stopped ({type(e).__name__})"
+            return base
         if text == self.start_text and m.ok:
             self._start_s = m.runtime_s
             if self.reference is not None:
@@ -373,10 +381,11 @@ class Session:
         return figures
 
     def close(self) -> None:
-        """Stop the evaluator's process (a later benchmark starts another)."""
-        if self._evaluator is not None:
-            self._evaluator.close()
-            self._evaluator = None
+        """Stop the evaluator's process now (a benchmark under way ends
+        with an error; a later benchmark starts another process)."""
+        evaluator, self._evaluator = self._evaluator, None
+        if evaluator is not None:
+            evaluator.close()
 
     # ------------------------------------------------------------ profile
     def profile(self):
