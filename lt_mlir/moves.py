@@ -28,6 +28,7 @@ import numpy as np
 
 from .dialect import lt
 from .dialect.loop_tree import preorder_loops
+from .dialect.lt import module_text
 from .errors import LtError, PassError
 from .targets import get_target
 
@@ -181,16 +182,24 @@ def search_moves(target="cpu", kinds=None) -> list:
     return out
 
 
+def printed(schedule) -> str:
+    """The schedule's text as a move prints it (a schedule's first text is
+    the one it was given, which may be spelled otherwise): what to compare
+    a moved schedule's text with."""
+    return module_text(schedule.parsed) if not schedule.steps else schedule.text
+
+
 def legal_moves(schedule, target="cpu", loops=None, kinds=None) -> list:
     """[(move, schedule after it, where the selected loop went)] for every
     search move on each loop in ``loops`` (default: all) that its pass
     accepts and that changes the module, in a fixed order."""
     n = len(_loops(schedule.parsed))
+    here = printed(schedule)
     out = []
     for loop in range(n) if loops is None else loops:
         for kind, arg in search_moves(target, kinds):
             tried = try_move(schedule, Move(kind, loop, arg), target)
-            if tried is not None and tried[0].text != schedule.text:
+            if tried is not None and tried[0].text != here:
                 out.append((Move(kind, loop, arg), *tried))
     return out
 
@@ -198,7 +207,7 @@ def legal_moves(schedule, target="cpu", loops=None, kinds=None) -> list:
 def neighbours(schedule, target="cpu", kinds=None) -> list:
     """[(move, schedule)] for every move that applies to ``schedule``, one
     per distinct result, in a fixed order (what a local search expands)."""
-    out, seen = [], {schedule.text}
+    out, seen = [], {printed(schedule)}
     for move, s, _ in legal_moves(schedule, target, kinds=kinds):
         if s.text not in seen:
             seen.add(s.text)
@@ -213,11 +222,12 @@ def random_move(schedule, rng: np.random.Generator, target="cpu", tries: int = 3
     candidates = search_moves(target)
     if n == 0 or not candidates:
         return None
+    here = printed(schedule)
     for _ in range(tries):
         kind, arg = candidates[int(rng.integers(len(candidates)))]
         move = Move(kind, int(rng.integers(n)), arg)
         tried = try_move(schedule, move, target)
-        if tried is not None and tried[0].text != schedule.text:
+        if tried is not None and tried[0].text != here:
             return move, tried[0]
     return None
 

@@ -59,7 +59,7 @@ class Schedule:
         self._context = lt.new_context()
         if isinstance(module_or_text, str):
             module = parse_module(module_or_text, context=self._context)  # bad input: an error now, with its location
-            state = _State(module, None)  # its text printed as every state's is (texts compare)
+            state = _State(module, None, module_or_text)  # the text as given (moves print theirs: moves.printed compares)
         else:
             text = module_or_text.operation.get_asm(enable_debug_info=True)
             state = _State(parse_module(text, context=self._context), None)
