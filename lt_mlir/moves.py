@@ -124,8 +124,16 @@ def action(name: str) -> tuple:
 # ------------------------------------------------------------ applying moves
 
 
+_LOOPS: list = [None, None]  # (module, its loops): the last state asked about
+
+
 def _loops(module) -> list:
-    return preorder_loops(module)
+    """``preorder_loops`` of a schedule's state (never changed once made:
+    the last one's loops are kept, a search asks about one state many
+    times)."""
+    if _LOOPS[0] is not module:
+        _LOOPS[:] = [module, preorder_loops(module)]
+    return _LOOPS[1]
 
 
 def _the_loop(move: Move, module):
@@ -147,12 +155,14 @@ def element(move: Move, module, target="cpu") -> str:
     return kind.element(move, module, get_target(target))
 
 
-def apply_move(schedule, move: Move, target="cpu") -> int | None:
+def apply_move(schedule, move: Move, target="cpu", explain: bool = True) -> int | None:
     """Make ``move`` on ``schedule`` (in place, one undoable step); returns
     the L-number the selected loop has after it (``None``: unchanged).
-    A refusal raises the pass's ``LtError`` and changes nothing."""
+    A refusal raises the pass's ``LtError`` and changes nothing
+    (``explain=False``: not reworded in the user's terms, for a caller
+    that only asks whether the move applies)."""
     before = schedule.parsed
-    schedule.apply(element(move, before, target))
+    schedule.apply(element(move, before, target), explain=explain)
     kind = MOVES[move.kind]
     if kind.follow is None:
         return move.loop
@@ -164,7 +174,7 @@ def try_move(schedule, move: Move, target="cpu"):
     ``None`` when it is refused; ``schedule`` is unchanged."""
     s = schedule.copy()
     try:
-        cursor = apply_move(s, move, target)
+        cursor = apply_move(s, move, target, explain=False)
     except LtError:
         return None
     return s, cursor

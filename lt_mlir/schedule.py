@@ -103,16 +103,19 @@ class Schedule:
     def __repr__(self) -> str:
         return self.loop_tree
 
-    def apply(self, element: str) -> "Schedule":
+    def apply(self, element: str, explain: bool = True) -> "Schedule":
         """Run one pipeline element (an lt pass with its options, or an
         upstream MLIR pass) on the current IR and record it.  A refusal
         raises ``PassError`` (``PipelineError`` for a malformed element)
         naming the loop and the line of your code that asked, and leaves
-        the schedule unchanged."""
+        the schedule unchanged (``explain=False``: the pass's error as it
+        is, for a caller that only asks whether a move applies)."""
         module = clone_module(self.parsed)
         try:
             remarks = run_pipeline(module, f"builtin.module({element})", restore=False)  # a refused move drops the copy
         except LtError as e:
+            if not explain:
+                raise
             raise _in_user_terms(e, element, self.parsed) from None
         self.remarks.extend(remarks)
         self._states.append(_State(module, element))
