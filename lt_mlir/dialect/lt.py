@@ -250,19 +250,18 @@ def inner_levels(loop) -> list:
     """The outermost lt.loops over ``loop``'s dim inside its body (the levels
     one step further in), not descending into them."""
     dim = loop_dim(loop)
+    top = loop.operation
     found = []
 
-    def visit(block):
-        for o in body_ops(block):
-            if is_loop(o) and "dim" in o.attributes and loop_dim(o) == dim:
+    def visit(o):
+        if o.name == "lt.loop" and o != top:
+            attrs = o.attributes
+            if "dim" in attrs and ir.StringAttr(attrs["dim"]).value == dim:
                 found.append(o)
-                continue
-            for r in o.regions:
-                for b in r.blocks:
-                    visit(b)
+                return ir.WalkResult.SKIP
+        return ir.WalkResult.ADVANCE
 
-    for b in loop.regions[0].blocks:
-        visit(b)
+    top.walk(visit, ir.WalkOrder.PRE_ORDER)
     return found
 
 

@@ -21,7 +21,6 @@ from dataclasses import dataclass, field
 from ..analysis.dependence import reorder_conflicts
 from ..analysis.gpu_mapping import check_mapping
 from ..analysis.vector_plan import plan
-from ..dialect import lt
 from ..dialect.loop_tree import preorder_loops
 from ..errors import LtError, PassError, PipelineError, from_mlir_error
 from ..mlir import ir, passmanager
@@ -197,17 +196,20 @@ def _upstream_message(message: str, elements: list[str]) -> str:
 def _broken_annotation(module_op) -> str | None:
     """A vectorize or GPU annotation some pass invalidated (moved the loop outward,
     rewrote its indices, put it under a parallel loop...), described."""
-    for i, loop in enumerate(preorder_loops(module_op)):
-        if "vectorize" not in lt.annotations(loop):
+    loops = preorder_loops(module_op)
+    for i, loop in enumerate(loops):
+        if "lt.vectorize" not in loop.attributes:
             continue
         problem = plan(loop)
         why = str(problem) if problem is not None else reorder_conflicts(loop)
         if why:
             return f"L{i} vectorized although {why}"
+    if not any("lt.gpu" in loop.attributes for loop in loops):
+        return None  # nothing GPU-mapped: no mapping rule to break
     problem = check_mapping(module_op)
     if problem is not None:
         loop, why = problem
-        index = next(i for i, l in enumerate(preorder_loops(module_op)) if l == loop)
+        index = next(i for i, l in enumerate(loops) if l == loop)
         return f"L{index} GPU-mapped although {why}"
     return None
 
