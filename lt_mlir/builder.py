@@ -332,14 +332,11 @@ class Operation:
         out.append("  " * depth + self._line())
 
 
-class LoopOp(Operation):
-    """``lt.loop``: one level over ``dim``; ``body`` has one ``index`` argument."""
+class _IndexedOp(Operation):
+    """An op with one region of one block whose argument is the index
+    (``lt.loop``, ``scf.for``): ``with op as i`` builds its body."""
 
-    __slots__ = ("dim", "size", "tail", "annotations")
-
-    def __init__(self, dim: str, size: int, tail: int, annotations: dict):
-        super().__init__("lt.loop")
-        self.dim, self.size, self.tail, self.annotations = dim, size, tail, annotations
+    __slots__ = ()
 
     @property
     def body(self) -> Block:
@@ -351,6 +348,16 @@ class LoopOp(Operation):
 
     def __enter__(self) -> Value:
         return self._enter(self.index)
+
+
+class LoopOp(_IndexedOp):
+    """``lt.loop``: one level over ``dim``; ``body`` has one ``index`` argument."""
+
+    __slots__ = ("dim", "size", "tail", "annotations")
+
+    def __init__(self, dim: str, size: int, tail: int, annotations: dict):
+        super().__init__("lt.loop")
+        self.dim, self.size, self.tail, self.annotations = dim, size, tail, annotations
 
     def attributes(self) -> str:
         """The attribute dictionary's contents, as printed."""
@@ -410,21 +417,10 @@ class IfOp(Operation):
         out.append(pad + "}")
 
 
-class ForOp(Operation):
+class ForOp(_IndexedOp):
     """``scf.for`` without iteration arguments: ``body``, ``index``."""
 
     __slots__ = ()
-
-    @property
-    def body(self) -> Block:
-        return self.blocks[0]
-
-    @property
-    def index(self) -> Value:
-        return self.blocks[0].arguments[0]
-
-    def __enter__(self) -> Value:
-        return self._enter(self.index)
 
     def print(self, out: list[str], depth: int) -> None:
         pad = "  " * depth

@@ -211,9 +211,7 @@ class Bench:
         budget_s = c.budget_s if budget_s is None else budget_s
         arrays = self._arguments()
         if hasattr(kernel, "time"):  # CudaKernel: CUDA events around the launches, no copies
-            times = sorted(kernel.time(*arrays, warmup=1, repeat=samples))
-            n = len(times)
-            return Timing(times[n // 2], times[(n - 1) // 4], times[(3 * (n - 1) + 3) // 4], n, 1)
+            return Timing.of(kernel.time(*arrays, warmup=1, repeat=samples))
         return time_call(kernel.bind(*arrays), samples, min_sample_s, budget_s)
 
     # ------------------------------------------------------------ measuring
@@ -270,15 +268,13 @@ class Bench:
             self._stage("run")  # each round within the run limit
             for t, take in sample.items():
                 samples[t].append(take())
-        base = float(np.median(samples[self.config.start_text])) if samples[self.config.start_text] else None
+        base = Timing.of(samples[self.config.start_text]).median_s if samples[self.config.start_text] else None
         out = []
         for t in texts:
             if t in errors:
                 out.append(Measurement(t, error=errors[t], worker=self.name))
                 continue
-            times = sorted(samples[t])
-            n = len(times)
-            timing = Timing(float(np.median(times)), times[(n - 1) // 4], times[(3 * (n - 1) + 3) // 4], n, 0)
+            timing = Timing.of(samples[t], 0)
             out.append(Measurement(t, timing.median_s, timing, baseline_s=base, worker=self.name))
         return out
 

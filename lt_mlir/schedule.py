@@ -152,10 +152,10 @@ class Schedule:
         try:
             return apply_move(self, move, target)
         except LtError as e:
-            message = str(e)
-            if _caller() is None or _caller() in message:
+            message, where = str(e), _caller()
+            if where is None or where in message:
                 raise
-            raise type(e)(_located(message)) from None
+            raise type(e)(f"{where}: {message}") from None
 
     def _move(self, kind: str, loop: int | None, arg=None) -> "Schedule":
         self.play(Move(kind, None if loop is None else _int("loop", loop), arg))

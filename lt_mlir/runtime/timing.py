@@ -41,6 +41,13 @@ class Timing:
     samples: int
     number: int
 
+    @classmethod
+    def of(cls, times: list, number: int = 1) -> "Timing":
+        """The median and quartiles of ``times`` (seconds a call, each from
+        a sample of ``number`` calls)."""
+        q1, median, q3 = _quartiles(times)
+        return cls(median, q1, q3, len(times), number)
+
     @property
     def spread(self) -> float:
         """The interquartile range relative to the median (0.05: +-2.5 %)."""
@@ -82,5 +89,4 @@ def time_call(run: Callable[[], object], samples: int = 10, min_sample_s: float 
         for _ in range(number):
             run()
         times.append((time.perf_counter() - start) / number)
-    q1, median, q3 = _quartiles(times)
-    return Timing(median, q1, q3, len(times), number)
+    return Timing.of(times, number)
