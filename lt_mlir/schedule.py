@@ -75,6 +75,12 @@ class Schedule:
         return self._states[-1].text
 
     @property
+    def file_text(self) -> str:
+        """The current IR as a file to save: printed without the input's
+        source locations, so errors about the saved file cite its own lines."""
+        return self.parsed.operation.get_asm(assume_verified=True)
+
+    @property
     def parsed(self) -> ir.Module:
         """The current state's module, held by the schedule (parsed once):
         read it, never change it -- ``module`` gives a copy to change."""

@@ -223,7 +223,7 @@ def main(argv: list[str] | None = None) -> int:
                 Limits(args.compile_limit, args.run_limit),
             )
         with open(args.output, "w") as fh:
-            fh.write(result.schedule.text)
+            fh.write(result.schedule.file_text)
         plot(result, args.plot, f"lt-tune {args.strategy} on {args.input}")
     except LtError as e:
         msg = str(e)

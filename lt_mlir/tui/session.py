@@ -400,7 +400,7 @@ class Session:
             raise LtError("error: no path to write to (lt-ui -o PATH, or lt_mlir.ui(x, path))")
         try:
             with open(path, "w") as fh:
-                fh.write(self.schedule.text)
+                fh.write(self.schedule.file_text)
         except OSError as e:
             raise LtError(f"error: cannot write '{path}': {e.strerror}") from None
         return path
