@@ -34,6 +34,7 @@ treat that store like any other and must keep it before the reduction.
 
 
 import math as _math
+import re
 import sys
 import threading
 from collections.abc import Sequence
@@ -353,8 +354,30 @@ def shared_context() -> ir.Context:
     return ctx
 
 
+LT_OPS = ("alloc", "dim", "loop", "reduce")
+# an lt op in generic form ("lt.loop"() ...) or custom form (lt.loop ... / %x = lt.dim ...)
+_LT_OP = re.compile(r'"lt\.([A-Za-z_][\w.$]*)"\s*\(|^[ \t]*(?:%[^=\n]*=[ \t]*)?lt\.([A-Za-z_][\w.$]*)', re.M)
+
+
+def _unknown_op(text: str, filename: str) -> ParseError | None:
+    """An ``lt.<name>`` op the dialect does not define, located where it is
+    written (the parser accepts it as an unregistered op, and the first
+    error would otherwise come from what it broke, lines later)."""
+    for m in _LT_OP.finditer(text):
+        name = m.group(1) or m.group(2)
+        if name not in LT_OPS:
+            start = m.start() if m.group(1) else m.start(2) - len("lt.")
+            line = text.count("\n", 0, start) + 1
+            col = start - text.rfind("\n", 0, start)
+            return ParseError(f"{filename}:{line}:{col}: error: unknown op 'lt.{name}' (the lt dialect has {', '.join(LT_OPS)})")
+    return None
+
+
 def parse_module(text: str, filename: str = "-", context: ir.Context | None = None) -> ir.Module:
     """Parse and verify textual IR; errors name ``filename:line:col``."""
+    unknown = _unknown_op(text, filename) if "lt." in text else None
+    if unknown is not None:
+        raise unknown
     ctx = context or new_context()
     with ctx, ir.Location.unknown():
         try:

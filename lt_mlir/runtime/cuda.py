@@ -726,6 +726,7 @@ class CudaKernel(EntryPoint):
     def _bind_host(self, arrays) -> _HostCall:
         result = None
         if len(arrays) < len(self.specs):
+            check_host_arrays(self.name, self.specs[: len(arrays)], arrays)  # the inputs before allocating
             out = [np.zeros(s.shape, s.dtype) for s in self.outputs]
             arrays += out
             result = out[0] if len(out) == 1 else tuple(out)

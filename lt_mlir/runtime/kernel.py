@@ -33,6 +33,7 @@ class Kernel(EntryPoint):
         if n == len(self.specs):
             out = None
         elif n == self._n_inputs:
+            self._check(arrays, self.specs[:n])  # the inputs first: a wrong shape is not an allocation
             out = [np.zeros(s.shape, s.dtype) for s in self.outputs]
             arrays = tuple(arrays) + tuple(out)
         else:
@@ -61,11 +62,12 @@ class Kernel(EntryPoint):
 
         return run
 
-    def _check(self, arrays) -> None:
-        for spec, a in zip(self.specs, arrays):
+    def _check(self, arrays, specs=None) -> None:
+        specs = self.specs if specs is None else specs
+        for spec, a in zip(specs, arrays):
             if not isinstance(a, np.ndarray):
                 raise ArgumentError(f"@{self.name} argument {spec.index}: expected a numpy.ndarray, got {type(a).__name__}")
-        check_host_arrays(self.name, self.specs, arrays)
+        check_host_arrays(self.name, specs, arrays)
 
     def __repr__(self) -> str:
         return f"<lt_mlir.Kernel @{self.name}({self._signature_text()})>"

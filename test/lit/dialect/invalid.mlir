@@ -198,9 +198,32 @@ func.func @reduce_missing_index(%A: memref<8xf32>, %S: memref<1xf32>) {
 
 // -----
 
-// CHECK: invalid.mlir:[[# @LINE + 2]]:3: error: unregistered operation 'lt.lop' found in dialect ('lt') that does not allow unknown operations
+// CHECK: invalid.mlir:[[# @LINE + 2]]:3: error: unknown op 'lt.lop' (the lt dialect has alloc, dim, loop, reduce)
 func.func @unknown_op(%A: memref<8xf32>) {
   "lt.lop"() : () -> ()
+  return
+}
+
+// -----
+
+// A misspelt loop is reported where it is written, not at the lt.dim inside
+// it that no longer has a loop around it.
+// CHECK: invalid.mlir:[[# @LINE + 2]]:3: error: unknown op 'lt.lop' (the lt dialect has alloc, dim, loop, reduce)
+func.func @misspelt_loop(%A: memref<8xf32>) {
+  "lt.lop"() ({
+  ^bb0(%i: index):
+    %m = "lt.dim"() {dim = "m"} : () -> index
+    %a = memref.load %A[%m] : memref<8xf32>
+  }) {dim = "m", size = 8 : i64, tail = 0 : i64} : () -> ()
+  return
+}
+
+// -----
+
+// The custom form is located too.
+// CHECK: invalid.mlir:[[# @LINE + 2]]:8: error: unknown op 'lt.dimm'
+func.func @custom_form() {
+  %d = lt.dimm {dim = "i"} : index
   return
 }
 
