@@ -13,6 +13,7 @@ GFLOP/s against evaluations (``--plot``, default ``tune.png``).
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from dataclasses import dataclass
@@ -167,6 +168,20 @@ def plot(result: TuneResult, path: str, title: str) -> None:
     plt.close(fig)
 
 
+PROGRESS_EVERY_S = 5.0  # a progress line this often when stdout is not a terminal
+
+
+def _save(path: str, text: str) -> None:
+    """Write ``path`` whole or not at all (a kill mid-write leaves the old file)."""
+    tmp = f"{path}.tmp"
+    try:
+        with open(tmp, "w") as fh:
+            fh.write(text)
+        os.replace(tmp, path)
+    except OSError as e:
+        raise LtError(f"error: cannot write '{path}': {e.strerror}") from None
+
+
 def _arg_parser() -> argparse.ArgumentParser:
     class Parser(argparse.ArgumentParser):
         def error(self, message):
@@ -208,22 +223,31 @@ def main(argv: list[str] | None = None) -> int:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     t0 = time.perf_counter()
+    terminal = sys.stdout.isatty()
+    last = {"line": t0, "saved": None}
     try:
         with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                      disable=args.quiet, transient=False) as bar:
+                      disable=args.quiet or not terminal, transient=False) as bar:
             task = bar.add_task(f"{args.strategy}", total=args.budget)
 
             def progress(tuner):
                 best = tuner.best.score if tuner.best else 1.0
                 bar.update(task, completed=len(tuner.evaluations), description=f"{args.strategy}: best {best:.2f}x")
+                now = time.perf_counter()
+                if not terminal and not args.quiet and now - last["line"] >= PROGRESS_EVERY_S:
+                    last["line"] = now  # off a terminal (a pipe, a log file): a plain line every few seconds
+                    print(f"lt-tune: {len(tuner.evaluations)}/{args.budget} evaluations, best {best:.2f}x, "
+                          f"{now - t0:.0f} s", flush=True)
+                if tuner.best is not None and tuner.best.score > 0 and tuner.best.index != last["saved"]:
+                    last["saved"] = tuner.best.index  # the best so far is on disk: a killed search leaves it
+                    _save(args.output, Schedule(tuner.best.text, args.entry).file_text)
 
             result = tune(
                 args.input, args.strategy, args.budget, args.seconds, workers, args.ray_address, not args.no_model,
                 args.seed, args.target, args.entry, args.log, args.resume, progress,
                 Limits(args.compile_limit, args.run_limit),
             )
-        with open(args.output, "w") as fh:
-            fh.write(result.schedule.file_text)
+        _save(args.output, result.schedule.file_text)
         plot(result, args.plot, f"lt-tune {args.strategy} on {args.input}")
     except LtError as e:
         msg = str(e)
