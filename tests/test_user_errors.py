@@ -54,3 +54,26 @@ def test_saved_text_has_no_input_locations_and_errors_cite_the_saved_file(tmp_pa
 
     with pytest.raises(ParseError, match=rf"{path}:{op_line}:\d+: error: 'lt.loop' size must be positive"):
         parse_module(path.read_text(), str(path))
+
+
+def test_readme_lt_ui_reference_takes_the_tensors_inputs():
+    """The README's ``lt.ui(c, ..., reference=...)`` line: its reference is a
+    function of the program's inputs (0.0 is a constant, not an input) and
+    equals the program."""
+    import pathlib
+    import re
+
+    import lt_mlir as lt
+
+    readme = (pathlib.Path(__file__).parent.parent / "README.md").read_text()
+    m = re.search(r'lt\.ui\(c, "tuned\.mlir", reference=(lambda .*)\)\s*$', readme, re.M)
+    assert m, "the README's lt.ui example is gone"
+    reference = eval(m.group(1), {"np": np})  # noqa: S307 - the README's own line
+    rng = np.random.default_rng(1)
+    A = rng.standard_normal((5, 7)).astype(np.float32)
+    B = rng.standard_normal((7, 3)).astype(np.float32)
+    s = lt.SymbolGenerator()
+    c = (lt.Tensor(A).to(s.m, s.k) * lt.Tensor(B).to(s.k, s.n)).max(0.0).sum(s.k)
+    expected = np.array([[sum(max(A[i, k] * B[k, j], 0.0) for k in range(7)) for j in range(3)] for i in range(5)])
+    np.testing.assert_allclose(reference(A, B), expected, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(c.numpy(), expected, rtol=1e-5, atol=1e-5)
