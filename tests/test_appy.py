@@ -265,7 +265,8 @@ def test_gpu_arrays_are_read_by_shape_and_dtype_and_refused_on_the_cpu(tmp_path,
     p = _gpu_programs("cuda")
     with appy.compile_only():
         p.mv(A, x, y, 64, 32)
-    key, = p.mv.nests[0].cache
+    (target, key), = p.mv.nests[0].cache  # kernels are cached per target and signature
+    assert target == "cuda"
     assert ("A", "array", (64, 32), "<f4") in key
     # the NumPy stand-ins used to compile give the same signature: a kernel
     # built here from NumPy arrays serves GPU tensors on the GPU machine
@@ -619,7 +620,7 @@ def test_an_int_that_sizes_no_loop_is_a_runtime_argument(tmp_path):
     npbench.fdtd_2d(6, ex, ey, hz, fict)
     np.testing.assert_allclose(hz, h1, rtol=1e-12)
     first = npbench.fdtd_2d.nests[0]
-    mine = [dict((e[0], e) for e in k) for k in first.cache]
+    mine = [dict((e[0], e) for e in k) for _, k in first.cache]
     mine = [k for k in mine if k["ey"][2] == (9, 11)]  # (other tests ran it at other shapes)
     assert "t" not in first.static and len(mine) == 1 and mine[0]["t"] == ("t", "int")
     m = _load(tmp_path, """

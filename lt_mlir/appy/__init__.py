@@ -38,13 +38,23 @@ vector code (``lt-vectorize`` at this CPU's width); where the loop cannot be
 vectorized the call warns (located) and the loop runs scalar.  Clauses
 ``shared(...)``, ``reduction(op:vars)`` and ``atomic`` are accepted (lt
 derives what they say and checks it); other pragma text is a located
-error.
+error.  A function's scalar that a nest only ever sets to one value and
+never reads (``a = 1`` under ``shared(a)``, ``found = True``) is no race:
+the kernel counts the stores and the scalar takes the value if any
+iteration stored it; any other store of a function scalar from every
+iteration is refused as a race.
 
 ``jit`` options: ``backend`` (a target of ``lt_mlir.targets``: "cpu",
 "cuda", "cuda-emulated"; APPy's "triton" means "cuda"), ``dump_code`` (print each nest's lt module
 and loop tree when it compiles), ``auto_simd`` (vectorize the innermost
 loop of parallel nests without a pragma), ``unsafe``.  Unknown options are
-an error.
+an error.  Where the CUDA runtime cannot open a device (no driver, no GPU),
+a "cuda" function called with NumPy arrays runs its nests on the CPU, as
+"cpu", with one ``NoCudaDeviceWarning`` a process naming the runtime's
+reason (``LT_APPY_BACKEND=cpu`` asks for the CPU and does not warn).
+
+APPy's legacy array helpers ``empty``, ``zeros``, ``empty_like`` and
+``zeros_like`` (torch tensors in APPy's CC'24 version) make NumPy arrays.
 
 On the CUDA target arrays may be NumPy arrays (copied to the GPU and back
 by each nest) or GPU arrays that export DLPack (``torch`` and ``cupy``
@@ -90,10 +100,51 @@ from .translate import OOB_FLAG, OOB_SITES, AppyError, Translator, element_type,
 if TYPE_CHECKING:  # the compiler (MLIR bindings) loads when a nest compiles: a
     from ..schedule import Schedule  # GPU machine running saved kernels has none
 
-__all__ = ["AppyError", "compile_only", "jit"]
+__all__ = ["AppyError", "NoCudaDeviceWarning", "compile_only", "empty", "empty_like", "jit", "zeros", "zeros_like"]
 BACKEND_ENV = "LT_APPY_BACKEND"  # overrides every jit's backend (run a GPU program on the CPU)
 KERNELS_ENV = "LT_APPY_KERNELS"  # a directory of saved CUDA kernels (module docs)
 _compile_only = False
+
+
+# APPy's legacy array helpers (its CC'24 interface, there on torch): here NumPy arrays.
+def empty(shape, dtype=np.float64) -> np.ndarray:
+    return np.empty(shape, dtype=dtype)
+
+
+def zeros(shape, dtype=np.float64) -> np.ndarray:
+    return np.zeros(shape, dtype=dtype)
+
+
+def empty_like(a, dtype=None) -> np.ndarray:
+    return np.empty_like(a, dtype=dtype)
+
+
+def zeros_like(a, dtype=None) -> np.ndarray:
+    return np.zeros_like(a, dtype=dtype)
+
+
+class NoCudaDeviceWarning(UserWarning):
+    """A GPU backend's nests ran on the CPU: this machine has no usable CUDA device."""
+
+
+class _CudaCheck:
+    """Whether this process can run CUDA kernels, asked of the runtime once,
+    and whether the fall-back to the CPU was announced."""
+
+    def __init__(self):
+        self.checked, self.problem, self.warned = False, None, False
+
+    def missing(self) -> str | None:
+        """Why no CUDA kernel can run here (the runtime's message), or None."""
+        if not self.checked:
+            from ..runtime import cuda
+
+            self.problem = cuda.device_problem()
+            self.checked = True
+        return self.problem
+
+
+_cuda_check = _CudaCheck()
 
 
 @contextlib.contextmanager
@@ -201,6 +252,7 @@ class Nest:
         self.inputs: list = []  # the names it reads from outside (_nest_inputs)
         self.static = static_names(node)  # ints that size its loops: part of the signature by value
         self.outs: list = []  # the function's scalars it assigns (one-element arrays while it runs)
+        self.set_once: dict = {}  # those it only sets to one value: name -> (its flag, the value's code)
         self.cache: dict = {}  # signature -> (kernel, argument names)
         self.scalars: dict = {}  # name -> (dtype, value, its GPU copy): scalars beside GPU arrays
         self._last = None  # (snapshot of the inputs, kernel, arguments, check flag, checks) to rerun
@@ -248,30 +300,45 @@ class Nest:
         if not self.outs:
             self.run(values)
             return None
-        before = {n: values[n] for n in self.outs}
+        held = [n for n in self.outs if n not in self.set_once]  # one-element arrays in the kernel
+        before = {n: values[n] for n in held}
         for n, v in before.items():
             if not isinstance(v, (int, float, np.integer, np.floating)) or isinstance(v, bool):
                 raise AppyError(f"{self.program.where(self.node)}: error: '{n}' is assigned in the loop but holds {type(v).__name__}, not a number, before it")
             values[n] = np.array([v], dtype=np.float64 if isinstance(v, (float, np.floating)) else np.int64)
+        for n, (flag, _) in self.set_once.items():
+            if n not in local_names:
+                raise AppyError(f"{self.program.where(self.node)}: error: '{n}' is assigned in the loop but not bound before it")
+            before[n] = local_names[n]
+            values[flag] = np.zeros(1, np.int64)  # how many iterations stored it
+            held.append(flag)
         gpu = [v for v in values.values() if _on_gpu(v)]
         if gpu:
-            values.update({n: _to_gpu_like(values[n], gpu[0]) for n in self.outs})
+            values.update({n: _to_gpu_like(values[n], gpu[0]) for n in held})
         self.run(values)
-        return tuple(type(before[n])(values[n][0].item()) for n in self.outs)
+        out = []
+        for n in self.outs:
+            if n in self.set_once:
+                flag, value = self.set_once[n]
+                out.append(eval(value, global_names, local_names) if values[flag][0].item() else before[n])
+            else:
+                out.append(type(before[n])(values[n][0].item()))
+        return tuple(out)
 
     def run(self, values: dict) -> None:
         gpu = {n for n, v in values.items() if _on_gpu(v)}
-        if gpu and not self.program.target.on_device:
+        target = self.program.target_for(bool(gpu))
+        if gpu and not target.on_device:
             on_device = ", ".join(f"'{n}'" for n, t in TARGETS.items() if t.on_device)
             raise AppyError(
                 f"{self.program.where(self.node)}: error: array '{sorted(gpu)[0]}' is on a GPU; "
-                f"the {self.program.target.name} backend takes NumPy arrays (use backend={on_device})"
+                f"the {target.name} backend takes NumPy arrays (use backend={on_device})"
             )
         key = self.signature(values, frozenset(gpu))
-        entry = self.cache.get(key)
+        entry = self.cache.get((target.name, key))
         if entry is None:
             plain = {n: (_stand_in(v) if n in gpu else v) for n, v in values.items()}
-            entry = self.cache[key] = self._stored(key) or self.compile(plain, key)
+            entry = self.cache[target.name, key] = self._stored(key, target) or self.compile(plain, key, target)
         if _compile_only:
             return
         kernel, names, checks = entry
@@ -326,18 +393,18 @@ class Nest:
         if code:
             raise AppyError(checks[OOB_SITES - code - 1])
 
-    def _store_prefix(self, key: tuple) -> str | None:
+    def _store_prefix(self, key: tuple, target: Target) -> str | None:
         """Where this nest's CUDA kernel for signature ``key`` is saved
         (``LT_APPY_KERNELS``), or None."""
         directory = os.environ.get(KERNELS_ENV)
-        if not directory or not self.program.target.on_device:
+        if not directory or not target.on_device:
             return None
         digest = hashlib.sha1(repr(key).encode()).hexdigest()[:16]
         return os.path.join(directory, f"{self.program.fn.__name__}_{self.index}_{digest}")
 
-    def _stored(self, key: tuple):
+    def _stored(self, key: tuple, target: Target):
         """(kernel, argument names) saved for ``key``, or None."""
-        prefix = self._store_prefix(key)
+        prefix = self._store_prefix(key, target)
         if prefix is None or not os.path.exists(prefix + ".json"):
             return None
         from ..runtime import cuda
@@ -353,11 +420,12 @@ class Nest:
             return loop_node.appy_pragma
         return self.pragmas.get(loop_node.lineno)
 
-    def compile(self, values: dict, key: tuple | None = None):
+    def compile(self, values: dict, key: tuple | None = None, target: Target | None = None):
         from ..schedule import Schedule
 
         p = self.program
-        cpu = not p.target.gpu_mapping  # pragmas map to CPU threads and vectors, else to GPU blocks and threads
+        target = target or p.target
+        cpu = not target.gpu_mapping  # pragmas map to CPU threads and vectors, else to GPU blocks and threads
         t = Translator(self.node, values, p.filename, 1, f"{p.fn.__name__}_{self.index}")
         text = t.translate()
         s = Schedule(text)
@@ -368,7 +436,7 @@ class Nest:
                 continue
             why = "the loop's bounds are data: only simd applies (on the CPU)"
             if "simd" in pragma and "parallel" not in pragma and cpu:
-                width = width or p.target.vector_width(4 if element_type(_first_array(values).dtype) == "f32" else 8)
+                width = width or target.vector_width(4 if element_type(_first_array(values).dtype) == "f32" else 8)
                 s, why = _vectorized_data_loop(s, k, width)
                 if why is None:
                     continue
@@ -420,7 +488,7 @@ class Nest:
             if "simd" in pragma:
                 try:
                     if cpu:
-                        width = width or p.target.vector_width(4 if element_type(_first_array(values).dtype) == "f32" else 8)
+                        width = width or target.vector_width(4 if element_type(_first_array(values).dtype) == "f32" else 8)
                         far = _far_gather(s, i)
                         if far:
                             raise PassError(
@@ -467,10 +535,10 @@ class Nest:
             print(text)
             print(self.schedule_tree)
         try:
-            kernel = s.compile(target=p.target.name)
+            kernel = s.compile(target=target.name)
         except LtError as e:
             raise AppyError(f"{p.where(self.node)}: error: {_reason(e)}") from None
-        prefix = self._store_prefix(key) if key is not None else None
+        prefix = self._store_prefix(key, target) if key is not None else None
         if prefix is not None:
             from ..runtime import cuda
 
@@ -610,6 +678,28 @@ class Program:
     def where(self, node) -> str:
         return f"{self.filename}:{node.lineno}"
 
+    def target_for(self, gpu_arrays: bool) -> Target:
+        """Where a nest of this function runs: its backend, or the CPU when
+        the backend needs a CUDA device, the arrays are NumPy's and this
+        machine has no usable device (announced once a process with a
+        ``NoCudaDeviceWarning``).  ``compile_only`` keeps the backend: it
+        compiles GPU kernels to run elsewhere."""
+        if not self.target.on_device or gpu_arrays or _compile_only:
+            return self.target
+        problem = _cuda_check.missing()
+        if problem is None:
+            return self.target
+        if not _cuda_check.warned:
+            _cuda_check.warned = True
+            warnings.warn_explicit(
+                f"no usable CUDA device ({problem}): the nests of @appy.jit functions for the {self.target.name} backend "
+                "(APPy's 'triton') run on the CPU, as backend 'cpu'; set LT_APPY_BACKEND=cpu to ask for that",
+                NoCudaDeviceWarning,
+                self.filename,
+                self.first_line,
+            )
+        return get_target("cpu")
+
     def _pragmas(self, source: str) -> dict:
         """Source line of the statement below a pragma -> the pragma."""
         found, pending = {}, None
@@ -701,14 +791,28 @@ class Program:
             # ``sum += ...`` under ``shared(sum)``) live in a one-element
             # array while it runs (``sum[0] += ...``: a reduction, or a store
             # the dependence test judges), and go back to the function after.
+            # A scalar the nest only ever sets to one value (``a = 1`` under
+            # ``shared(a)``, ``found = True``) is no race: whichever
+            # iterations store it, it ends as that value.  The kernel counts
+            # the stores (a reduction); the value is set after it, in Python.
             outs = sorted(_assigned(stmt) & _bound_outside(self._fdef, self._annotated))
             kernel_stmt = desugar_slices(stmt, self.filename)  # slice statements as loops (slices.py)
+            set_once = {}
+            taken = {n.id for n in ast.walk(self._fdef) if isinstance(n, ast.Name)} | {a.arg for a in ast.walk(self._fdef) if isinstance(a, ast.arg)}
+            for name in outs:
+                value = _one_value(kernel_stmt, name)
+                if value is not None:
+                    flag = next(f for f in (f"{name}_stored{k or ''}" for k in itertools.count()) if f not in taken)
+                    taken.add(flag)
+                    kernel_stmt = _CountStores(name, flag).visit(kernel_stmt)
+                    set_once[name] = (flag, compile(ast.Expression(value), self.filename, "eval"))
             if outs:
-                kernel_stmt = _ScalarsToElements(set(outs)).visit(kernel_stmt)
+                kernel_stmt = _ScalarsToElements(set(outs) - set(set_once)).visit(kernel_stmt)
             nest = Nest(kernel_stmt, self.pragmas, self, len(self.nests))
             self.nests.append(nest)
             nest.inputs = _nest_inputs(kernel_stmt)
             nest.outs = outs
+            nest.set_once = set_once
             scope = [ast.Call(func=ast.Name(n, ast.Load()), args=[], keywords=[]) for n in ("locals", "globals")]
             run = ast.Call(
                 func=ast.Attribute(ast.Subscript(ast.Name("__appy_nests__", ast.Load()), ast.Constant(nest.index), ast.Load()), "call", ast.Load()),
@@ -744,6 +848,39 @@ def _bound_outside(fdef, nests: list) -> set:
         if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store) and id(n) not in inside:
             names.add(n.id)
     return names
+
+
+_INVARIANT = (ast.Constant, ast.Name, ast.Attribute, ast.UnaryOp, ast.BinOp, ast.operator, ast.unaryop, ast.Load)
+
+
+def _one_value(stmt, name: str):
+    """The value expression if every store of ``name`` in nest ``stmt`` is
+    ``name = v`` with one ``v`` the same in every iteration (numbers, and
+    names the nest does not bind) and the nest never reads ``name``; else None."""
+    stores = [n for n in ast.walk(stmt) if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name) and n.targets[0].id == name]
+    uses = [n for n in ast.walk(stmt) if isinstance(n, ast.Name) and n.id == name]
+    if not stores or len(uses) != len(stores) or len({ast.dump(s.value) for s in stores}) != 1:
+        return None
+    value = stores[0].value
+    bound = _assigned(stmt) | {n.target.id for n in ast.walk(stmt) if isinstance(n, ast.For) and isinstance(n.target, ast.Name)}
+    if not all(isinstance(n, _INVARIANT) for n in ast.walk(value)):
+        return None
+    if any(isinstance(n, ast.Name) and n.id in bound for n in ast.walk(value)):
+        return None
+    return value
+
+
+class _CountStores(ast.NodeTransformer):
+    """``name = v`` -> ``flag[0] += 1`` (``_one_value``'s stores)."""
+
+    def __init__(self, name: str, flag: str):
+        self.name, self.flag = name, flag
+
+    def visit_Assign(self, node):
+        if len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) and node.targets[0].id == self.name:
+            count = ast.AugAssign(ast.Subscript(ast.Name(self.flag, ast.Load()), ast.Constant(0), ast.Store()), ast.Add(), ast.Constant(1))
+            return ast.copy_location(count, node)
+        return node
 
 
 class _ScalarsToElements(ast.NodeTransformer):

@@ -48,6 +48,7 @@ from ..dialect.entry import find_function, signature
 from ..dialect.loop_tree import loop_tree
 from ..errors import CompileError, LtError
 from ..lowering.lt_to_scf import fastmath_flags
+from ..runtime import cuda
 from ..schedule import Schedule
 from ..targets import TARGETS, Target, get_target
 from . import sizes as _sizes
@@ -74,10 +75,17 @@ def set_default_hardware(name: str | Target) -> None:
     """Where tensors compute from now on: a target of ``lt_mlir.targets``,
     ``"cpu"`` (the default), ``"cuda"`` (an NVIDIA GPU; schedules without
     GPU mappings get ``lt-gpu-auto``) or ``"cuda-emulated"`` (the GPU
-    lowering run on the CPU)."""
+    lowering run on the CPU).  Hardware that needs a device it cannot open
+    here is a ``FrontendError`` naming what runs without one."""
     if not isinstance(name, Target) and name not in TARGETS:
         raise FrontendError(f"unknown hardware '{name}' (one of: {', '.join(TARGETS)})")
-    _DEFAULT_HARDWARE[0] = get_target(name)
+    target = get_target(name)
+    if target.on_device:
+        problem = cuda.device_problem()
+        if problem is not None:
+            usable = " or ".join(f'"{n}"' for n, t in TARGETS.items() if not t.on_device)
+            raise FrontendError(f"hardware '{target.name}' needs a CUDA device and this machine has no usable one: use {usable} ({problem})")
+    _DEFAULT_HARDWARE[0] = target
 
 
 def default_hardware() -> str:

@@ -182,6 +182,17 @@ def _requested_ordinal() -> int:
     return ordinal
 
 
+def device_problem() -> str | None:
+    """Why this process cannot run CUDA kernels (no driver, no device, a bad
+    ``LT_CUDA_DEVICE``), or None when it can: the device is opened, as the
+    first launch would open it."""
+    try:
+        _context()
+    except CudaError as e:
+        return str(e)
+    return None
+
+
 def _context() -> _Context:
     """The process's one context (the primary context of the chosen device),
     made current on the calling thread."""
