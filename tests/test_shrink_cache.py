@@ -188,16 +188,23 @@ def test_shrink_keeps_an_axis_not_indexed_by_its_dim():
     assert remarks == ["lt-shrink-buffers: %0 over [m, n]: 1584 -> 384 elements (6336 -> 1536 bytes)"]
 
 
-def test_shrink_keeps_axes_of_parallel_levels():
-    """Iterations of a parallel `for m` would share an m-tile (the lowering
-    hoists the buffer): only n shrinks, and the numbers stay NumPy's."""
+def test_shrink_gives_each_thread_of_a_parallel_loop_its_tile(monkeypatch):
+    """A scratch buffer whose accesses all lie in a parallel `for m` moves
+    into its body, one tile a thread, shrunk along m as well as n (not one
+    33x32 tile the threads share); on two threads the numbers stay NumPy's."""
+    monkeypatch.setenv("LT_PARALLEL_MIN_WORK", "0")  # threads even for this small loop
+    monkeypatch.setenv("OMP_NUM_THREADS", "2")
     module, remarks = transformed(scratch_matmul(), "builtin.module(lt-parallel{loop=0}, lt-shrink-buffers)")
-    assert remarks == ["lt-shrink-buffers: %0 over [m, n]: 1584 -> 1056 elements (6336 -> 4224 bytes)"]
-    assert alloc_types(module) == ["memref<33x32xf32>"]
+    assert remarks == ["lt-shrink-buffers: %0 over [m, n]: 1584 -> 256 elements (6336 -> 1024 bytes), one per thread of the parallel loop"]
+    assert alloc_types(module) == ["memref<8x32xf32>"]
+    (loop,) = [op for op in module.body.operations[0].regions[0].blocks[0].operations if op.operation.name == "lt.loop"]
+    assert "lt.parallel" in loop.operation.attributes
+    assert "lt.alloc" in [o.operation.name for o in loop.operation.regions[0].blocks[0].operations]  # in the parallel body
     rng = np.random.default_rng(8)
     a, b = uniform(rng, (33, 64)), uniform(rng, (64, 48))
-    (got,) = execute(module, [a, b])
-    assert_close(got, *clipped_reference(a, b), what="parallel m, shrunk n")
+    for _ in range(3):
+        (got,) = execute(module, [a, b])
+        assert_close(got, *clipped_reference(a, b), what="parallel m, a tile a thread")
 
 
 def test_shrink_without_allocs_says_so():

@@ -56,6 +56,8 @@ def parallel(module_op, loop: int, schedule: str = "static") -> str | None:
         raise refuse(NAME, f"L{loop} holds a parallel loop", target)
     why = reorder_conflicts(target)
     if why:
+        if "scratch buffer" in why:  # shared by the iterations; lt-shrink-buffers run after this pass privatises what it can
+            why += " (run lt-shrink-buffers after lt-parallel, not before: it gives each thread its own tile)"
         raise refuse(NAME, f"cannot run L{loop} {loop_label(target)} in parallel: {why}", target)
     target.attributes["lt.parallel"] = ir.UnitAttr.get()
     if schedule != "static":

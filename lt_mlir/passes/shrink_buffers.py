@@ -125,20 +125,20 @@ def _shrink(alloc, found: list, names: dict, only_gpu: bool = False) -> str | No
     if not shared:
         return None
     inner = shared[0]
-    # The innermost GPU-mapped loop around every access: the tile can live in
-    # its body, one per block (shared memory) or per thread, so the mapped
-    # levels at and above it need not share it.
-    home = next((l for l in shared if "gpu" in lt.annotations(l)), None)
+    # The innermost GPU-mapped or parallel loop around every access: the tile
+    # can live in its body, one per block (shared memory), per GPU thread or
+    # per CPU thread, so the concurrent levels at and above it need not share it.
+    home = next((l for l in shared if _home(l)), None)
     plan = _plan(alloc, result, accs, shared, home)
     t = ir.MemRefType(result.type)
-    if home is not None and plan and any(shared.index(level) >= shared.index(home) for _, level in plan.values()):
+    if home is not None and plan:  # into the home even when only levels inside it shrink: its iterations run at once
         new_shape = [lt.inner_extent(plan[i][1]) if i in plan else s for i, s in enumerate(t.shape)]
-        if gpu_mapping.shared_bytes(home) + lt.nbytes(new_shape, t.element_type) > gpu_mapping.SHARED_BYTES and gpu_mapping.mapping(home) == "block":
+        if gpu_mapping.mapping(home) == "block" and gpu_mapping.shared_bytes(home) + lt.nbytes(new_shape, t.element_type) > gpu_mapping.SHARED_BYTES:
             home = None  # would not fit in shared memory: keep it in global memory
             plan = _plan(alloc, result, accs, shared, None)
     else:
         home = None
-    if not plan or (only_gpu and home is None):
+    if not plan or (only_gpu and (home is None or "gpu" not in lt.annotations(home))):
         return None
     plan = {axis: (dim, lt.inner_extent(level)) for axis, (dim, level) in plan.items()}
     return _rewrite(alloc, result, accs, inner, plan, names, home)
@@ -159,7 +159,7 @@ def _plan(alloc, result, accs, shared, home) -> dict:
         extent = lt.inner_extent(level)
         if extent >= shape[axis]:
             continue
-        if any(_concurrent(l) and not (l in private and "gpu" in lt.annotations(l)) for l in shared if lt.loop_dim(l) == dim):
+        if any(_concurrent(l) and not (l in private and _home(l)) for l in shared if lt.loop_dim(l) == dim):
             continue  # iterations that run at once would share the tile
         ok = True
         for a in accs:
@@ -211,11 +211,21 @@ def _rewrite(alloc, result, accs, inner, plan: dict, names: dict, home) -> str:
     et = t.element_type
     space = ""
     if home is not None:
-        space = ", in shared memory (one per block)" if gpu_mapping.mapping(home) == "block" else ", one per thread"
+        space = {"block": ", in shared memory (one per block)", "thread": ", one per thread"}.get(
+            gpu_mapping.mapping(home), ", one per thread of the parallel loop")
     return (
         f"{name} over [{', '.join(dims)}]: {old_n} -> {new_n} elements "
         f"({lt.nbytes(shape, et)} -> {lt.nbytes(new_shape, et)} bytes){space}"
     )
+
+
+def _home(loop) -> bool:
+    """Whether a tile may move into ``loop``'s body, one per concurrent
+    iteration: a GPU-mapped loop (a block's or a thread's) or a parallel
+    loop (a CPU thread's: an ``lt.alloc`` in a parallel loop's body is one
+    a thread)."""
+    a = lt.annotations(loop)
+    return "gpu" in a or "parallel" in a
 
 
 def _concurrent(loop) -> bool:
