@@ -419,6 +419,17 @@ class Evaluator:
             self._child.stop()
             self._child = None
 
+    def cancel(self) -> bool:
+        """Kill the child process now, from any thread: a measurement under
+        way ends at once (its ``Measurement`` says the process died) and the
+        next request starts a fresh child.  ``close`` instead waits for the
+        kernel running to finish.  False when no child is running."""
+        child = self._child
+        if child is None or not child.alive():
+            return False
+        child.process.kill()
+        return True
+
     def __enter__(self):
         return self
 

@@ -11,7 +11,8 @@ iterations: F copies of the vector body per generated iteration, and full
 unrolling emits one vector body per W iterations (6 vectors for 96
 iterations of width 16).
 
-Refuses: no loop L; F < 0; F greater than L's iterations (vectors, when
+Refuses: no loop L; F < 0; F = 1 (one copy an iteration: nothing
+unrolled); F greater than L's iterations (vectors, when
 vectorized); F=0 on a loop of more than 64 iterations (vectors) (the code
 would explode).
 """
@@ -35,6 +36,8 @@ def unroll(module_op, loop: int, factor: int = 0) -> None:
     what = f"{units} vectors of {width}" if width > 1 else f"{size} iterations"
     if factor < 0:
         raise refuse(NAME, f"factor must not be negative, got {factor}", target)
+    if factor == 1:
+        raise refuse(NAME, f"factor 1 unrolls nothing (0 unrolls L{loop} {loop_label(target)} completely, 2 or more partly)", target)
     if factor > units:
         raise refuse(NAME, f"factor {factor} exceeds the {what} of L{loop} {loop_label(target)}", target)
     if factor == 0 and units > FULL_UNROLL_LIMIT:

@@ -13,17 +13,19 @@ a worker thread; the figures say "measuring" while a new one runs.
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import sys
+import tempfile
 import time
+import traceback
 
 from rich.text import Text
-from textual import work
+from textual import events, work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.screen import ModalScreen
-from textual.widgets import Input, Sparkline, Static, TextArea
+from textual.widgets import Sparkline, Static, TextArea
 
 from ..errors import LtError, with_filename
 from ..frontend import Tensor
@@ -38,65 +40,73 @@ KEYS = [
     ("shift+up / shift+down", "swap the loop with the one around it / inside it"),
     ("s", "split the loop (asks the inner size)"),
     ("backspace", "merge the loop into the one before it (or its parent)"),
-    ("v", "vectorize (asks the width; default: this CPU's vector width)"),
-    ("n", "unroll (asks the factor; 0 = fully)"),
+    ("v", "vectorize (asks the width; default: this CPU's vector width); on a vectorized loop: undo that"),
+    ("n", "unroll (asks the factor; 0 = fully); on an unrolled loop: undo that"),
     ("p", "run the loop's iterations in parallel (CPU threads)"),
-    ("g / G", "map the loop to GPU blocks or threads / map every nest automatically"),
+    ("g / G", "map the loop to GPU blocks or threads / map every nest automatically (GPU targets)"),
     ("c", "cache an input of the loop's nest (asks which operand)"),
     ("d", "distribute the loop over the parts of its body"),
     ("m", "any move by name, on the loop: split_8, swap_down, unroll_4, resize_-1, uncache, gpu_auto_128 (lt_mlir.moves)"),
     ("u / r", "undo / redo (unbounded)"),
     ("tab", "next code view: lt, scf, llvm, asm, ptx"),
-    ("P", "per-loop profile beside the tree (an instrumented build)"),
-    ("w / W", "write the module to the path / an object + header (PTX + JSON for cuda)"),
+    ("pgup / pgdn", "scroll the code view"),
+    ("click", "select the loop or statement clicked in the tree"),
+    ("P", "per-loop profile beside the tree (an instrumented build); after a move: profile again"),
+    ("escape", "cancel the measurement under way (a prompt: cancel it)"),
+    ("w", "write the module to -o PATH, else to the input file"),
+    ("W", "write an object + header beside that path (PTX + JSON for cuda)"),
     ("?", "this help"),
-    ("q", "quit (writes the module if a path was given)"),
+    ("q", "quit; writes the module first only to -o PATH (lt.ui's path), if given"),
 ]
 
 
-class Prompt(ModalScreen):
-    """Asks one question; dismisses with the answer, or None on escape."""
+class Prompt:
+    """One question being answered in the prompt box: the app feeds it every
+    key in the order typed (a burst of keys, a paste, all land here).  The
+    default answer is replaced by the first character typed."""
 
-    BINDINGS = [Binding("escape", "cancel", "cancel")]
-    DEFAULT_CSS = """
-    Prompt { align: center middle; }
-    Prompt > Vertical { width: 50; height: auto; border: round $accent; background: $panel; padding: 0 1; }
-    """
+    def __init__(self, question: str, default: str, answered):
+        self.question, self.value, self.answered = question, default, answered
+        self.fresh = True  # the default is shown: typing replaces it
 
-    def __init__(self, question: str, default: str = ""):
-        super().__init__()
-        self.question, self.default = question, default
+    def key(self, event: events.Key) -> str | None:
+        """Edit the answer; returns "submit", "cancel" or None."""
+        if event.key == "enter":
+            return "submit"
+        if event.key == "escape":
+            return "cancel"
+        if event.key in ("backspace", "ctrl+h"):
+            self.value = "" if self.fresh else self.value[:-1]
+        elif event.key == "ctrl+u":
+            self.value = ""
+        elif event.is_printable and event.character:
+            self.value = (event.character if self.fresh else self.value + event.character)
+        else:
+            return None
+        self.fresh = False
+        return None
 
-    def compose(self) -> ComposeResult:
-        with Vertical():
-            yield Static(self.question)
-            yield Input(value=self.default, id="answer")
-
-    def on_input_submitted(self, event: Input.Submitted) -> None:
-        self.dismiss(event.value)
-
-    def action_cancel(self) -> None:
-        self.dismiss(None)
+    def render(self) -> Text:
+        text = Text(self.question + " ", style="bold")
+        text.append(self.value, style="reverse" if self.fresh else "")
+        text.append("_", style="blink")
+        text.append("   (enter: answer, escape: cancel)", style="dim")
+        return text
 
 
-class Help(ModalScreen):
-    """Every key, on any key closed."""
+def help_text() -> Text:
+    text = Text("lt-ui keys (any key closes)\n\n", style="bold")
+    for key, what in KEYS:
+        text.append(f"{key:>22}  ", style="bold cyan")
+        text.append(what + "\n")
+    return text
 
-    DEFAULT_CSS = """
-    Help { align: center middle; }
-    Help > Static { width: 90; height: auto; border: round $accent; background: $panel; padding: 0 1; }
-    """
 
-    def compose(self) -> ComposeResult:
-        text = Text("lt-ui keys (any key closes)\n\n", style="bold")
-        for key, what in KEYS:
-            text.append(f"{key:>22}  ", style="bold cyan")
-            text.append(what + "\n")
-        yield Static(text, id="help")
+class Tree(Static):
+    """The loop tree: a click selects the row clicked."""
 
-    def on_key(self, event) -> None:
-        event.stop()
-        self.dismiss(None)
+    def on_click(self, event: events.Click) -> None:
+        self.app.select_row(event.y)
 
 
 class LtUi(App):
@@ -104,7 +114,7 @@ class LtUi(App):
 
     TITLE = "lt-ui"
     CSS = """
-    #figures { height: 1; background: $boost; padding: 0 1; }
+    #figures { height: auto; background: $boost; padding: 0 1; }
     #main { height: 1fr; }
     #left { width: 1fr; }
     #right { width: 1fr; }
@@ -112,9 +122,11 @@ class LtUi(App):
     #facts { height: auto; max-height: 6; border: round $primary; padding: 0 1; }
     #views { height: 1; padding: 0 1; }
     #code { height: 1fr; }
+    #help { height: 1fr; border: round $accent; padding: 0 1; display: none; }
     #spark { height: 2; }
     #pipeline { height: auto; max-height: 3; padding: 0 1; color: $text-muted; }
-    #status { height: 1; background: $boost; padding: 0 1; }
+    #ask { height: auto; border: round $accent; background: $panel; padding: 0 1; display: none; }
+    #status { height: auto; max-height: 4; background: $boost; padding: 0 1; }
     """
     BINDINGS = [
         Binding("up", "cursor(-1)", "up", show=False),
@@ -133,9 +145,13 @@ class LtUi(App):
         Binding("d", "simple('distribute')", "distribute", show=False),
         Binding("m", "any_move", "any move", show=False),
         Binding("u", "undo", "undo", show=False),
+        Binding("U", "hint_u", "not a key", show=False),
         Binding("r", "redo", "redo", show=False),
-        Binding("tab", "next_view", "code view", show=False, priority=True),
+        Binding("tab", "next_view", "code view", show=False),
+        Binding("pageup", "scroll_code(-1)", "code up", show=False),
+        Binding("pagedown", "scroll_code(1)", "code down", show=False),
         Binding("P", "toggle_profile", "profile", show=False),
+        Binding("escape", "cancel_measurement", "cancel", show=False),
         Binding("w", "write", "write", show=False),
         Binding("W", "write_aot", "write object", show=False),
         Binding("question_mark", "help", "help", show=False),
@@ -145,38 +161,103 @@ class LtUi(App):
     def __init__(self, session: Session, on_exit=None, write_on_quit: bool = False):
         super().__init__()
         self.session = session
-        self.on_exit = on_exit  # called with the session when the app quits
-        self.write_on_quit = write_on_quit
+        self.on_exit = on_exit  # called with the session however the app ends
+        self.write_on_quit = write_on_quit  # q writes to session.path first (lt-ui -o, lt.ui's path)
+        self.prompt: Prompt | None = None  # the question being answered: every key goes to it
+        self.help_shown = False
+        self.crash: str | None = None  # an unexpected error that ended the app, in one line
+        self.rescued = ""  # where the schedule went when it did
         self.dragging = False
         self.show_profile = False
         self.profile = None  # (schedule text, LoopProfile)
         self.moved_at: float | None = None
         self.latencies: list[float] = []  # seconds from a move to its figures on screen
         self.status_text = "? for help"
+        self.unkept = None  # the figures of a measurement not kept (cancelled), while its schedule is shown
 
     # ------------------------------------------------------------ layout
     def compose(self) -> ComposeResult:
         yield Static("", id="figures")
+        yield Static(help_text(), id="help")
         with Horizontal(id="main"):
             with Vertical(id="left"):
                 with VerticalScroll(id="tree-scroll"):
-                    yield Static("", id="tree")
+                    yield Tree("", id="tree")
                 yield Static("", id="facts")
             with Vertical(id="right"):
                 yield Static("", id="views")
                 yield TextArea("", read_only=True, show_line_numbers=True, soft_wrap=False, id="code")
         yield Sparkline([], id="spark")
         yield Static("", id="pipeline")
+        yield Static("", id="ask")
         yield Static("", id="status")
 
     def on_mount(self) -> None:
-        # Nothing on the main screen takes focus: every key is the app's
-        # (scroll the code with the mouse).
+        # Nothing takes focus: every key comes to the app, in the order
+        # typed (pgup/pgdn scroll the code).
         for widget in (self.query_one("#tree-scroll"), self.query_one("#code")):
             widget.can_focus = False
         self.set_focus(None)
         self.refresh_view()
         self.measure()
+
+    # ------------------------------------------------------------ keys
+    def check_action(self, action: str, parameters) -> bool | None:
+        """While a prompt or the help is up, no key runs its action (not
+        even a priority binding's).  Nothing here takes focus, so the
+        screen's tab (focus the next widget) never runs: tab is the code
+        view's."""
+        if action in ("focus_next", "focus_previous"):
+            return False
+        return self.prompt is None and not self.help_shown
+
+    def on_key(self, event: events.Key) -> None:
+        """Runs before the key's binding: a prompt or the help takes it."""
+        if self.help_shown or self.prompt is not None:
+            event.prevent_default()  # no binding runs
+            event.stop()
+            if self.help_shown:
+                self.help_shown = False
+                self._show_overlays()
+            else:
+                self._prompt_key(event)
+
+    def _prompt_key(self, event: events.Key) -> None:
+        prompt = self.prompt
+        outcome = prompt.key(event)
+        if outcome is None:
+            self._show_overlays()
+            return
+        self.prompt = None  # answered once: a second enter is a key of the main view
+        self._show_overlays()
+        prompt.answered(prompt.value if outcome == "submit" else None)
+
+    def _show_overlays(self) -> None:
+        ask = self.query_one("#ask", Static)
+        ask.display = self.prompt is not None
+        if self.prompt is not None:
+            ask.update(self.prompt.render())
+        self.query_one("#help").display = self.help_shown
+        self.query_one("#main").display = not self.help_shown
+
+    def select_row(self, row: int) -> None:
+        """A click on row ``row`` of the tree (the profile's header is row 0
+        when shown)."""
+        if self.prompt is not None or self.help_shown:
+            return
+        row -= 1 if self._profile_columns() is not None else 0
+        if 0 <= row < len(self.session.lines):
+            self.dragging = False
+            self.session.cursor = row
+            self.refresh_view()
+
+    def action_scroll_code(self, pages: int) -> None:
+        area = self.query_one("#code", TextArea)
+        area.scroll_to(y=max(0, area.scroll_offset.y + pages * max(1, area.scrollable_content_region.height - 1)), animate=False)
+
+    def action_hint_u(self) -> None:
+        self.status_text = "U is no key: u undoes, r redoes, n unrolls"
+        self._render_status()
 
     # ------------------------------------------------------------ rendering
     def refresh_view(self) -> None:
@@ -184,6 +265,8 @@ class LtUi(App):
         lines = s.lines
         profile = self._profile_columns()
         tree = Text()
+        if profile is not None:
+            tree.append(f"{'share':>7} {'own time':>13}   {'(P: profile again)' if self._profile_stale() else ''}\n", style="bold dim")
         for i, line in enumerate(lines):
             prefix = profile.get(line.loop, " " * 23) if profile is not None else ""
             style = ("reverse bold yellow" if self.dragging else "reverse bold") if i == s.cursor else ""
@@ -199,11 +282,14 @@ class LtUi(App):
         self._render_status()
         self.refresh_code()
 
+    def _profile_stale(self) -> bool:
+        return self.profile is not None and self.profile[0] != self.session.schedule.text
+
     def _profile_columns(self) -> dict | None:
         if not self.show_profile or self.profile is None:
             return None
         text, prof = self.profile
-        if text != self.session.schedule.text:
+        if self._profile_stale():
             return {loop.index: f"{'(stale)':>8} {'':>13} " for loop in prof.loops}
         return {
             loop.index: f"{loop.share * 100:6.1f}% {_own(loop.own_s)} " if loop.timed else f"{'in L' + str(loop.within):>21} "
@@ -220,13 +306,15 @@ class LtUi(App):
     def _render_figures(self) -> None:
         s = self.session
         current = s.cached_figures()
+        if current is None and self.unkept is not None and self.unkept.text == s.schedule.text:
+            current = self.unkept
         if current is not None:
             self.query_one("#figures", Static).update(Text(current.line(), style="bold"))
         else:
             last = s.latest_figures()
             old = last.line() if last is not None else "no figures yet"
             self.query_one("#figures", Static).update(Text(f"measuring... (was: {old})", style="dim"))
-        self.query_one("#spark", Sparkline).data = [t * 1e3 for t in s.history] or [0.0]
+        self.query_one("#spark", Sparkline).data = spark_points(s.history)
 
     def _render_status(self) -> None:
         drag = "[drag] " if self.dragging else ""
@@ -243,7 +331,7 @@ class LtUi(App):
             code, line = str(e), 0
         except Exception as e:  # never a crash
             code, line = f"internal error: {type(e).__name__}: {e}", 0
-        self.call_from_thread(self._show_code, code, line)
+        self._from_worker(self._show_code, code, line)
 
     def _show_code(self, code: str, line: int) -> None:
         area = self.query_one("#code", TextArea)
@@ -258,11 +346,20 @@ class LtUi(App):
 
     @work(thread=True, exclusive=True, group="bench")
     def _benchmark(self, text: str) -> None:
-        self.session.benchmark(text, on_first=lambda first: self.call_from_thread(self._figures_ready, text, first))
-        self.call_from_thread(self._figures_ready, text, None)
+        figures = self.session.benchmark(text, on_first=lambda first: self._from_worker(self._figures_ready, text, first))
+        self._from_worker(self._figures_ready, text, None, figures)
 
-    def _figures_ready(self, text: str, first) -> None:
+    def _from_worker(self, callback, *args) -> None:
+        """``callback`` on the UI thread, unless the app has ended meanwhile."""
+        if self.is_running:
+            try:
+                self.call_from_thread(callback, *args)
+            except RuntimeError:  # the app stopped between the check and the call
+                pass
+
+    def _figures_ready(self, text: str, first, final=None) -> None:
         """A figure for ``text``: a first one (``first``) or the final one."""
+        self.unkept = final if final is not None and self.session.cached_figures(text) is None else None
         if text == self.session.schedule.text and self.moved_at is not None:
             self.latencies.append(time.perf_counter() - self.moved_at)
             self.moved_at = None
@@ -324,18 +421,33 @@ class LtUi(App):
             self.status_text = "error: the cursor is on a statement: select a loop"
             self.refresh_view()
             return
-        self.push_screen(Prompt(question, default), answered)
+        self.prompt = Prompt(question, default, answered)
+        self._show_overlays()
 
     def action_split(self) -> None:
         self._ask("inner size?", "", lambda v: ("split", _int(v, "the inner size")))
 
     def action_vectorize(self) -> None:
-        self._ask("vector width?", str(self.session.target.vector_width()), lambda v: ("vectorize", _int(v, "the width")))
+        if not self._unannotated("vectorize"):
+            self._ask("vector width?", str(self.session.target.vector_width()), lambda v: ("vectorize", _int(v, "the width")))
 
     def action_unroll(self) -> None:
-        self._ask("unroll factor? (0 = fully)", "0", lambda v: ("unroll", _int(v, "the factor")))
+        if not self._unannotated("unroll"):
+            self._ask("unroll factor? (0 = fully)", "0", lambda v: ("unroll", _int(v, "the factor")))
+
+    def _unannotated(self, name: str) -> bool:
+        """loop_tool's toggles: on a loop that carries ``name`` already, the
+        key takes it off (lt-unannotate, one undoable move)."""
+        if name not in self.session.annotations():
+            return False
+        self._after_move(self.session.move("unannotate", name), f"{name} removed")
+        return True
 
     def action_gpu_map(self) -> None:
+        error = self.session.refusal("gpu_map")
+        if error:
+            self._after_move(error, "")
+            return
         self._ask("map to block or thread?", "block", lambda v: ("gpu_map", v))
 
     def action_any_move(self) -> None:
@@ -366,7 +478,7 @@ class LtUi(App):
         self.refresh_view()
 
     def action_toggle_profile(self) -> None:
-        self.show_profile = not self.show_profile
+        self.show_profile = not self.show_profile or self._profile_stale()
         if self.show_profile:
             self.status_text = "profiling (an instrumented build)..."
             self._profile(self.session.schedule.text)
@@ -383,7 +495,7 @@ class LtUi(App):
             prof, message = None, str(e)
         except Exception as e:  # never a crash
             prof, message = None, f"internal error: {type(e).__name__}: {e}"
-        self.call_from_thread(self._profile_ready, text, prof, message)
+        self._from_worker(self._profile_ready, text, prof, message)
 
     def _profile_ready(self, text: str, prof, message: str) -> None:
         if prof is not None:
@@ -408,7 +520,12 @@ class LtUi(App):
         self._render_status()
 
     def action_help(self) -> None:
-        self.push_screen(Help())
+        self.help_shown = True
+        self._show_overlays()
+
+    def action_cancel_measurement(self) -> None:
+        self.status_text = "measurement cancelled (the next move measures again)" if self.session.cancel() else "no measurement under way"
+        self._render_status()
 
     def action_quit_ui(self) -> None:
         if self.write_on_quit:
@@ -418,14 +535,66 @@ class LtUi(App):
                 self.status_text = str(e)
                 self._render_status()
                 return
-        if self.on_exit is not None:
-            self.on_exit(self.session)
+        self.finish()
         self.exit()
+
+    async def action_quit(self) -> None:  # Textual's ctrl+q
+        self.action_quit_ui()
+
+    def finish(self) -> None:
+        """However the app ends: the measurement under way is stopped now
+        (quitting never waits for a kernel) and the caller gets the
+        schedule."""
+        self.session.cancel()
+        if self.on_exit is not None:
+            on_exit, self.on_exit = self.on_exit, None
+            on_exit(self.session)
+
+    def _handle_exception(self, error: Exception) -> None:
+        """An unexpected error anywhere in the app (Textual's hook): the
+        work is kept (the caller gets the schedule, and it is written out),
+        the app ends with status 1 and says so in one line, never a
+        traceback on the terminal (it goes to a file)."""
+        if self.crash is not None:
+            return
+        self.crash = f"{type(error).__name__}: {error}".splitlines()[0]
+        try:
+            self.rescued = self._rescue(error)
+            self.finish()
+        finally:
+            self._return_code = 1
+            self.exit(return_code=1)
+
+    def _rescue(self, error: Exception) -> str:
+        """Write the schedule (to -o / lt.ui's path, else a new file) and
+        the traceback; says where."""
+        details = tempfile.NamedTemporaryFile("w", prefix="lt-ui-crash-", suffix=".txt", delete=False)
+        with details:
+            details.write("".join(traceback.format_exception(error)))
+        try:
+            if self.write_on_quit:
+                where = self.session.write()
+            else:
+                fd, where = tempfile.mkstemp(prefix="lt-ui-schedule-", suffix=".mlir")
+                os.close(fd)
+                self.session.write(where)
+        except LtError as e:
+            return f"the schedule could not be written ({e}); details in {details.name}"
+        return f"the schedule is in {where}; details in {details.name}"
+
+    def crash_message(self) -> str:
+        return f"error: lt-ui stopped on an internal error ({self.crash}); {self.rescued}"
 
 
 def _own(seconds: float) -> str:
     """A loop's own time in a 13-character column."""
     return f"{seconds * 1e3:10.3f} ms" if seconds >= 1e-4 else f"{seconds * 1e6:10.2f} us"
+
+
+def spark_points(history: list) -> list:
+    """The sparkline's heights: log of the runtimes, so that one slow
+    schedule does not flatten the others."""
+    return [math.log10(max(t, 1e-9) * 1e9) for t in history] or [0.0]
 
 
 def _int(text: str, what: str) -> int:
@@ -454,12 +623,19 @@ def session_for(obj, path: str | None = None, entry: str | None = None, target: 
 def ui(obj, path: str | None = None, entry: str | None = None, target: str = "cpu", reference=None) -> Session:
     """Optimise ``obj`` (a tensor, Schedule, module or lt text) by hand in
     the terminal; returns the session.  A tensor keeps the schedule made
-    (loop_tool's ``lt.ui(T, path)``); a Schedule is changed in place."""
+    (loop_tool's ``lt.ui(T, path)``), however the app ends; a Schedule is
+    changed in place.  ``q`` writes to ``path`` first, if given.  An
+    internal error of the app raises ``LtError`` saying where the schedule
+    was written."""
     session, on_exit = session_for(obj, path, entry, target, reference)
+    app = LtUi(session, on_exit, write_on_quit=path is not None)
     try:
-        LtUi(session, on_exit, write_on_quit=path is not None).run()
+        app.run()
     finally:
+        app.finish()
         session.close()
+    if app.crash is not None:
+        raise LtError(app.crash_message())
     return session
 
 
@@ -469,32 +645,54 @@ def _arg_parser() -> argparse.ArgumentParser:
             sys.stderr.write(f"lt-ui: error: {message}\n")
             sys.exit(1)
 
-    p = Parser(prog="lt-ui", description="Optimise an lt module by hand in the terminal.")
+    p = Parser(prog="lt-ui", description="Optimise an lt module by hand in the terminal.",
+               epilog="q quits, writing the module to -o PATH first if given (without -o nothing is written); "
+                      "w writes it any time, to -o PATH or else to the input file.")
     p.add_argument("input", help="input .mlir file ('-': stdin)")
-    p.add_argument("-o", dest="output", default=None, help="where w (and quitting) writes the module (default: the input file)")
+    p.add_argument("-o", dest="output", default=None,
+                   help="where q writes the module on quitting, and w writes it (without -o: q writes nothing, w writes the input file)")
     p.add_argument("--entry", default=None, help="function to optimise (default: the first)")
     p.add_argument("--target", choices=tuple(TARGETS), default="cpu", help="what the figures measure (default: cpu)")
     return p
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = _arg_parser().parse_args(argv)
+def _read_module(path: str) -> tuple[str, str]:
+    """(text, name to report) of the input file or stdin."""
+    name = "<stdin>" if path == "-" else path
     try:
-        if args.input == "-":
-            text, name = sys.stdin.read(), "<stdin>"
-            os.dup2(os.open("/dev/tty", os.O_RDONLY), 0)  # keys come from the terminal, not the pipe
+        if path == "-":
+            data = sys.stdin.buffer.read()
         else:
-            name = args.input
-            try:
-                with open(args.input) as fh:
-                    text = fh.read()
-            except OSError as e:
-                raise LtError(f"error: cannot read '{args.input}': {e.strerror}") from None
-        path = args.output or (None if args.input == "-" else args.input)
-        try:
-            session = Session(Schedule(text, args.entry), args.target, path=path)
-        except LtError as e:
-            raise with_filename(e, name) from None
+            with open(path, "rb") as fh:
+                data = fh.read()
+    except OSError as e:
+        raise LtError(f"error: cannot read '{path}': {e.strerror}") from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise LtError(f"{name}: error: not a text file (byte {e.start} is not UTF-8); lt-ui reads MLIR modules (.mlir)") from None
+    if "\0" in text:
+        raise LtError(f"{name}: error: not a text file (it holds NUL bytes); lt-ui reads MLIR modules (.mlir)")
+    return text, name
+
+
+def app_for(argv: list[str] | None = None) -> LtUi:
+    """The app ``lt-ui ARGV`` runs (``LtError`` for an input it cannot read)."""
+    args = _arg_parser().parse_args(argv)
+    text, name = _read_module(args.input)
+    if args.input == "-":
+        os.dup2(os.open("/dev/tty", os.O_RDONLY), 0)  # keys come from the terminal, not the pipe
+    # w saves to -o or the input file; q writes only to -o
+    try:
+        session = Session(Schedule(text, args.entry), args.target, path=args.output or (None if args.input == "-" else args.input))
+    except LtError as e:
+        raise with_filename(e, name) from None
+    return LtUi(session, write_on_quit=args.output is not None)
+
+
+def main(argv: list[str] | None = None) -> int:
+    try:
+        app = app_for(argv)
     except LtError as e:
         msg = str(e)
         sys.stderr.write((msg if "error:" in msg else f"error: {msg}") + "\n")
@@ -502,11 +700,14 @@ def main(argv: list[str] | None = None) -> int:
     except OSError as e:
         sys.stderr.write(f"lt-ui: error: {e}\n")
         return 1
-    # w saves to the path (the input file unless -o); quitting writes only with -o
     try:
-        LtUi(session, write_on_quit=args.output is not None).run()
+        app.run()
     finally:
-        session.close()
+        app.finish()
+        app.session.close()
+    if app.crash is not None:
+        sys.stderr.write(f"lt-ui: {app.crash_message()}\n")
+        return 1
     return 0
 
 

@@ -31,6 +31,8 @@ from ..schedule import Schedule
 from ..targets import get_target
 
 CODE_VIEWS = ("lt", "scf", "llvm", "asm", "ptx")
+# Moves that need what a target may lack: the Target attribute that says it has it
+NEEDS = {"gpu_map": ("gpu_mapping", "GPU mapping"), "gpu_auto": ("gpu_mapping", "GPU mapping")}
 MEASURE_SECONDS = 0.1  # loop_tool's UI: as many runs as fit in 100 ms (a first figure after a tenth of it)
 _LOOP_LINE = re.compile(r": L(\d+)(?: \[|$)")
 # The MLIR Python bindings keep process-wide state that two threads must not
@@ -140,6 +142,8 @@ class Session:
     reference_error: str = ""
     last_remark: str | None = None  # what the pass of the last move remarked (the status line shows it)
     _evaluator: Evaluator | None = None
+    _measuring: bool = False
+    _cancelled: bool = False
 
     def __post_init__(self):
         self.target = get_target(self.target)
@@ -182,6 +186,21 @@ class Session:
         self.cursor = max(0, min(len(lines) - 1, self.cursor))
 
     # ------------------------------------------------------------ moves
+    def annotations(self) -> dict:
+        """The selected loop's annotations ({} on a statement)."""
+        loop = self.selected_loop
+        if loop is None:
+            return {}
+        with MLIR_LOCK:
+            return lt.annotations(preorder_loops(self.schedule.module.operation)[loop])
+
+    def refusal(self, name: str) -> str | None:
+        """Why this session's target refuses move ``name`` (None: it does not)."""
+        need = NEEDS.get(name)
+        if need is None or getattr(self.target, need[0]):
+            return None
+        return f"error: {name}: target {self.target.name} has no {need[1]} (lt-ui --target cuda or cuda-emulated has)"
+
     def _loop_or_refuse(self) -> int:
         loop = self.selected_loop
         if loop is None:
@@ -212,6 +231,9 @@ class Session:
         kind = MOVES.get(name)
         if kind is None:
             raise LtError(f"error: unknown move '{name}' (moves: {', '.join(MOVES)})")
+        refused = self.refusal(name)
+        if refused:
+            raise LtError(refused)
         loop = self._loop_or_refuse() if kind.loop else None
         if len(args) > 1:
             raise LtError(f"error: {name} takes one argument, got {len(args)}")
@@ -333,13 +355,38 @@ class Session:
         with self._lock:
             if text in self._figures:
                 return self._figures[text]
-            if self.start_text not in self._figures and text != self.start_text:
-                self._figures[self.start_text] = self._measure(self.start_text)
-            figures = self._measure(text, on_first)
+            self._measuring, self._cancelled = True, False
+            try:
+                if self.start_text not in self._figures and text != self.start_text:
+                    start = self._measure(self.start_text)
+                    if self._cancelled:
+                        return self._cancelled_figures(text)
+                    self._figures[self.start_text] = start
+                figures = self._measure(text, on_first)
+                if self._cancelled:  # not kept: asked again, it is measured again
+                    return self._cancelled_figures(text)
+            finally:
+                self._measuring = False
             self._figures[text] = figures
             if not figures.error:
                 self.history.append(figures.runtime_s)
             return figures
+
+    def _cancelled_figures(self, text: str) -> Figures:
+        return Figures(text, flops=self.flops, error="measurement cancelled")
+
+    def cancel(self) -> bool:
+        """Stop the measurement under way now, killing the evaluator's
+        process (the next benchmark starts another); False if none was
+        under way."""
+        evaluator = self._evaluator
+        if not self._measuring or evaluator is None:
+            return False
+        self._cancelled = True
+        if not evaluator.cancel():  # nothing running after all
+            self._cancelled = False
+            return False
+        return True
 
     def _measure(self, text: str, on_first=None) -> Figures:
         evaluator = self._evaluator

@@ -31,6 +31,8 @@
 //
 // A negative factor is refused (every chunk with a loop refuses; the first is checked).
 // RUN: not lt-opt %s --split-input-file -p 'builtin.module(lt-unroll{loop=0 factor=-1})' 2>&1 | filecheck %s --check-prefix=NEG
+// So is factor 1 (one copy an iteration: nothing unrolled).
+// RUN: not lt-opt %s --split-input-file -p 'builtin.module(lt-unroll{loop=0 factor=1})' 2>&1 | filecheck %s --check-prefix=ONE
 //
 // Unrolling never changes the result: same checksums, by 4 and completely.
 // RUN: sed -n '/^func.func @add35(/,/^}/p' %s | lt-opt - --run --repeat 1 | filecheck %s --check-prefix=SUM35
@@ -70,7 +72,8 @@
 // LOWER:           memref.store %{{.*}}, %{{.*}}[%[[I3]]]
 // LOWER-NEXT:    }
 // LOWER-NEXT:    return
-// NEG: lt-unroll.mlir:[[# @LINE + 2]]:3: error: lt-unroll: factor must not be negative, got -1
+// NEG: lt-unroll.mlir:[[# @LINE + 3]]:3: error: lt-unroll: factor must not be negative, got -1
+// ONE: lt-unroll.mlir:[[# @LINE + 2]]:3: error: lt-unroll: factor 1 unrolls nothing (0 unrolls L0 "for i in 32" completely, 2 or more partly)
 func.func @add32(%A: memref<32xf32> {lt.name = "A"}, %B: memref<32xf32> {lt.name = "B"}, %C: memref<32xf32> {lt.name = "C"}) {
   "lt.loop"() ({
   ^bb0(%i0: index):

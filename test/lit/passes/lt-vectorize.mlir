@@ -14,6 +14,8 @@
 //
 // A width below 2 is refused (every chunk with an L1 refuses; the first is checked).
 // RUN: not lt-opt %s --split-input-file -p 'builtin.module(lt-vectorize{loop=1 width=1})' 2>&1 | filecheck %s --check-prefix=WIDTH
+// So is a width above the loop's iterations (no vector would run).
+// RUN: not lt-opt %s --split-input-file -p 'builtin.module(lt-vectorize{loop=1 width=64})' 2>&1 | filecheck %s --check-prefix=WIDE
 //
 // Vectorizing gives the untransformed checksums: exactly for elementwise
 // code and for the matmul (each C element still sums over k in order); the
@@ -61,7 +63,9 @@
 // Native code, for an AVX-512 CPU (znver4) and an AVX2 one (znver2),
 // whichever this host is: the inner loop runs on 512-bit (zmm) registers
 // with AVX-512 and on two 256-bit (ymm) ones with AVX2; untransformed (k
-// innermost, a reduction into one C element) its FMAs are scalar on both.
+// innermost, an in-order reduction into one C element) it is scalar on
+// both, the multiply apart from the add that carries the sum (no FMA on the
+// chain: lower-lt-to-scf's mark_in_order_chains).
 // RUN: sed -n '/^func.func @matmul(/,/^}/p' %s | lt-opt - --emit=asm --mcpu=znver2 | filecheck %s --check-prefix=SCALAR
 // RUN: sed -n '/^func.func @matmul(/,/^}/p' %s | lt-opt - --emit=asm --mcpu=znver4 | filecheck %s --check-prefix=SCALAR
 // RUN: sed -n '/^func.func @matmul(/,/^}/p' %s | lt-opt - -p 'builtin.module(lt-swap{loop=1}, lt-vectorize{loop=3 width=16})' --emit=asm --mcpu=znver4 | filecheck %s --check-prefix=ZMM
@@ -78,9 +82,11 @@
 // YMM-NOT:   %zmm
 // YMM:       retq
 // SCALAR-LABEL: matmul:
-// SCALAR-NOT:   vfmadd{{[0-9]+}}ps
-// SCALAR:       vfmadd{{[0-9]+}}ss
-// SCALAR-NOT:   vfmadd{{[0-9]+}}ps
+// SCALAR-NOT:   vfmadd
+// SCALAR:       vmulss
+// SCALAR-NOT:   vfmadd
+// SCALAR:       vaddss
+// SCALAR-NOT:   vfmadd
 // SCALAR:       retq
 
 // 32 elements per row by 8: 4 vector iterations, no scalar rest.
@@ -102,7 +108,8 @@
 // LOWER-NEXT:      }
 // LOWER-NEXT:    }
 // LOWER-NEXT:    return
-// WIDTH: lt-vectorize.mlir:[[# @LINE + 4]]:5: error: lt-vectorize: width must be at least 2, got 1
+// WIDTH: lt-vectorize.mlir:[[# @LINE + 5]]:5: error: lt-vectorize: width must be at least 2, got 1
+// WIDE: lt-vectorize.mlir:[[# @LINE + 4]]:5: error: lt-vectorize: width 64 exceeds the 32 iterations of L1 "for i in 32"
 func.func @add32(%A: memref<2x32xf32> {lt.name = "A"}, %B: memref<2x32xf32> {lt.name = "B"}, %C: memref<2x32xf32> {lt.name = "C"}) {
   "lt.loop"() ({
   ^bb0(%r0: index):
