@@ -33,7 +33,7 @@ under keys that are not dim names.
 from __future__ import annotations
 
 from ..analysis import bounds
-from ..analysis.dependence import shared_reductions
+from ..analysis.dependence import is_pure_index_op, shared_reductions
 from ..analysis.vector_plan import PREDICATES, plan, plan_data_loop
 from ..dialect import lt
 from ..errors import CompileError, format_location
@@ -43,6 +43,8 @@ from .combine import atomic_update, combine
 from .partials import prepare_parallel_loops
 
 STACK_ALLOC_LIMIT = 64 * 1024
+IN_ORDER_ATTR = "lt.in_order"  # on an lt.reduce: its accumulator is a loop-carried chain (mark_in_order_chains)
+NO_CONTRACT_ATTR = "lt.no_contract"  # on its combining op until apply_fastmath reads it
 VECTOR_ATTR = "lt.vectorize"  # on an scf.for (bounds known at run time): vectorize it by W
 SCHEDULE_ATTR = "lt.schedule"  # on an scf.parallel: the OpenMP schedule of its loop
 _ALLOWED_ANNOTATIONS = {"parallel", "schedule", "unroll", "vectorize"}
@@ -60,6 +62,7 @@ def lower_lt_to_scf(module: ir.Module | ir.Operation, check_bounds: bool = True)
         for f in lt.functions(op):
             if f.regions[0].blocks:
                 check_annotations(f)
+                mark_in_order_chains(f)
                 finish_function(f, LtToScf())
 
 
@@ -128,28 +131,103 @@ def apply_fastmath(f) -> None:
     """Put the fast-math flags of the function's ``lt.fastmath`` mode on its
     float ops (by default: FMA contraction, as C compilers do with
     -ffp-contract=on, and ``nsz`` on max/min).  An op that carries flags of
-    its own keeps them: per-op choices win."""
+    its own keeps them: per-op choices win.  The combining add of an
+    in-order reduction chain (``mark_in_order_chains``) gets no
+    ``contract`` unless the mode also allows ``reassoc``."""
     table = fastmath_flags(function_fastmath(f))
     if "lt.fastmath" in f.attributes:
         del f.attributes["lt.fastmath"]
-    if not table:
-        return
     ops = []
 
     def visit(o):
+        chained = NO_CONTRACT_ATTR in o.attributes
+        if chained:
+            del o.attributes[NO_CONTRACT_ATTR]
         if o.name in table:
-            ops.append(o)
+            ops.append((o, chained))
         return ir.WalkResult.ADVANCE
 
     f.walk(visit)
     attrs: dict = {}
-    for o in ops:
+    for o, chained in ops:
         flags = table[o.name]
+        if chained and "reassoc" not in flags:
+            flags = tuple(x for x in flags if x != "contract")
+            if not flags:
+                continue
         if "fastmath" not in o.attributes or str(o.attributes["fastmath"]) == "#arith.fastmath<none>":
             key = ",".join(flags)
             if key not in attrs:
                 attrs[key] = ir.Attribute.parse(f"#arith.fastmath<{key}>")
             o.attributes["fastmath"] = attrs[key]
+
+
+def mark_in_order_chains(f) -> None:
+    """Mark (``lt.in_order``) each float ``add`` reduction of a product whose
+    innermost enclosing loop runs along the reduction: a plain scalar level
+    (not vectorized, not parallel, under no vectorized level) that no index
+    of the accumulator reads.  Its iterations form one chain through the
+    accumulator, which default float semantics keep in order (no
+    reassociation, so LLVM neither vectorizes nor splits it): the chain's
+    latency is the loop's time.  Contracting the multiply into the add puts
+    the FMA on that chain (4 cycles on Zen 3 and Intel's Golden Cove,
+    against 3 and 2 for an add); left apart, the multiply runs off the
+    chain, as in loop_tool's C (a statement per node, no contraction across
+    them).  The result is the unfused one, as in ``strict`` mode: each
+    product rounded, then added in order.  A reduction across parallel
+    accumulators (a matmul's n inside k) keeps its FMAs: there they save an
+    instruction and lengthen no single chain."""
+    found = []
+    f.walk(lambda o: (found.append(o) if o.name == "lt.reduce" else None, ir.WalkResult.ADVANCE)[1])
+    for r in found:
+        if ir.StringAttr(r.attributes["kind"]).value != "add" or "lt.atomic" in r.attributes:
+            continue
+        value, acc, *indices = list(r.operands)
+        if not _is_float_scalar(value.type) or value.owner is None or isinstance(value.owner, ir.Block):
+            continue
+        if value.owner.operation.name != "arith.mulf":
+            continue
+        loop = r.parent
+        if loop is None or loop.name != "lt.loop":
+            continue
+        if any(name in lt.annotations(level) for level in [loop, *lt.enclosing_loops(loop)] for name in ("vectorize",)):
+            continue
+        if "parallel" in lt.annotations(loop):
+            continue
+        dim = lt.loop_dim(loop)
+        if not any(_varies(i, loop, dim) for i in indices):
+            r.attributes[IN_ORDER_ATTR] = ir.UnitAttr.get()
+
+
+def _is_float_scalar(t) -> bool:
+    return isinstance(t, (ir.F16Type, ir.BF16Type, ir.F32Type, ir.F64Type))
+
+
+def _inside(op, ancestor) -> bool:
+    while op is not None:
+        if op == ancestor:
+            return True
+        op = op.parent
+    return False
+
+
+def _varies(value, loop, dim: str, depth: int = 0) -> bool:
+    """Whether an index may differ between iterations of ``loop`` (over
+    ``dim``); unsure: True."""
+    owner = value.owner
+    if isinstance(owner, ir.Block):
+        parent = owner.owner
+        return parent is not None and _inside(parent.operation if hasattr(parent, "operation") else parent, loop)
+    op = owner.operation
+    if not _inside(op, loop):
+        return False
+    if op.name == "lt.dim":
+        return ir.StringAttr(op.attributes["dim"]).value == dim
+    if op.name == "arith.constant":
+        return False
+    if depth > 32 or not is_pure_index_op(op):
+        return True
+    return any(_varies(v, loop, dim, depth + 1) for v in op.operands)
 
 
 def check_annotations(f) -> None:
@@ -243,6 +321,69 @@ def mark_atomic_reduces(loop, private=None) -> None:
             op.attributes["lt.atomic"] = ir.UnitAttr.get()
 
 
+_PLAIN_LEVEL = frozenset(("dim", "size", "tail"))
+
+
+def _plain_level(loop) -> bool:
+    """A level with no annotation or mark of any lowering (parallel, unroll,
+    vectorize, GPU mapping ...) whose iteration number nothing reads."""
+    if any(name not in _PLAIN_LEVEL for name in loop.attributes):
+        return False
+    return not list(lt.loop_body(loop).arguments[0].uses)
+
+
+def coalescible_chain(loop) -> list:
+    """The levels ``loop`` heads that one flat loop may run: ``loop`` and
+    the levels of its dim nested in it, each the only op of its parent's
+    body, down to the dim's innermost level; plain levels only
+    (``_plain_level``).  Such a chain walks its elements in ascending order
+    with nothing between them, as one loop over its extent does (tails
+    included: ``4 r 1`` over ``8`` is elements 0..32).  Returns [] when
+    ``loop`` heads no chain of two or more levels."""
+    dim = lt.loop_dim(loop)
+    chain = [loop]
+    while True:
+        if not _plain_level(chain[-1]):
+            return []
+        ops = lt.body_ops(lt.loop_body(chain[-1]))
+        if len(ops) == 1 and ops[0].name == "lt.loop" and lt.loop_dim(ops[0]) == dim:
+            chain.append(ops[0])
+            continue
+        # The chain must end at the dim's innermost level (elements, not blocks).
+        if len(chain) < 2 or lt.inner_extent(chain[-1]) != 1:
+            return []
+        return chain
+
+
+def coalesce_levels(loop, ctx: dict):
+    """Lower a split that nothing else came between as the loop it was: a
+    chain of levels (``coalescible_chain``) becomes its innermost level,
+    resized to the chain's extent under ``ctx`` and put in the chain's
+    place; returns the level to lower (``loop`` itself when it heads no
+    chain).
+
+    A split alone changes no iteration order, and so should change no code.
+    Lowered as nested ``scf.for`` loops it did: LLVM fully unrolls a short
+    inner loop before it vectorizes, and then vectorizes the outer one
+    across strided accesses (on AVX-512 CPUs, gathers and scatters of a
+    matmul's C in every k step: 30x slower) or, with the inner loop a
+    reduction's, keeps the accumulators in memory between the unrolled
+    copies.  Run flat, the levels vectorize and promote as the unsplit loop
+    does.  Annotated levels (unroll, vectorize, parallel, GPU) keep their
+    structure: the annotation asked for it."""
+    chain = coalescible_chain(loop)
+    if not chain:
+        return loop
+    _, step, _, full, rest = iterations(loop, ctx)
+    extent = full * step + rest
+    inner = chain[-1]
+    inner.move_before(loop)
+    inner.attributes["size"] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), extent)
+    inner.attributes["tail"] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), 0)
+    loop.erase()
+    return inner
+
+
 class LtToScf:
     """Lowers the lt ops of a block, and of the regions nested in it, in
     place; ``ctx``: dim name -> (offset value or None, elements available
@@ -308,6 +449,7 @@ class LtToScf:
         op.erase()
 
     def lower_loop(self, loop, ctx: dict) -> None:
+        loop = coalesce_levels(loop, ctx)
         dim, step, parent_offset, full, rest = iterations(loop, ctx)
         notes = lt.annotations(loop)
         if notes.get("parallel"):
@@ -337,7 +479,10 @@ class LtToScf:
                 atomic_update(kind, value, acc, indices)
             else:
                 old = memref.LoadOp(acc, indices).result
-                memref.StoreOp(combine(kind, old, value), acc, indices)
+                new = combine(kind, old, value)
+                if IN_ORDER_ATTR in op.attributes:
+                    new.owner.attributes[NO_CONTRACT_ATTR] = ir.UnitAttr.get()
+                memref.StoreOp(new, acc, indices)
         op.erase()
 
 

@@ -1,7 +1,8 @@
 // RUN: lt-opt %s --pass-pipeline='builtin.module(lower-lt-to-llvm)' | filecheck %s
 
 // The CPU pipeline ends in the llvm dialect: bare pointers (one per memref,
-// marked noalias), no lt/scf/memref ops left, the tail at offset 32 kept.
+// marked noalias), no lt/scf/memref ops left, the tail at offset 32 kept
+// (the inner level is unrolled by 2, so the split keeps its two levels).
 // CHECK-LABEL: llvm.func @add(%arg0: !llvm.ptr {llvm.noalias, lt.name = "A"}, %arg1: !llvm.ptr {llvm.noalias, lt.name = "B"}, %arg2: !llvm.ptr {llvm.noalias, lt.name = "C"})
 // CHECK-NOT:   lt.loop
 // CHECK-NOT:   scf.
@@ -24,7 +25,7 @@ func.func @add(%A: memref<33xf32> {lt.name = "A"}, %B: memref<33xf32> {lt.name =
       %b = memref.load %B[%i] : memref<33xf32>
       %c = arith.addf %a, %b : f32
       memref.store %c, %C[%i] : memref<33xf32>
-    }) {dim = "i", size = 8 : i64, tail = 0 : i64} : () -> ()
+    }) {dim = "i", size = 8 : i64, tail = 0 : i64, lt.unroll = 2 : i64} : () -> ()
   }) {dim = "i", size = 4 : i64, tail = 1 : i64} : () -> ()
   return
 }

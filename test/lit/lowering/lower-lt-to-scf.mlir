@@ -19,23 +19,93 @@ func.func @no_tail(%A: memref<8xf32>, %B: memref<8xf32>) {
 
 // -----
 
-// 33 split by 8 (`4 r 1` over `8`): a main loop over 4 blocks of 8, then one
-// clipped tail iteration at offset 32 whose inner level runs once.
+// 33 split by 8 (`4 r 1` over `8`), with a statement of its own in each
+// block of 8 (C[first element] <- 0): a main loop over 4 blocks of 8, then
+// one clipped tail iteration at offset 32 whose inner level runs once.
 // CHECK-LABEL: func.func @tail
 // CHECK-DAG:   %[[C32:.*]] = arith.constant 32 : index
 // CHECK-DAG:   %[[C8:.*]] = arith.constant 8 : index
 // CHECK-DAG:   %[[C4:.*]] = arith.constant 4 : index
 // CHECK:       scf.for %[[O:.*]] = %{{.*}} to %[[C4]] step
 // CHECK-NEXT:    %[[BASE:.*]] = arith.muli %[[O]], %[[C8]]
+// CHECK-NEXT:    memref.store %{{.*}}, %[[C:.*]][%[[BASE]]]
 // CHECK-NEXT:    scf.for %[[J:.*]] = %{{.*}} to %[[C8]] step
 // CHECK-NEXT:      %[[I:.*]] = arith.addi %[[BASE]], %[[J]]
 // CHECK-NEXT:      memref.load %{{.*}}[%[[I]]]
 // CHECK:       }
 // CHECK-NEXT:  }
+// CHECK-NEXT:  memref.store %{{.*}}, %[[C]][%[[C32]]]
 // CHECK-NEXT:  %[[T:.*]] = memref.load %{{.*}}[%[[C32]]]
 // CHECK-NEXT:  memref.store %[[T]], %{{.*}}[%[[C32]]]
 // CHECK-NEXT:  return
-func.func @tail(%A: memref<33xf32>, %B: memref<33xf32>) {
+func.func @tail(%A: memref<33xf32>, %B: memref<33xf32>, %C: memref<33xf32>) {
+  %zero = arith.constant 0.0 : f32
+  "lt.loop"() ({
+  ^bb0(%i0: index):
+    %first = "lt.dim"() {dim = "i"} : () -> index
+    memref.store %zero, %C[%first] : memref<33xf32>
+    "lt.loop"() ({
+    ^bb0(%i1: index):
+      %i = "lt.dim"() {dim = "i"} : () -> index
+      %a = memref.load %A[%i] : memref<33xf32>
+      memref.store %a, %B[%i] : memref<33xf32>
+    }) {dim = "i", size = 8 : i64, tail = 0 : i64} : () -> ()
+  }) {dim = "i", size = 4 : i64, tail = 1 : i64} : () -> ()
+  return
+}
+
+// -----
+
+// Nested tails: 50 as `3 r 2` over `4` over `4`, a statement in each block
+// of the outer and middle levels.  The outer level's clipped iteration
+// covers 2 elements at offset 48, so there the middle level runs 0 full
+// iterations of 4 and one clipped iteration of 2, in which the innermost
+// level runs 2 times: a single scf.for of 2.
+// CHECK-LABEL: func.func @nested_tail
+// CHECK-DAG:   %[[C48:.*]] = arith.constant 48 : index
+// CHECK-DAG:   %[[C2:.*]] = arith.constant 2 : index
+// CHECK:       scf.for
+// CHECK:         scf.for
+// CHECK:           scf.for
+// CHECK:       scf.for %[[J:.*]] = %{{.*}} to %[[C2]] step
+// CHECK-NEXT:    %[[I:.*]] = arith.addi %[[J]], %[[C48]]
+// CHECK-NEXT:    memref.load %{{.*}}[%[[I]]]
+func.func @nested_tail(%A: memref<50xf32>, %B: memref<50xf32>, %C: memref<50xf32>) {
+  %zero = arith.constant 0.0 : f32
+  "lt.loop"() ({
+  ^bb0(%i0: index):
+    %o = "lt.dim"() {dim = "i"} : () -> index
+    memref.store %zero, %C[%o] : memref<50xf32>
+    "lt.loop"() ({
+    ^bb0(%i1: index):
+      %p = "lt.dim"() {dim = "i"} : () -> index
+      memref.store %zero, %C[%p] : memref<50xf32>
+      "lt.loop"() ({
+      ^bb0(%i2: index):
+        %i = "lt.dim"() {dim = "i"} : () -> index
+        %a = memref.load %A[%i] : memref<50xf32>
+        memref.store %a, %B[%i] : memref<50xf32>
+      }) {dim = "i", size = 4 : i64, tail = 0 : i64} : () -> ()
+    }) {dim = "i", size = 4 : i64, tail = 0 : i64} : () -> ()
+  }) {dim = "i", size = 3 : i64, tail = 2 : i64} : () -> ()
+  return
+}
+
+// -----
+
+// A split that nothing came between (the levels of a dim nested directly,
+// none annotated, no iteration number read) runs as the loop it was: one
+// scf.for over its extent, tails included (33 as `4 r 1` over `8`), so a
+// split alone changes no code (LLVM, given the nest, vectorizes the outer
+// loop across strided accesses or keeps a reduction in memory).
+// CHECK-LABEL: func.func @split_chain
+// CHECK-DAG:   %[[C33:.*]] = arith.constant 33 : index
+// CHECK:       scf.for %[[I:.*]] = %{{.*}} to %[[C33]] step
+// CHECK-NEXT:    memref.load %{{.*}}[%[[I]]]
+// CHECK-NEXT:    memref.store
+// CHECK-NEXT:  }
+// CHECK-NEXT:  return
+func.func @split_chain(%A: memref<33xf32>, %B: memref<33xf32>) {
   "lt.loop"() ({
   ^bb0(%i0: index):
     "lt.loop"() ({
@@ -50,32 +120,61 @@ func.func @tail(%A: memref<33xf32>, %B: memref<33xf32>) {
 
 // -----
 
-// Nested tails: 50 as `3 r 2` over `4` over `4`.  The outer level's clipped
-// iteration covers 2 elements at offset 48, so there the middle level runs
-// 0 full iterations of 4 and one clipped iteration of 2, in which the
-// innermost level runs 2 times: a single scf.for of 2.
-// CHECK-LABEL: func.func @nested_tail
-// CHECK-DAG:   %[[C48:.*]] = arith.constant 48 : index
-// CHECK-DAG:   %[[C2:.*]] = arith.constant 2 : index
-// CHECK:       scf.for
-// CHECK:         scf.for
-// CHECK:           scf.for
-// CHECK:       scf.for %[[J:.*]] = %{{.*}} to %[[C2]] step
-// CHECK-NEXT:    %[[I:.*]] = arith.addi %[[J]], %[[C48]]
-// CHECK-NEXT:    memref.load %{{.*}}[%[[I]]]
-func.func @nested_tail(%A: memref<50xf32>, %B: memref<50xf32>) {
+// The chain under a level with a statement of its own: 40 as `2 r 8` over
+// (`4` over `4`).  Each block of 16 runs the chain as one loop of 16; the
+// clipped block at offset 32 as one loop of the 8 elements left.
+// CHECK-LABEL: func.func @chain_in_tail
+// CHECK-DAG:   %[[C32:.*]] = arith.constant 32 : index
+// CHECK-DAG:   %[[C16:.*]] = arith.constant 16 : index
+// CHECK-DAG:   %[[C8:.*]] = arith.constant 8 : index
+// CHECK:       scf.for %[[O:.*]] = %{{.*}} to %{{.*}} step
+// CHECK-NEXT:    %[[BASE:.*]] = arith.muli %[[O]], %[[C16]]
+// CHECK-NEXT:    memref.store
+// CHECK-NEXT:    scf.for %[[J:.*]] = %{{.*}} to %[[C16]] step
+// CHECK-NEXT:      arith.addi %[[BASE]], %[[J]]
+// CHECK-NOT:       scf.for
+// CHECK:       memref.store %{{.*}}[%[[C32]]]
+// CHECK-NEXT:  scf.for %[[K:.*]] = %{{.*}} to %[[C8]] step
+// CHECK-NEXT:    arith.addi %[[K]], %[[C32]]
+// CHECK-NOT:   scf.for
+// CHECK:       return
+func.func @chain_in_tail(%A: memref<40xf32>, %B: memref<40xf32>, %C: memref<40xf32>) {
+  %zero = arith.constant 0.0 : f32
   "lt.loop"() ({
   ^bb0(%i0: index):
+    %o = "lt.dim"() {dim = "i"} : () -> index
+    memref.store %zero, %C[%o] : memref<40xf32>
     "lt.loop"() ({
     ^bb0(%i1: index):
       "lt.loop"() ({
       ^bb0(%i2: index):
         %i = "lt.dim"() {dim = "i"} : () -> index
-        %a = memref.load %A[%i] : memref<50xf32>
-        memref.store %a, %B[%i] : memref<50xf32>
+        %a = memref.load %A[%i] : memref<40xf32>
+        memref.store %a, %B[%i] : memref<40xf32>
       }) {dim = "i", size = 4 : i64, tail = 0 : i64} : () -> ()
     }) {dim = "i", size = 4 : i64, tail = 0 : i64} : () -> ()
-  }) {dim = "i", size = 3 : i64, tail = 2 : i64} : () -> ()
+  }) {dim = "i", size = 2 : i64, tail = 8 : i64} : () -> ()
+  return
+}
+
+// -----
+
+// An annotated level keeps its structure (the annotation asked for it):
+// `lt.unroll = 2` on the inner level of a split of 16 by 8.
+// CHECK-LABEL: func.func @annotated_split
+// CHECK:       scf.for
+// CHECK:         scf.for
+// CHECK:       return
+func.func @annotated_split(%A: memref<16xf32>, %B: memref<16xf32>) {
+  "lt.loop"() ({
+  ^bb0(%i0: index):
+    "lt.loop"() ({
+    ^bb0(%i1: index):
+      %i = "lt.dim"() {dim = "i"} : () -> index
+      %a = memref.load %A[%i] : memref<16xf32>
+      memref.store %a, %B[%i] : memref<16xf32>
+    }) {dim = "i", size = 8 : i64, tail = 0 : i64, lt.unroll = 2 : i64} : () -> ()
+  }) {dim = "i", size = 2 : i64, tail = 0 : i64} : () -> ()
   return
 }
 
