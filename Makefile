@@ -9,11 +9,23 @@ STAMP  := $(VENV)/.installed
 
 .PHONY: demo test lint lit pytest tmux bench gpu-artifacts clean
 
+# The install goes through uv (from PyPI, pinned): it downloads the wheels in
+# parallel and installs them in a fraction of pip's time; pip does it if uv
+# cannot.
+UV_VERSION := 0.13.8
+
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[test]'
+	( $(PY) -m pip install --quiet uv==$(UV_VERSION) \
+	  && $(VENV)/bin/uv pip install --quiet --python $(PY) -e '.[test]' ) \
+	|| $(PY) -m pip install --quiet -e '.[test]'
 	touch $(STAMP)
+
+# Python caches compiled modules (__pycache__) only where
+# PYTHONDONTWRITEBYTECODE is unset: with it set, every lt-opt, worker and
+# child process the tests start would compile lt_mlir and its dependencies
+# again.
+unexport PYTHONDONTWRITEBYTECODE
 
 demo: $(STAMP)
 	$(PY) examples/demo.py
@@ -29,8 +41,11 @@ lit: $(STAMP)
 	$(VENV)/bin/lit -s test/lit
 
 # pytest exits 5 when it collects nothing; make treats that as a failure.
+# -n auto: a worker per core (pytest-xdist); --dist loadscope: a module's
+# tests on one worker, so its module-scoped fixtures are built once
+# (tests/conftest.py starts the longest modules first).
 pytest: $(STAMP) tmux
-	$(VENV)/bin/pytest -q
+	$(VENV)/bin/pytest -q -n auto --dist loadscope
 
 # lt-ui's terminal test drives it in tmux (Debian's package); without it
 # that one test skips and says so.

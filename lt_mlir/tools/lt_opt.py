@@ -25,6 +25,18 @@ class _Parser(argparse.ArgumentParser):
         sys.stderr.write(f"lt-opt: error: {message}\n")
         sys.exit(1)
 
+    def format_help(self) -> str:  # --help ends with the passes --pass-pipeline takes
+        return super().format_help() + "\n" + _passes_help()
+
+
+def _passes_help() -> str:
+    """The pass list for --help (the registry loads only when help is asked for)."""
+    try:
+        listing = _list_passes()
+    except ImportError as e:  # no MLIR bindings: say where the list is
+        return f"lt-opt --list-passes lists the lt passes (it needs the MLIR bindings: {e})\n"
+    return listing + "\n(--list-passes prints this list alone)\n"
+
 
 def _arg_parser() -> argparse.ArgumentParser:
     from ..targets import TARGETS
