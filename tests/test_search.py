@@ -117,9 +117,57 @@ def test_log_and_resume(tmp_path):
     assert not set(m2.measured) & set(m1.measured)
     assert len(open(log).read().splitlines()) == 21
     assert second.best.score >= first.best.score
-    with pytest.raises(lt_mlir.LtError, match="another start schedule"):
+    with pytest.raises(lt_mlir.LtError, match="another program"):
         t = Tuner(Schedule(programs.matmul(8, 8, 8)), FakeMeasurer())
         t.resume(log)
+    with open(log, "a") as fh:
+        fh.write('{"index": 20, "moves": ["par')  # killed mid-write: the cut line is dropped
+    third = Tuner(Schedule(TEXT), FakeMeasurer())
+    third.resume(log)
+    assert len(third.evaluations) == 20
+
+
+def test_log_header_names_the_program_the_target_and_the_host(tmp_path):
+    import hashlib
+    import os
+
+    from lt_mlir.lowering.machine import cpu_target
+
+    log = tmp_path / "tune.jsonl"
+    search("random", budget=2, log=str(log))
+    header = json.loads(log.read_text().splitlines()[0])["header"]
+    # the program as printed without locations: the same whatever file or spelling it came from
+    assert header["program"] == hashlib.sha256(Schedule(TEXT).file_text.encode()).hexdigest()
+    assert header["target"] == "cpu"
+    host = cpu_target()
+    assert header["host"]["cpu"] == host.cpu and header["host"]["cores"] == os.cpu_count()
+    assert set(header["host"]["features"].split(",")) == set(host.features.split(","))
+
+
+def _logged_by_another(path, **changes) -> None:
+    """A log whose header is this search's with ``changes`` (host fields as ``cpu=``/``cores=``)."""
+    identity = Tuner(Schedule(TEXT), FakeMeasurer()).identity
+    for key, value in changes.items():
+        (identity["host"] if key in ("cpu", "cores", "features") else identity)[key] = value
+    path.write_text(json.dumps({"header": identity}) + "\n")
+
+
+@pytest.mark.parametrize("changes, named", [
+    ({"program": "0" * 64}, "another program: sha256 000000000000 in the log"),
+    ({"target": "cuda"}, "another target: cuda in the log, cpu here"),
+    ({"cpu": "pentium4"}, "another host CPU: pentium4 in the log"),
+    ({"cores": 4096}, "another host core count: 4096 in the log"),
+    ({"features": "+sse2"}, "other host CPU features"),
+])
+def test_a_log_of_another_search_is_neither_resumed_nor_appended_to(tmp_path, changes, named):
+    log = tmp_path / "other.jsonl"
+    _logged_by_another(log, **changes)
+    tuner = Tuner(Schedule(TEXT), FakeMeasurer(), log_path=str(log))
+    with pytest.raises(lt_mlir.LtError, match=f"cannot resume from .*{named}"):
+        tuner.resume(str(log))
+    with pytest.raises(lt_mlir.LtError, match=f"--log .* records another search .*{named}"):
+        tuner.open_log({})
+    assert len(log.read_text().splitlines()) == 1  # untouched
 
 
 def test_lt_tune_command(tmp_path, capsys):
@@ -136,7 +184,7 @@ def test_lt_tune_command(tmp_path, capsys):
     B = np.random.default_rng(1).standard_normal((32, 16)).astype(np.float32)
     np.testing.assert_allclose(lt_mlir.compile(out.read_text())(A, B), A @ B, rtol=1e-4, atol=1e-4)
     assert main(["nosuch:1,2", "--quiet"]) == 1
-    assert capsys.readouterr().err.startswith("error: cannot read 'nosuch:1,2'")
+    assert capsys.readouterr().err.startswith("lt-tune: error: cannot read 'nosuch:1,2'")
     assert main(["matmul:16,16,32", "--workers", "many", "--quiet"]) == 1
 
 

@@ -2,18 +2,32 @@
 
     lt-tune clipped_matmul:33,48,4096 --strategy greedy --budget 300 --workers 2
     lt-tune kernel.mlir --strategy evolution --seconds 120 --workers ray -o best.mlir
-    lt-tune --resume tune.jsonl kernel.mlir --budget 600
+    lt-tune --resume tune-kernel.jsonl kernel.mlir --budget 600
 
-Writes the best schedule as an lt module (``-o``, default ``tuned.mlir``)
-and prints its pipeline (paste it into ``lt-opt -p``), logs every
-evaluation as JSON lines (``--log``, default ``tune.jsonl``), and plots best
-GFLOP/s against evaluations (``--plot``, default ``tune.png``).
+Writes the best schedule as an lt module (``-o``) and prints its pipeline
+(paste it into ``lt-opt -p``), logs every evaluation as JSON lines
+(``--log``), and plots best GFLOP/s against evaluations (``--plot``).  The
+default names carry the program's: ``tuned-NAME.mlir``, ``tune-NAME.jsonl``
+and ``tune-NAME.png``, NAME being ``clipped_matmul-33x48x4096`` for
+``clipped_matmul:33,48,4096`` and ``kernel`` for ``kernel.mlir``.
+
+The log starts with a header naming the program (the sha256 of its module
+printed without locations), the target and the host (CPU, features,
+cores); ``--resume LOG`` continues that log, and refuses one of another
+program, target or host.  Ctrl-C writes the best schedule so far and the
+plot, says so in one line and exits with 130.  Errors are one line on
+stderr with exit code 1 (``kernel.mlir:LINE:COL: error: ...`` for the
+module's own, ``lt-tune: error: ...`` otherwise).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import math
 import os
+import re
+import signal
 import sys
 import time
 from dataclasses import dataclass
@@ -21,11 +35,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import programs
-from ..errors import LtError
+from ..dialect.loop_tree import preorder_loops
+from ..errors import LtError, with_filename
 from ..evaluate import Limits
 from ..frontend import Tensor
 from ..schedule import Schedule
-from ..targets import TARGETS
+from ..targets import TARGETS, get_target
 from .measure import make_measurer
 from .tune import STRATEGIES, Tuner
 
@@ -50,11 +65,36 @@ class TuneResult:
     tuner: Tuner
     pipeline: str = "builtin.module()"  # the moves from the start, pasteable into lt-opt -p
     remeasured: list = None  # (evaluation index, the search's speedup, re-measured speedup) of the finalists
+    interrupted: bool = False  # stopped by Ctrl-C: the best so far, not re-measured
+
+
+class Interrupted(KeyboardInterrupt):
+    """Ctrl-C during a search; ``result`` holds the best schedule found so far."""
+
+    def __init__(self, result: TuneResult):
+        super().__init__("search interrupted")
+        self.result = result
+
+
+def _is_program(spec: str) -> bool:
+    return ":" in spec and spec.split(":", 1)[0] in PROGRAMS
+
+
+def program_name(spec: str) -> str:
+    """The program's name in default file names, safe on any file system:
+    ``clipped_matmul-33x48x4096`` for ``clipped_matmul:33,48,4096``,
+    ``kernel`` for ``path/to/kernel.mlir``."""
+    if _is_program(spec):
+        name, sizes = spec.split(":", 1)
+        raw = f"{name}-{'x'.join(x.strip() for x in sizes.split(','))}"
+    else:
+        raw = os.path.splitext(os.path.basename(spec.rstrip("/\\")))[0]
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", raw).strip("._")[:100] or "program"
 
 
 def program_text(spec: str) -> str:
     """``name:a,b,c`` (a reference program) or a file's lt text."""
-    if ":" in spec and spec.split(":", 1)[0] in PROGRAMS:
+    if _is_program(spec):
         name, sizes = spec.split(":", 1)
         try:
             args = [int(x) for x in sizes.split(",")]
@@ -86,8 +126,9 @@ def tune(
     limits: Limits | None = None,
     finalists: int = 4,
 ) -> TuneResult:
-    """Search schedules of ``source`` (a tensor, Schedule, lt text or
-    ``name:sizes``); a tensor gets the best schedule found.
+    """Search schedules of ``source`` (a tensor, Schedule, lt text, a file
+    or ``name:sizes``); a tensor gets the best schedule found.  Ctrl-C
+    raises ``Interrupted`` (a ``KeyboardInterrupt``) holding the best so far.
 
     Before naming a winner the ``finalists`` best schedules are timed
     again, interleaved with the start in one process (a search's single
@@ -96,38 +137,66 @@ def tune(
     (``evaluate.Limits``); a candidate past them is a failed one."""
     if strategy not in STRATEGIES:
         raise LtError(f"error: unknown strategy '{strategy}' (strategies: {', '.join(STRATEGIES)})")
+    target = get_target(target).name
+    start, filename = _start_schedule(source, entry)
+    tuner = Tuner(start, None, target, budget, seconds, model, log)
+    if resume:
+        tuner.resume(resume)
+    tuner.open_log({"start": start.text, "entry": start.entry, "strategy": strategy, "seed": seed, "model": model,
+                    "flops": tuner.flops})
+    interrupted = False
+    try:
+        with (_on_sigint(tuner.interrupt),  # Ctrl-C ends the search; the best so far stands
+              make_measurer(start.text, start.entry, target, workers, ray_address, seed=seed, limits=limits) as measurer):
+            tuner.measurer = measurer
+            try:
+                with tuner.interruptible():
+                    base = measurer.measure([start.text])[0]
+                if base.error:
+                    raise with_filename(LtError(base.error), filename)
+                tuner.start_gflops = tuner.flops / base.runtime_s / 1e9 if base.runtime_s else None
+                tuner.progress = progress
+                n_workers = 1 if workers in (1, None) else (2 if workers == "ray" else int(workers))
+                STRATEGIES[strategy](tuner, np.random.default_rng(seed), n_workers)
+                with tuner.interruptible():
+                    winner, speedup, remeasured = _final(tuner, measurer, finalists)
+            except KeyboardInterrupt:  # the best so far, as the search measured it
+                interrupted = True
+                winner, remeasured = tuner.best, []
+                speedup = winner.score if winner is not None else 1.0
+    finally:
+        tuner.close()
+    best = tuner.schedule_of(winner) if winner is not None else tuner.start
+    result = TuneResult(best, speedup, tuner.start_gflops * speedup if tuner.start_gflops else None, tuner.start_gflops,
+                        len(tuner.evaluations), tuner.best_curve(), tuner,
+                        winner.pipeline if winner is not None else "builtin.module()", remeasured, interrupted)
+    if interrupted:
+        raise Interrupted(result)
+    if isinstance(source, Tensor):
+        source.set(best)
+    return result
+
+
+def _start_schedule(source, entry: str | None) -> tuple[Schedule, str]:
+    """(the start schedule, the file its errors name: '-' for text) of
+    ``source``; a module without loops is refused."""
+    filename = "-"
     if isinstance(source, Tensor):
         start = Schedule(source.code)
     elif isinstance(source, Schedule):
         start = source.copy()
     else:
-        text = program_text(source) if isinstance(source, str) and "func.func" not in source else source
-        start = Schedule(text, entry)
-    measurer = make_measurer(start.text, start.entry, target, workers, ray_address, seed=seed, limits=limits)
-    with measurer:
-        tuner = Tuner(start, measurer, target, budget, seconds, model, log)
-        if resume:
-            tuner.resume(resume)
-        tuner.open_log({"start": start.text, "entry": start.entry, "target": target, "strategy": strategy, "seed": seed,
-                        "model": model, "flops": tuner.flops})
-        base = measurer.measure([start.text])[0]
-        if base.error:
-            raise LtError(base.error)
-        tuner.start_gflops = tuner.flops / base.runtime_s / 1e9 if base.runtime_s else None
-        tuner.progress = progress
-        n_workers = 1 if workers in (1, None) else (2 if workers == "ray" else int(workers))
+        text = source
+        if isinstance(source, str) and "func.func" not in source:
+            text, filename = program_text(source), ("-" if _is_program(source) else source)
         try:
-            STRATEGIES[strategy](tuner, np.random.default_rng(seed), n_workers)
-            winner, speedup, remeasured = _final(tuner, measurer, finalists)
-        finally:
-            tuner.close()
-    best = tuner.schedule_of(winner) if winner is not None else tuner.start
-    result = TuneResult(best, speedup, tuner.start_gflops * speedup if tuner.start_gflops else None, tuner.start_gflops,
-                        len(tuner.evaluations), tuner.best_curve(), tuner,
-                        winner.pipeline if winner is not None else "builtin.module()", remeasured)
-    if isinstance(source, Tensor):
-        source.set(best)
-    return result
+            start = Schedule(text, entry)
+        except LtError as e:
+            raise with_filename(e, filename) from None
+    if not preorder_loops(start.parsed.operation):
+        where = "the module" if filename == "-" else filename
+        raise LtError(f"error: {where} has no loops: there is nothing to schedule")
+    return start, filename
 
 
 def _final(tuner: Tuner, measurer, finalists: int):
@@ -182,6 +251,31 @@ def _save(path: str, text: str) -> None:
         raise LtError(f"error: cannot write '{path}': {e.strerror}") from None
 
 
+def _positive(kind):
+    """An argparse type: a positive (finite) ``kind``."""
+    noun = "a positive integer" if kind is int else "a positive number of seconds"
+
+    def parse(text: str):
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected {noun}, got '{text}'") from None
+        if not (value > 0 and math.isfinite(value)):
+            raise argparse.ArgumentTypeError(f"expected {noun}, got '{text}'")
+        return value
+
+    return parse
+
+
+def _workers(text: str):
+    if text == "ray":
+        return text
+    try:
+        return _positive(int)(text)
+    except argparse.ArgumentTypeError:
+        raise argparse.ArgumentTypeError(f"expected a positive number of processes or 'ray', got '{text}'") from None
+
+
 def _arg_parser() -> argparse.ArgumentParser:
     class Parser(argparse.ArgumentParser):
         def error(self, message):
@@ -191,35 +285,64 @@ def _arg_parser() -> argparse.ArgumentParser:
     p = Parser(prog="lt-tune", description="Search for a fast schedule of an lt module.")
     p.add_argument("input", help="an lt module file, or a program: " + ", ".join(f"{k}:sizes" for k in PROGRAMS))
     p.add_argument("--strategy", choices=sorted(STRATEGIES), default="greedy")
-    p.add_argument("--budget", type=int, default=300, help="evaluations (measured schedules), default 300")
-    p.add_argument("--seconds", type=float, default=None, help="stop after this long")
-    p.add_argument("--workers", default="1", help="measuring processes (a number), or 'ray'")
+    p.add_argument("--budget", type=_positive(int), default=300, help="evaluations (measured schedules), default 300")
+    p.add_argument("--seconds", type=_positive(float), default=None, help="stop after this long")
+    p.add_argument("--workers", type=_workers, default=1, help="measuring processes (a number), or 'ray'")
     p.add_argument("--ray-address", default=None, help="a Ray cluster (ray://host:port); implies --workers ray")
     p.add_argument("--no-model", action="store_true", help="measure every candidate (no cost model)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--target", choices=tuple(TARGETS), default="cpu")
-    p.add_argument("--compile-limit", type=float, default=Limits.compile_s, metavar="S",
+    p.add_argument("--compile-limit", type=_positive(float), default=Limits.compile_s, metavar="S",
                    help=f"seconds a candidate may compile (default {Limits.compile_s:g})")
-    p.add_argument("--run-limit", type=float, default=Limits.run_s, metavar="S",
+    p.add_argument("--run-limit", type=_positive(float), default=Limits.run_s, metavar="S",
                    help=f"seconds a candidate may run to be checked and timed (default {Limits.run_s:g})")
     p.add_argument("--entry", default=None)
-    p.add_argument("-o", dest="output", default="tuned.mlir", help="the best schedule's module (default tuned.mlir)")
-    p.add_argument("--log", default="tune.jsonl", help="JSON lines of every evaluation (default tune.jsonl)")
-    p.add_argument("--plot", default="tune.png", help="best GFLOP/s against evaluations (default tune.png)")
+    p.add_argument("-o", dest="output", default=None, help="the best schedule's module (default tuned-NAME.mlir)")
+    p.add_argument("--log", default=None,
+                   help="JSON lines of every evaluation (default: the --resume log, else tune-NAME.jsonl)")
+    p.add_argument("--plot", default=None, help="best GFLOP/s against evaluations (default tune-NAME.png)")
     p.add_argument("--resume", default=None, metavar="LOG", help="continue the search a log records")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     return p
 
 
+def _default_names(args) -> None:
+    """Fill in the file names not given, after the program (NAME)."""
+    name = program_name(args.input)
+    args.output = args.output or f"tuned-{name}.mlir"
+    args.log = args.log or args.resume or f"tune-{name}.jsonl"
+    args.plot = args.plot or f"tune-{name}.png"
+
+
+def _error_line(e: LtError) -> str:
+    """One line: a located error as it is (``file:line:col: error: ...``), any other after ``lt-tune:``."""
+    msg = str(e)
+    if msg.startswith("error:"):
+        return f"lt-tune: {msg}"
+    return msg if "error:" in msg else f"lt-tune: error: {msg}"
+
+
+@contextlib.contextmanager
+def _on_sigint(handler):
+    """``handler`` for SIGINT (Ctrl-C) within the block, where signals can be set (the main thread)."""
+    try:
+        previous = signal.signal(signal.SIGINT, handler)
+    except ValueError:
+        previous = None
+    try:
+        yield
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGINT, previous)
+
+
 def main(argv: list[str] | None = None) -> int:
-    args = _arg_parser().parse_args(argv)
-    workers = "ray" if args.ray_address or args.workers == "ray" else args.workers
-    if workers != "ray":
-        try:
-            workers = int(workers)
-        except ValueError:
-            sys.stderr.write(f"lt-tune: error: --workers takes a number or 'ray', got '{args.workers}'\n")
-            return 1
+    try:
+        args = _arg_parser().parse_args(argv)
+    except SystemExit as e:  # a refused argument (one line written) or --help
+        return e.code or 0
+    _default_names(args)
+    workers = "ray" if args.ray_address else args.workers
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     t0 = time.perf_counter()
@@ -249,9 +372,13 @@ def main(argv: list[str] | None = None) -> int:
             )
         _save(args.output, result.schedule.file_text)
         plot(result, args.plot, f"lt-tune {args.strategy} on {args.input}")
+    except Interrupted as stop:
+        return _interrupted(stop.result, args)
+    except KeyboardInterrupt:
+        sys.stderr.write("lt-tune: interrupted before the search began; wrote nothing\n")
+        return 130
     except LtError as e:
-        msg = str(e)
-        sys.stderr.write((msg if "error:" in msg else f"error: {msg}") + "\n")
+        sys.stderr.write(_error_line(e) + "\n")
         return 1
     gflops = f" ({result.start_gflops:.2f} -> {result.gflops:.2f} GFLOP/s)" if result.gflops else ""
     print(f"best: {result.speedup:.2f}x the start{gflops} after {result.evaluations} evaluations, {time.perf_counter() - t0:.0f} s")
@@ -261,6 +388,20 @@ def main(argv: list[str] | None = None) -> int:
     print(f"wrote {args.output}, {args.log}, {args.plot}")
     print(result.schedule.loop_tree)
     return 0
+
+
+def _interrupted(result: TuneResult, args) -> int:
+    """Ctrl-C: write the best so far and the plot, say so in one line, 130."""
+    with _on_sigint(signal.SIG_IGN):  # a second Ctrl-C waits while the best so far is written
+        try:
+            _save(args.output, result.schedule.file_text)
+            plot(result, args.plot, f"lt-tune {args.strategy} on {args.input} (interrupted)")
+        except LtError as e:
+            sys.stderr.write(f"lt-tune: interrupted after {result.evaluations} evaluations; {_error_line(e)}\n")
+            return 130
+        sys.stderr.write(f"lt-tune: interrupted after {result.evaluations} evaluations: wrote {args.output} "
+                         f"(best {result.speedup:.2f}x, not re-measured), {args.plot}, {args.log}\n")
+    return 130
 
 
 if __name__ == "__main__":

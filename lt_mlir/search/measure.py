@@ -37,6 +37,7 @@ from __future__ import annotations
 import hashlib
 import multiprocessing
 import os
+import signal
 import tempfile
 import time
 from collections import deque
@@ -166,6 +167,7 @@ class LocalMeasurer(Measurer):
 
 
 def _pool_worker_main(conn, config: _Config, name: str) -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle: it stops its workers
     os.environ.update(dict(config.hooks))
     state = _WorkerState(config, name)
     conn.send(("ready", None))  # the time limits count from here (not the start-up: imports, the start schedule)

@@ -3,7 +3,10 @@
 ``Tuner`` holds what a search knows: the start schedule, every evaluation
 (cached by schedule text; a cached candidate costs nothing), the budget
 (evaluations and/or seconds), the best correct schedule, the cost model and
-the JSON-lines log (``--resume`` replays it).  Strategies (``STRATEGIES``)
+the JSON-lines log (``--resume`` replays it).  A log starts with a header
+naming the program (``program_hash``), the target and the host
+(``host()``); a log is resumed, or appended to, only by a search of the
+same three, since its speedups mean nothing for another.  Strategies (``STRATEGIES``)
 are functions of the tuner and a seeded generator; each calls
 ``tuner.measure(candidates, keep)``, where ``keep`` is how many the cost
 model may pick from the candidates (all of them without a model).
@@ -15,6 +18,8 @@ are the start's (measured once here) times that speedup.
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import json
 import os
 import time
@@ -23,6 +28,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import LtError
+from ..lowering.machine import cpu_target
 from ..schedule import Schedule
 from . import space
 from .model import CostModel
@@ -84,11 +90,13 @@ class Tuner:
         self.t0 = time.perf_counter()
         self.flops = self.start.flops()
         self._log = None
+        self.interrupted = False  # Ctrl-C: the search ends (``interrupt``)
+        self._measuring = False
 
     # ------------------------------------------------------------ budget
     @property
     def exhausted(self) -> bool:
-        if len(self.evaluations) >= self.budget:
+        if self.interrupted or len(self.evaluations) >= self.budget:
             return True
         return self.seconds is not None and time.perf_counter() - self.t0 >= self.seconds
 
@@ -138,7 +146,8 @@ class Tuner:
         limit = len(new) if keep is None or self.model is None or not self.model.ready else keep
         chosen = list(zip(new, predicted))[: min(limit, self.left)]
         if chosen and not self.exhausted:
-            results = self.measurer.measure([c.text for c, _ in chosen])
+            with self.interruptible():
+                results = self.measurer.measure([c.text for c, _ in chosen])
             for (c, guess), r in zip(chosen, results):
                 self._record(c, r, guess)
             if self.model is not None:
@@ -146,6 +155,27 @@ class Tuner:
             if self.progress is not None:
                 self.progress(self)
         return [(c, self.known[c.text].score if c.text in self.known else None) for c in unique]
+
+    # ------------------------------------------------------------ Ctrl-C
+    def interrupt(self, *_signal) -> None:
+        """End the search (a SIGINT handler): a measurement under way is
+        abandoned with ``KeyboardInterrupt``; anything else ends at the next
+        budget check (an exception raised inside MLIR's callbacks would come
+        out as a RuntimeError, not as an interrupt)."""
+        self.interrupted = True
+        if self._measuring:
+            raise KeyboardInterrupt
+
+    @contextlib.contextmanager
+    def interruptible(self):
+        """Measuring: where ``interrupt`` may raise."""
+        if self.interrupted:
+            raise KeyboardInterrupt
+        self._measuring = True
+        try:
+            yield
+        finally:
+            self._measuring = False
 
     def _record(self, c: Candidate, r, guess) -> None:
         e = Evaluation(
@@ -163,13 +193,28 @@ class Tuner:
             self.model.add(self.features(schedule), e.score if e.score > 0 else 0.1)
 
     # ------------------------------------------------------------ the log
+    @property
+    def identity(self) -> dict:
+        """What a log's evaluations hold for: the program, the target, the host."""
+        return {"program": program_hash(self.start), "target": self.target, "host": host()}
+
     def open_log(self, header: dict) -> None:
+        """Append to the log, or start it with a header (the identity, then
+        ``header``); an existing log of another search is refused."""
         if self.log_path is None:
             return
-        fresh = not os.path.exists(self.log_path) or os.path.getsize(self.log_path) == 0
+        if os.path.exists(self.log_path) and os.path.getsize(self.log_path) > 0:
+            logged = _read_log(self.log_path)[0]
+            differs = _differences(logged, self.identity)
+            if differs:
+                raise LtError(f"error: --log '{self.log_path}' records another search ({'; '.join(differs)}); "
+                              "name another --log, or remove it")
+            fresh = False
+        else:
+            fresh = True
         self._log = open(self.log_path, "a")
         if fresh:
-            self._write({"header": header})
+            self._write({"header": {**self.identity, **header}})
 
     def _write(self, record: dict) -> None:
         if self._log is not None:
@@ -177,17 +222,13 @@ class Tuner:
             self._log.flush()
 
     def resume(self, path: str) -> None:
-        """Take in a previous search's evaluations (same start schedule)."""
-        try:
-            with open(path) as fh:
-                lines = [json.loads(line) for line in fh if line.strip()]
-        except (OSError, json.JSONDecodeError) as e:
-            raise LtError(f"error: cannot resume from '{path}': {e}") from None
-        if not lines or "header" not in lines[0]:
-            raise LtError(f"error: '{path}' is not an lt-tune log (no header line)")
-        if not _same_start(lines[0]["header"].get("start"), self.start):
-            raise LtError(f"error: '{path}' is the log of a search from another start schedule")
-        for d in lines[1:]:
+        """Take in a previous search's evaluations; refused, naming what
+        differs, when the log is of another program, target or host."""
+        header, records = _read_log(path)
+        differs = _differences(header, self.identity)
+        if differs:
+            raise LtError(f"error: cannot resume from '{path}': it is the log of another search ({'; '.join(differs)})")
+        for d in records:
             if "moves" not in d:  # a search's "final" record (its re-measured finalists)
                 continue
             moves = [space.Move.parse(m) for m in d["moves"]]
@@ -219,17 +260,67 @@ class Tuner:
         return out
 
 
-def _same_start(text, start: Schedule) -> bool:
-    """Whether a log's start schedule is ``start`` (compared as printed: the
-    header may hold the text as the user wrote it)."""
-    if not isinstance(text, str):
-        return False
-    if text == start.text:
-        return True
+def program_hash(start: Schedule) -> str:
+    """sha256 of the module printed without locations: the same program
+    whichever file or spelling it came from."""
+    return hashlib.sha256(start.file_text.encode()).hexdigest()
+
+
+def host() -> dict:
+    """This machine as timings depend on it: LLVM's CPU name, its features, the cores."""
+    cpu = cpu_target()
+    return {"cpu": cpu.cpu, "features": ",".join(sorted(f for f in cpu.features.split(",") if f)), "cores": os.cpu_count()}
+
+
+def _read_log(path: str) -> tuple[dict, list]:
+    """(header, the records after it) of an lt-tune log.  A last line cut
+    short (the search killed mid-write) is dropped."""
     try:
-        return Schedule(text, start.entry).text == start.text
-    except LtError:
-        return False
+        with open(path) as fh:
+            lines = [line for line in fh if line.strip()]
+    except OSError as e:
+        raise LtError(f"error: cannot read log '{path}': {e.strerror}") from None
+    records = []
+    for n, line in enumerate(lines, 1):
+        try:
+            records.append(json.loads(line))
+        except json.JSONDecodeError as e:
+            if n == len(lines) and n > 1:
+                break
+            raise LtError(f"error: '{path}' line {n} is not JSON ({e.msg}): not an lt-tune log") from None
+    if not records or not isinstance(records[0], dict) or not isinstance(records[0].get("header"), dict):
+        raise LtError(f"error: '{path}' is not an lt-tune log (no header line)")
+    return records[0]["header"], records[1:]
+
+
+def _differences(logged: dict, ours: dict) -> list[str]:
+    """How a log's header differs from this search's identity, one phrase
+    per difference (none: the log's evaluations hold here)."""
+    out = []
+    program = logged.get("program")
+    if program is None and isinstance(logged.get("start"), str):  # a header that keeps only the start text
+        try:
+            program = program_hash(Schedule(logged["start"]))
+        except LtError:
+            program = None
+    if program != ours["program"]:
+        out.append(f"another program: sha256 {str(program)[:12]} in the log, {ours['program'][:12]} here")
+    if logged.get("target") != ours["target"]:
+        out.append(f"another target: {logged.get('target')} in the log, {ours['target']} here")
+    theirs, here = logged.get("host"), ours["host"]
+    if not isinstance(theirs, dict):
+        out.append("no host recorded in the log")
+        return out
+    if theirs.get("cpu") != here["cpu"]:
+        out.append(f"another host CPU: {theirs.get('cpu')} in the log, {here['cpu']} here")
+    have = {f[1:] for f in str(theirs.get("features", "")).split(",") if f.startswith("+")}
+    want = {f[1:] for f in here["features"].split(",") if f.startswith("+")}
+    if have != want:
+        changed = [f"+{f}" for f in sorted(want - have)] + [f"-{f}" for f in sorted(have - want)]
+        out.append(f"other host CPU features: {', '.join(changed[:6])}{', ...' if len(changed) > 6 else ''} here")
+    if theirs.get("cores") != here["cores"]:
+        out.append(f"another host core count: {theirs.get('cores')} in the log, {here['cores']} here")
+    return out
 
 
 # ------------------------------------------------------------ strategies
