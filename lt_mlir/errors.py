@@ -76,3 +76,27 @@ def with_filename(exc: LtError, filename: str) -> LtError:
 
 class CudaError(LtError):
     """The CUDA driver is missing, has no device, or failed a call."""
+
+
+def read_module_file(path: str, tool: str) -> tuple[str, str]:
+    """(text, name to cite) of an MLIR file, or of stdin for ``-``, as the
+    command-line tools read their input: an unreadable or binary file is
+    one located ``LtError`` naming ``tool``, not a traceback."""
+    import sys
+
+    name = "<stdin>" if path == "-" else path
+    try:
+        if path == "-":
+            data = sys.stdin.buffer.read()
+        else:
+            with open(path, "rb") as fh:
+                data = fh.read()
+    except OSError as e:
+        raise LtError(f"error: cannot read '{path}': {e.strerror}") from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise LtError(f"{name}: error: not a text file (byte {e.start} is not UTF-8); {tool} reads MLIR modules (.mlir)") from None
+    if "\0" in text:
+        raise LtError(f"{name}: error: not a text file (it holds NUL bytes); {tool} reads MLIR modules (.mlir)")
+    return text, name

@@ -36,7 +36,7 @@ import numpy as np
 
 from .. import programs
 from ..dialect.loop_tree import preorder_loops
-from ..errors import LtError, with_filename
+from ..errors import LtError, read_module_file, with_filename
 from ..evaluate import Limits
 from ..frontend import Tensor
 from ..schedule import Schedule
@@ -101,12 +101,10 @@ def program_text(spec: str) -> str:
             return PROGRAMS[name](*args)
         except (ValueError, TypeError) as e:
             raise LtError(f"error: bad program '{spec}': {e} (e.g. matmul:512,512,512)") from None
-    try:
-        with open(spec) as fh:
-            return fh.read()
-    except OSError as e:
+    if not os.path.exists(spec):
         known = ", ".join(PROGRAMS)
-        raise LtError(f"error: cannot read '{spec}': {e.strerror} (or name a program: {known}, e.g. matmul:512,512,512)") from None
+        raise LtError(f"error: cannot read '{spec}': No such file or directory (or name a program: {known}, e.g. matmul:512,512,512)")
+    return read_module_file(spec, "lt-tune")[0]
 
 
 def tune(

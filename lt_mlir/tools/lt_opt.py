@@ -72,24 +72,9 @@ def _arg_parser() -> argparse.ArgumentParser:
 
 
 def _read(path: str) -> tuple[str, str]:
-    from ..errors import LtError
+    from ..errors import read_module_file
 
-    name = "<stdin>" if path == "-" else path
-    try:
-        if path == "-":
-            data = sys.stdin.buffer.read()
-        else:
-            with open(path, "rb") as fh:
-                data = fh.read()
-    except OSError as e:
-        raise LtError(f"error: cannot read '{path}': {e.strerror}") from None
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as e:
-        raise LtError(f"{name}: error: not a text file (byte {e.start} is not UTF-8); lt-opt reads MLIR modules (.mlir)") from None
-    if "\0" in text:
-        raise LtError(f"{name}: error: not a text file (it holds NUL bytes); lt-opt reads MLIR modules (.mlir)")
-    return text, name
+    return read_module_file(path, "lt-opt")
 
 
 _PYTHON_STARTS = ("import ", "from ", "def ", "#!", "class ", "print(", '"""')

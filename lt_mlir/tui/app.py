@@ -27,7 +27,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import Sparkline, Static, TextArea
 
-from ..errors import LtError, with_filename
+from ..errors import LtError, read_module_file, with_filename
 from ..frontend import Tensor
 from ..moves import action
 from ..schedule import Schedule
@@ -658,22 +658,7 @@ def _arg_parser() -> argparse.ArgumentParser:
 
 def _read_module(path: str) -> tuple[str, str]:
     """(text, name to report) of the input file or stdin."""
-    name = "<stdin>" if path == "-" else path
-    try:
-        if path == "-":
-            data = sys.stdin.buffer.read()
-        else:
-            with open(path, "rb") as fh:
-                data = fh.read()
-    except OSError as e:
-        raise LtError(f"error: cannot read '{path}': {e.strerror}") from None
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as e:
-        raise LtError(f"{name}: error: not a text file (byte {e.start} is not UTF-8); lt-ui reads MLIR modules (.mlir)") from None
-    if "\0" in text:
-        raise LtError(f"{name}: error: not a text file (it holds NUL bytes); lt-ui reads MLIR modules (.mlir)")
-    return text, name
+    return read_module_file(path, "lt-ui")
 
 
 def app_for(argv: list[str] | None = None) -> LtUi:
