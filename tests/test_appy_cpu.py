@@ -7,13 +7,11 @@ same on any host."""
 
 from __future__ import annotations
 
-import importlib
-import sys
-import textwrap
 import warnings
 
 import numpy as np
 import pytest
+from test_appy import _load
 
 import lt_mlir
 import lt_mlir.appy as appy
@@ -39,14 +37,6 @@ def no_gpu(monkeypatch):
     yield calls
 
 
-def _load(tmp_path, source: str, name: str):
-    path = tmp_path / f"{name}.py"
-    path.write_text(textwrap.dedent(source))
-    sys.path.insert(0, str(tmp_path))
-    try:
-        return importlib.import_module(name)
-    finally:
-        sys.path.remove(str(tmp_path))
 
 
 GPU_PROGRAMS = """
