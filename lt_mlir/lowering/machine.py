@@ -126,6 +126,23 @@ def target_machine(target: CpuTarget | None = None, opt: int = 3):
     )
 
 
+def jit_target_machine(target: CpuTarget | None = None, opt: int = 3):
+    """A fresh TargetMachine for MCJIT: the large code model with static
+    relocations, so every reference between the JIT's sections (code,
+    constant pools, the OpenMP and libm entry points) is a 64-bit absolute
+    address.  The small model's 32-bit PC-relative offsets overflow when the
+    JIT's memory manager places a kernel's sections more than 2 GiB apart,
+    which happens after many kernels in one process (RuntimeDyldELF's
+    ``isInt<32>(RealOffset)`` abort in a search worker; halide/Halide#3208,
+    llvm/llvm-project#71963).  Objects and assembly for files keep
+    ``target_machine``'s small PIC model."""
+    _init()
+    target = target or cpu_target()
+    return llvm.Target.from_triple(llvm.get_process_triple()).create_target_machine(
+        cpu=target.cpu, features=target.features, opt=opt, reloc="static", codemodel="large"
+    )
+
+
 @functools.cache
 def host_vector_width(element_bytes: int = 4) -> int:
     """Elements of ``element_bytes`` in the widest vector register this host

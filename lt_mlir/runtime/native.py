@@ -9,7 +9,7 @@ import os
 import llvmlite.binding as llvm
 
 from ..errors import CompileError
-from ..lowering.machine import CpuTarget, target_machine
+from ..lowering.machine import CpuTarget, jit_target_machine
 
 
 @functools.cache
@@ -36,7 +36,7 @@ class JitModule:
     def __init__(self, mod, openmp: bool = False, target: CpuTarget | None = None):
         if openmp:
             load_openmp()
-        self.engine = llvm.create_mcjit_compiler(mod, target_machine(target))
+        self.engine = llvm.create_mcjit_compiler(mod, jit_target_machine(target))
         self.engine.finalize_object()
         self.engine.run_static_constructors()
         self.module = mod

@@ -1,0 +1,65 @@
+"""The JIT survives many kernels in one process: its code is built for the
+large code model with static relocations, so no reference between its
+sections is a 32-bit offset (the small model's PC-relative offsets overflow
+when the memory manager places sections over 2 GiB apart: RuntimeDyldELF's
+``isInt<32>(RealOffset)`` abort seen in long searches)."""
+
+from __future__ import annotations
+
+import struct
+
+import numpy as np
+
+from lt_mlir import compile, programs
+from lt_mlir.lowering import machine
+from lt_mlir.schedule import Schedule
+from lt_mlir.targets import CompileOptions, get_target
+
+# x86-64 relocation types (ELF psABI)
+R_X86_64_64 = 1
+NAMES = {1: "R_X86_64_64", 2: "R_X86_64_PC32", 4: "R_X86_64_PLT32", 9: "R_X86_64_GOTPCREL", 10: "R_X86_64_32",
+         11: "R_X86_64_32S", 41: "R_X86_64_GOTPCRELX", 42: "R_X86_64_REX_GOTPCRELX"}
+
+
+def relocation_types(obj: bytes) -> list[int]:
+    """The type of every relocation in an ELF64 little-endian object (its
+    SHT_RELA sections), read from the bytes."""
+    assert obj[:4] == b"\x7fELF" and obj[4] == 2 and obj[5] == 1, "not an ELF64 little-endian object"
+    shoff, = struct.unpack_from("<Q", obj, 0x28)
+    shentsize, shnum = struct.unpack_from("<HH", obj, 0x3A)
+    types = []
+    for i in range(shnum):
+        _, sh_type, _, _, offset, size, _, _, _, entsize = struct.unpack_from("<IIQQQQIIQQ", obj, shoff + i * shentsize)
+        if sh_type == 4:  # SHT_RELA: r_offset, r_info, r_addend
+            for at in range(offset, offset + size, entsize or 24):
+                _, info, _ = struct.unpack_from("<QQq", obj, at)
+                types.append(info & 0xFFFFFFFF)
+    return types
+
+
+def _optimized(text: str):
+    _, mod, cpu = get_target("cpu")._optimized(text, None, CompileOptions(), "-")
+    return mod, cpu
+
+
+def test_jit_code_has_only_64_bit_absolute_relocations():
+    s = Schedule(programs.softmax(64, 256))  # calls expf; parallel: calls the OpenMP runtime
+    s.parallel(0)
+    mod, cpu = _optimized(s.text)
+    types = relocation_types(machine.jit_target_machine(cpu).emit_object(mod))
+    assert types, "the kernel references no other section?"
+    assert set(types) == {R_X86_64_64}, sorted({NAMES.get(t, t) for t in types})
+    # the small model (files, assembly) does use 32-bit offsets: the check can tell them apart
+    small = relocation_types(machine.target_machine(cpu).emit_object(_optimized(s.text)[0]))
+    assert set(small) - {R_X86_64_64}
+
+
+def test_many_kernels_in_one_process_each_computes_its_result():
+    rng = np.random.default_rng(0)
+    kernels = []
+    for n in range(1, 121):  # 120 distinct modules, each its own JIT engine, all alive at once
+        kernel = compile(programs.pointwise_add(n))
+        a, b = rng.standard_normal(n).astype(np.float32), rng.standard_normal(n).astype(np.float32)
+        kernels.append((kernel, a, b))
+    for kernel, a, b in kernels:
+        np.testing.assert_array_equal(kernel(a, b), a + b)
