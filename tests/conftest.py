@@ -11,6 +11,8 @@ ones start at once and the short ones fill the other worker around them.
 
 from __future__ import annotations
 
+import pytest
+
 FIRST = ("test_fuzz.py",)  # the longest module: start it first
 
 
@@ -37,3 +39,10 @@ def pytest_collection_modifyitems(config, items):
         return 1 if module in slow else 2
 
     items.sort(key=rank)  # stable: each module keeps its own order
+
+
+@pytest.fixture(autouse=True)
+def _tuning_database(tmp_path_factory, monkeypatch):
+    """Every test's tuning database is a fresh file of its own, never the
+    user's cache (lt-tune and Tensor.optimize record their winners)."""
+    monkeypatch.setenv("LT_MLIR_TUNING_DB", str(tmp_path_factory.mktemp("tuning") / "tuning.sqlite"))

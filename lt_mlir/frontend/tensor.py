@@ -5,7 +5,9 @@ Nothing runs until a result is asked for (``numpy()``, ``resolve()``,
 inferred (``sizes.py``, over every tensor connected to this one, so setting
 an output's size fixes its inputs'), the DAG below the tensor becomes one
 ``lt`` module with loop_tool's default schedule (``lower.py``), an optional
-schedule set with ``set(...)`` is applied, and the module is compiled by
+schedule set with ``set(...)`` is applied (without one, after
+``set_default_schedule("tuned")``, the tuning database's for the same
+program: ``optimize()`` or ``lt-tune`` put it there), and the module is compiled by
 ``lt_mlir.compile`` — the pipeline ``lt-opt`` runs.  Kernels are cached by
 their IR text, which encodes the graph's structure, its sizes, its element
 type and the schedule, so the same program with new data (or a
@@ -37,6 +39,7 @@ dims in the order written (``No, K``).
 
 from __future__ import annotations
 
+import importlib
 import weakref
 from collections import OrderedDict
 
@@ -51,6 +54,7 @@ from ..lowering.lt_to_scf import fastmath_flags
 from ..runtime import cuda
 from ..schedule import Schedule
 from ..targets import TARGETS, Target, get_target
+from ..tuning import lookup as tuned_entry
 from . import sizes as _sizes
 from .errors import FrontendError, SizeError
 from .lower import Lowered, is_compute, lower, topological
@@ -86,12 +90,57 @@ def set_default_hardware(name: str | Target) -> None:
             usable = " or ".join(f'"{n}"' for n, t in TARGETS.items() if not t.on_device)
             raise FrontendError(f"hardware '{target.name}' needs a CUDA device and this machine has no usable one: use {usable} ({problem})")
     _DEFAULT_HARDWARE[0] = target
+    if _DEFAULT_SCHEDULE[0] == "tuned":
+        _EPOCH[0] += 1  # the tuned schedule is the hardware's: look it up again
 
 
 def default_hardware() -> str:
     """Where tensors compute: the name of a target (``"cpu"``, ``"cuda"``
     or ``"cuda-emulated"``)."""
     return _DEFAULT_HARDWARE[0].name
+
+
+SCHEDULES = ("default", "tuned")
+_DEFAULT_SCHEDULE = ["default"]
+
+
+def set_default_schedule(name: str) -> None:
+    """The schedule of tensors that have none of their own (``set``):
+    ``"default"`` (loop_tool's) or ``"tuned"``: the tuning database's
+    schedule (``lt_mlir.tuning``: what ``Tensor.optimize`` or ``lt-tune``
+    found for the same program on the default hardware and this host),
+    loop_tool's where the database has none.  No search runs."""
+    if name not in SCHEDULES:
+        raise FrontendError(f"unknown default schedule {name!r} (one of: {', '.join(SCHEDULES)})")
+    _DEFAULT_SCHEDULE[0] = name
+    _EPOCH[0] += 1
+
+
+def default_schedule() -> str:
+    """``"default"`` or ``"tuned"`` (``set_default_schedule``)."""
+    return _DEFAULT_SCHEDULE[0]
+
+
+_OPTIMIZER: list = [None]
+
+
+def register_optimizer(optimize) -> None:
+    """The search ``Tensor.optimize`` runs: ``optimize(tensor, budget=,
+    seconds=, strategy=, workers=, **options)`` gives the tensor the best
+    schedule it finds.  ``lt_mlir.search`` registers its own when imported."""
+    _OPTIMIZER[0] = optimize
+
+
+def _optimizer():
+    """The registered optimizer.  The search sits above the frontend in the
+    layers (it tunes tensors, and its command imports them), so the frontend
+    cannot name it in an import: when nothing is registered yet it imports
+    the package by name at run time, which registers ``lt_mlir.search``'s."""
+    if _OPTIMIZER[0] is None:
+        importlib.import_module("lt_mlir.search")
+    if _OPTIMIZER[0] is None:
+        raise FrontendError("no optimizer is registered (lt_mlir.search registers one when imported)")
+    return _OPTIMIZER[0]
 
 
 # loop_tool's code generators (``lt.backends()``): "cpp" compiles C,
@@ -824,8 +873,14 @@ class Tensor:
         f64 = any(n._op == "leaf" and not n._weak and n._leaf_dtype() == "f64" for n in nodes)
         return lower(self, sizes, "f64" if f64 else "f32", fastmath=_FASTMATH[0])
 
-    def _scheduled_text(self, low: Lowered) -> str:
+    def _scheduled_text(self, low: Lowered, tuned: bool = True) -> str:
+        """The module this tensor runs: its own schedule applied, else the
+        tuning database's (``tuned``, when the default schedule is "tuned"),
+        else loop_tool's default."""
         if self._schedule is None:
+            if tuned and _DEFAULT_SCHEDULE[0] == "tuned":
+                entry = tuned_entry(low.text, _DEFAULT_HARDWARE[0].name)
+                return entry.schedule if entry is not None else low.text
             return low.text
         kind, value = self._schedule
         if kind == "pipeline":
@@ -846,6 +901,24 @@ class Tensor:
         """The lt module this tensor runs (its schedule applied): input for
         ``lt-opt`` or ``lt_mlir.Schedule``."""
         return self._current()[1]
+
+    @property
+    def untuned_code(self) -> str:
+        """The lt module this tensor runs without the tuning database's
+        schedule: its own (``set``) or loop_tool's default.  A search starts
+        here, so its winner is recorded under the program that
+        ``set_default_schedule("tuned")`` looks up."""
+        return self._scheduled_text(self._current()[0], tuned=False)
+
+    def optimize(self, budget: int = 300, seconds: float | None = None, strategy: str = "greedy", workers=1, **options):
+        """Search for a fast schedule of this tensor and keep the best
+        (``lt_mlir.tune``; a progress bar on a terminal), on the default
+        hardware; the winner goes to the tuning database.  ``options``:
+        ``model``, ``seed``, ``log``, ``resume``, ``limits``, ``target``.
+        Returns the search's ``TuneResult``."""
+        if self._op == "leaf":
+            raise FrontendError(f"{self._describe()} is an input, not a computation: it has no schedule to optimize")
+        return _optimizer()(self, budget=budget, seconds=seconds, strategy=strategy, workers=workers, **options)
 
     @property
     def mlir(self) -> str:

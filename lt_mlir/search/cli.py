@@ -3,6 +3,7 @@
     lt-tune clipped_matmul:33,48,4096 --strategy greedy --budget 300 --workers 2
     lt-tune kernel.mlir --strategy evolution --seconds 120 --workers ray -o best.mlir
     lt-tune --resume tune-kernel.jsonl kernel.mlir --budget 600
+    lt-tune --show
 
 Writes the best schedule as an lt module (``-o``) and prints its pipeline
 (paste it into ``lt-opt -p``), logs every evaluation as JSON lines
@@ -18,6 +19,11 @@ program, target or host.  Ctrl-C writes the best schedule so far and the
 plot, says so in one line and exits with 130.  Errors are one line on
 stderr with exit code 1 (``kernel.mlir:LINE:COL: error: ...`` for the
 module's own, ``lt-tune: error: ...`` otherwise).
+
+The winner (on Ctrl-C the best so far) goes to the tuning database
+(``lt_mlir.tuning``) unless ``--no-db``; ``--show`` lists the database.
+``optimize`` is ``Tensor.optimize``: the search with a progress bar on a
+terminal, its winner recorded.
 """
 
 from __future__ import annotations
@@ -34,11 +40,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import programs
+from .. import programs, tuning
 from ..dialect.loop_tree import preorder_loops
 from ..errors import LtError, read_module_file, with_filename
 from ..evaluate import Limits
-from ..frontend import Tensor
+from ..frontend import Tensor, default_hardware
 from ..schedule import Schedule
 from ..targets import TARGETS, get_target
 from .measure import make_measurer
@@ -180,7 +186,7 @@ def _start_schedule(source, entry: str | None) -> tuple[Schedule, str]:
     ``source``; a module without loops is refused."""
     filename = "-"
     if isinstance(source, Tensor):
-        start = Schedule(source.code)
+        start = Schedule(source.untuned_code)  # the program the tuning database knows it by
     elif isinstance(source, Schedule):
         start = source.copy()
     else:
@@ -216,6 +222,52 @@ def _final(tuner: Tuner, measurer, finalists: int):
     if speedup <= 1.0:
         return None, 1.0, remeasured
     return winner, speedup, remeasured
+
+
+def remember(result: TuneResult, strategy: str) -> tuning.Entry:
+    """Record ``result``'s winner in the tuning database; returns the entry
+    kept (an earlier, faster one stays)."""
+    t = result.tuner
+    return tuning.record(t.start.text, t.target, result.schedule.file_text, result.pipeline, result.speedup,
+                         result.gflops, result.evaluations, strategy, time.perf_counter() - t.t0)
+
+
+def optimize(tensor: Tensor, budget: int = 300, seconds: float | None = None, strategy: str = "greedy", workers=1,
+             **options) -> TuneResult:
+    """``Tensor.optimize``: ``tune`` the tensor for the frontend's hardware
+    (it keeps the best schedule), with a progress bar on a terminal, and
+    record the winner in the tuning database (on Ctrl-C, the best so far,
+    then ``Interrupted`` is raised)."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    options.setdefault("target", default_hardware())
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  disable=not sys.stdout.isatty()) as bar:
+        task = bar.add_task(strategy, total=budget)
+
+        def progress(tuner):
+            best = tuner.best.score if tuner.best else 1.0
+            bar.update(task, completed=len(tuner.evaluations), description=f"{strategy}: best {best:.2f}x")
+
+        try:
+            result = tune(tensor, strategy, budget, seconds, workers, progress=progress, **options)
+        except Interrupted as stop:
+            remember(stop.result, strategy)
+            raise
+    remember(result, strategy)
+    return result
+
+
+def show() -> int:
+    """``lt-tune --show``: the tuning database, one line an entry."""
+    found = tuning.entries()
+    if not found:
+        print(f"the tuning database {tuning.path()} has no entries")
+        return 0
+    print(f"{tuning.path()}: {len(found)} {'entry' if len(found) == 1 else 'entries'}")
+    for e in found:
+        print(f"{e.program[:12]}  {e.target}  {e.cpu}  {e.speedup:.2f}x  {e.evaluations} evaluations  {e.date}  {e.pipeline}")
+    return 0
 
 
 def plot(result: TuneResult, path: str, title: str) -> None:
@@ -281,7 +333,7 @@ def _arg_parser() -> argparse.ArgumentParser:
             sys.exit(1)
 
     p = Parser(prog="lt-tune", description="Search for a fast schedule of an lt module.")
-    p.add_argument("input", help="an lt module file, or a program: " + ", ".join(f"{k}:sizes" for k in PROGRAMS))
+    p.add_argument("input", nargs="?", help="an lt module file, or a program: " + ", ".join(f"{k}:sizes" for k in PROGRAMS))
     p.add_argument("--strategy", choices=sorted(STRATEGIES), default="greedy")
     p.add_argument("--budget", type=_positive(int), default=300, help="evaluations (measured schedules), default 300")
     p.add_argument("--seconds", type=_positive(float), default=None, help="stop after this long")
@@ -301,6 +353,8 @@ def _arg_parser() -> argparse.ArgumentParser:
     p.add_argument("--plot", default=None, help="best GFLOP/s against evaluations (default tune-NAME.png)")
     p.add_argument("--resume", default=None, metavar="LOG", help="continue the search a log records")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--no-db", action="store_true", help="do not record the winner in the tuning database")
+    p.add_argument("--show", action="store_true", help="list the tuning database and exit")
     return p
 
 
@@ -335,10 +389,18 @@ def _on_sigint(handler):
 
 
 def main(argv: list[str] | None = None) -> int:
+    parser = _arg_parser()
     try:
-        args = _arg_parser().parse_args(argv)
+        args = parser.parse_args(argv)
+        if args.show:
+            return show()
+        if args.input is None:
+            parser.error("the following arguments are required: input (or --show)")
     except SystemExit as e:  # a refused argument (one line written) or --help
         return e.code or 0
+    except LtError as e:
+        sys.stderr.write(_error_line(e) + "\n")
+        return 1
     _default_names(args)
     workers = "ray" if args.ray_address else args.workers
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -347,6 +409,8 @@ def main(argv: list[str] | None = None) -> int:
     terminal = sys.stdout.isatty()
     last = {"line": t0, "saved": None}
     try:
+        if not args.no_db:
+            tuning.check()  # a bad database file is found now, not after the search
         with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                       disable=args.quiet or not terminal, transient=False) as bar:
             task = bar.add_task(f"{args.strategy}", total=args.budget)
@@ -370,6 +434,8 @@ def main(argv: list[str] | None = None) -> int:
             )
         _save(args.output, result.schedule.file_text)
         plot(result, args.plot, f"lt-tune {args.strategy} on {args.input}")
+        if not args.no_db:
+            remember(result, args.strategy)
     except Interrupted as stop:
         return _interrupted(stop.result, args)
     except KeyboardInterrupt:
@@ -383,7 +449,7 @@ def main(argv: list[str] | None = None) -> int:
     for index, found, again in result.remeasured or []:
         print(f"  finalist #{index}: {found:.2f}x in the search, {again:.2f}x re-measured" if again else f"  finalist #{index}: {found:.2f}x, failed again")
     print(f"pipeline: {result.pipeline}")
-    print(f"wrote {args.output}, {args.log}, {args.plot}")
+    print(f"wrote {args.output}, {args.log}, {args.plot}" + ("" if args.no_db else f"; recorded in {tuning.path()}"))
     print(result.schedule.loop_tree)
     return 0
 
@@ -394,6 +460,8 @@ def _interrupted(result: TuneResult, args) -> int:
         try:
             _save(args.output, result.schedule.file_text)
             plot(result, args.plot, f"lt-tune {args.strategy} on {args.input} (interrupted)")
+            if not args.no_db:
+                remember(result, args.strategy)
         except LtError as e:
             sys.stderr.write(f"lt-tune: interrupted after {result.evaluations} evaluations; {_error_line(e)}\n")
             return 130

@@ -4,8 +4,8 @@
 (cached by schedule text; a cached candidate costs nothing), the budget
 (evaluations and/or seconds), the best correct schedule, the cost model and
 the JSON-lines log (``--resume`` replays it).  A log starts with a header
-naming the program (``program_hash``), the target and the host
-(``host()``); a log is resumed, or appended to, only by a search of the
+naming the program (``tuning.program_hash``), the target and the host
+(``tuning.host()``); a log is resumed, or appended to, only by a search of the
 same three, since its speedups mean nothing for another.  Strategies (``STRATEGIES``)
 are functions of the tuner and a seeded generator; each calls
 ``tuner.measure(candidates, keep)``, where ``keep`` is how many the cost
@@ -19,7 +19,6 @@ are the start's (measured once here) times that speedup.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
 import time
@@ -28,8 +27,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import LtError
-from ..lowering.machine import cpu_target
 from ..schedule import Schedule
+from ..tuning import host, program_hash
 from . import space
 from .model import CostModel
 
@@ -258,18 +257,6 @@ class Tuner:
             best = max(best, e.score)
             out.append(best)
         return out
-
-
-def program_hash(start: Schedule) -> str:
-    """sha256 of the module printed without locations: the same program
-    whichever file or spelling it came from."""
-    return hashlib.sha256(start.file_text.encode()).hexdigest()
-
-
-def host() -> dict:
-    """This machine as timings depend on it: LLVM's CPU name, its features, the cores."""
-    cpu = cpu_target()
-    return {"cpu": cpu.cpu, "features": ",".join(sorted(f for f in cpu.features.split(",") if f)), "cores": os.cpu_count()}
 
 
 def _read_log(path: str) -> tuple[dict, list]:
