@@ -115,8 +115,14 @@ def test_own_times_add_up_to_the_total(name):
     assert all(l.own_s >= -1e-6 * p.total_s for l in p.loops), [(l.index, l.own_s) for l in p.loops]
     assert all(0.0 <= l.share <= 1.0 + 1e-9 for l in p.loops)
     # the cycles the top-level loops counted, at the counter's own rate, are
-    # what the clock saw (medians vs means on a shared machine: a loose bound)
-    assert 0.5 * p.total_s < p.counted_s < 2.0 * p.total_s, (p.counted_s, p.total_s)
+    # what the clock saw (medians vs means on a shared machine: a loose bound).
+    # A parallel loop's counters sum over its threads: when the machine has
+    # fewer free cores than threads (pytest-xdist's other worker), threads
+    # wait their turn inside it and the sum grows past the wall time, so
+    # there only the lower bound holds.
+    assert 0.5 * p.total_s < p.counted_s, (p.counted_s, p.total_s)
+    if "parallel" not in name:
+        assert p.counted_s < 2.0 * p.total_s, (p.counted_s, p.total_s)
     assert p.plain_s > 0 and p.overhead == pytest.approx(p.total_s / p.plain_s - 1)
 
 

@@ -13,6 +13,7 @@ from lt_mlir.dialect import lt
 
 
 def test_context_is_shared_then_renewed():
+    lt._SHARED.__dict__.pop("entry", None)  # start from a fresh context (earlier tests on this thread used some of its uses)
     first = lt.shared_context()
     assert lt.shared_context() is first
     seen = {id(first)}
