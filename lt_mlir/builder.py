@@ -661,13 +661,7 @@ class Builder:
             "vectorize": None if vectorize is None else int(vectorize),
             "gpu": gpu,
         }
-        op = LoopOp(dim, size, tail, annotations)
-        body = op._new_block()
-        self._insert(op)
-        v = Value(index if index is not None else self.fresh("i"), "index", None, body)
-        self._define(v, body)
-        body.arguments.append(v)
-        return op
+        return self._indexed(LoopOp(dim, size, tail, annotations), index, "i")
 
     @contextmanager
     def nest(self, dim: str, extent: int, blocks: Sequence[int] = ()):
@@ -861,10 +855,14 @@ class Builder:
         for v in (lower, upper, step):
             if not isinstance(v, Value) or v.type != "index":
                 raise BuilderError(f"'scf.for' bound {v!r} is not an index value")
-        op = ForOp("scf.for", [lower, upper, step])
+        return self._indexed(ForOp("scf.for", [lower, upper, step]), index, "j")
+
+    def _indexed(self, op, index: str | None, prefix: str):
+        """Insert ``op`` (an lt.loop or scf.for) with a body block whose one
+        argument is its index value (named ``index`` or a fresh ``prefix``N)."""
         body = op._new_block()
         self._insert(op)
-        v = Value(index if index is not None else self.fresh("j"), "index", None, body)
+        v = Value(index if index is not None else self.fresh(prefix), "index", None, body)
         self._define(v, body)
         body.arguments.append(v)
         return op

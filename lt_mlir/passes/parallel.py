@@ -27,7 +27,7 @@ written in L by anything but reductions of one kind is accessed at elements
 other iterations also access (a race).
 """
 
-from ..analysis.dependence import reorder_conflicts
+from ..analysis.dependence import accesses, inside, reorder_conflicts
 from ..analysis.work import partial_tiles, reduction_groups, starts, tile_elements, too_small_to_share, work
 from ..dialect import lt
 from ..dialect.loop_tree import value_names
@@ -56,13 +56,23 @@ def parallel(module_op, loop: int, schedule: str = "static") -> str | None:
         raise refuse(NAME, f"L{loop} holds a parallel loop", target)
     why = reorder_conflicts(target)
     if why:
-        if "scratch buffer" in why:  # shared by the iterations; lt-shrink-buffers run after this pass privatises what it can
+        if _shared_scratch(target):  # lt-shrink-buffers run after this pass gives each thread its own tile
             why += " (run lt-shrink-buffers after lt-parallel, not before: it gives each thread its own tile)"
         raise refuse(NAME, f"cannot run L{loop} {loop_label(target)} in parallel: {why}", target)
     target.attributes["lt.parallel"] = ir.UnitAttr.get()
     if schedule != "static":
         target.attributes["lt.schedule"] = ir.StringAttr.get(schedule)
     return _costs(target, loop)
+
+
+def _shared_scratch(loop) -> bool:
+    """Whether ``loop`` accesses an ``lt.alloc`` made outside it (one buffer
+    all its iterations would share)."""
+    for a in accesses(loop):
+        owner = a.buffer.owner
+        if not isinstance(owner, ir.Block) and owner.operation.name == "lt.alloc" and not inside(owner.operation, loop):
+            return True
+    return False
 
 
 def _costs(target, loop: int) -> str | None:
