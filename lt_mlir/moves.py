@@ -28,7 +28,6 @@ import numpy as np
 
 from .dialect import lt
 from .dialect.loop_tree import preorder_loops
-from .dialect.lt import module_text
 from .errors import LtError, PassError
 from .targets import get_target
 
@@ -124,16 +123,20 @@ def action(name: str) -> tuple:
 # ------------------------------------------------------------ applying moves
 
 
-_LOOPS: list = [None, None]  # (module, its loops): the last state asked about
+_LOOPS: list = []  # [(module, its loops)]: the last few states asked about, newest last
 
 
 def _loops(module) -> list:
     """``preorder_loops`` of a schedule's state (never changed once made:
-    the last one's loops are kept, a search asks about one state many
-    times)."""
-    if _LOOPS[0] is not module:
-        _LOOPS[:] = [module, preorder_loops(module)]
-    return _LOOPS[1]
+    the last few states' loops are kept -- a search asks about one state
+    many times, and a move about the states before and after it)."""
+    for held, loops in reversed(_LOOPS):
+        if held is module:
+            return loops
+    loops = preorder_loops(module)
+    _LOOPS.append((module, loops))
+    del _LOOPS[:-4]
+    return loops
 
 
 def _the_loop(move: Move, module):
@@ -155,14 +158,15 @@ def element(move: Move, module, target="cpu") -> str:
     return kind.element(move, module, get_target(target))
 
 
-def apply_move(schedule, move: Move, target="cpu", explain: bool = True) -> int | None:
+def apply_move(schedule, move: Move, target="cpu", explain: bool = True, verify: bool = True) -> int | None:
     """Make ``move`` on ``schedule`` (in place, one undoable step); returns
     the L-number the selected loop has after it (``None``: unchanged).
     A refusal raises the pass's ``LtError`` and changes nothing
     (``explain=False``: not reworded in the user's terms, for a caller
-    that only asks whether the move applies)."""
+    that only asks whether the move applies; ``verify=False``: the result
+    is not verified, as ``try_move``)."""
     before = schedule.parsed
-    schedule.apply(element(move, before, target), explain=explain)
+    schedule.apply(element(move, before, target), explain=explain, verify=verify)
     kind = MOVES[move.kind]
     if kind.follow is None:
         return move.loop
@@ -171,10 +175,12 @@ def apply_move(schedule, move: Move, target="cpu", explain: bool = True) -> int 
 
 def try_move(schedule, move: Move, target="cpu"):
     """(the schedule after ``move``, where the selected loop went), or
-    ``None`` when it is refused; ``schedule`` is unchanged."""
+    ``None`` when it is refused; ``schedule`` is unchanged.  The result is
+    not verified (``run_pipeline``'s ``verify=False``): a search tries many
+    moves and compiles few, and compiling verifies what it compiles."""
     s = schedule.copy()
     try:
-        cursor = apply_move(s, move, target, explain=False)
+        cursor = apply_move(s, move, target, explain=False, verify=False)
     except LtError:
         return None
     return s, cursor
@@ -192,24 +198,17 @@ def search_moves(target="cpu", kinds=None) -> list:
     return out
 
 
-def printed(schedule) -> str:
-    """The schedule's text as a move prints it (a schedule's first text is
-    the one it was given, which may be spelled otherwise): what to compare
-    a moved schedule's text with."""
-    return module_text(schedule.parsed) if not schedule.steps else schedule.text
-
-
 def legal_moves(schedule, target="cpu", loops=None, kinds=None) -> list:
     """[(move, schedule after it, where the selected loop went)] for every
     search move on each loop in ``loops`` (default: all) that its pass
     accepts and that changes the module, in a fixed order."""
     n = len(_loops(schedule.parsed))
-    here = printed(schedule)
+    here = schedule.key
     out = []
     for loop in range(n) if loops is None else loops:
         for kind, arg in search_moves(target, kinds):
             tried = try_move(schedule, Move(kind, loop, arg), target)
-            if tried is not None and tried[0].text != here:
+            if tried is not None and tried[0].key != here:
                 out.append((Move(kind, loop, arg), *tried))
     return out
 
@@ -217,10 +216,10 @@ def legal_moves(schedule, target="cpu", loops=None, kinds=None) -> list:
 def neighbours(schedule, target="cpu", kinds=None) -> list:
     """[(move, schedule)] for every move that applies to ``schedule``, one
     per distinct result, in a fixed order (what a local search expands)."""
-    out, seen = [], {printed(schedule)}
+    out, seen = [], {schedule.key}
     for move, s, _ in legal_moves(schedule, target, kinds=kinds):
-        if s.text not in seen:
-            seen.add(s.text)
+        if s.key not in seen:
+            seen.add(s.key)
             out.append((move, s))
     return out
 
@@ -232,12 +231,12 @@ def random_move(schedule, rng: np.random.Generator, target="cpu", tries: int = 3
     candidates = search_moves(target)
     if n == 0 or not candidates:
         return None
-    here = printed(schedule)
+    here = schedule.key
     for _ in range(tries):
         kind, arg = candidates[int(rng.integers(len(candidates)))]
         move = Move(kind, int(rng.integers(n)), arg)
         tried = try_move(schedule, move, target)
-        if tried is not None and tried[0].text != here:
+        if tried is not None and tried[0].key != here:
             return move, tried[0]
     return None
 

@@ -23,7 +23,7 @@ from .compiler import compile as compile_module
 from .compiler import parse_module
 from .dialect import lt
 from .dialect.loop_tree import loop_tree, preorder_loops
-from .dialect.lt import clone_module, module_text
+from .dialect.lt import clone_module, module_key, module_text
 from .errors import LtError, PassError
 from .mlir import ir
 from .moves import Move, apply_move
@@ -33,12 +33,19 @@ from .passes.registry import run_pipeline
 
 class _State:
     """One state of a schedule: its module (never changed once made), the
-    pipeline element that made it, and its text, printed when first asked."""
+    pipeline element that made it, and its text and bytecode key, made
+    when first asked."""
 
-    __slots__ = ("module", "step", "_text")
+    __slots__ = ("module", "step", "_text", "_key")
 
     def __init__(self, module: ir.Module, step: str | None, text: str | None = None):
-        self.module, self.step, self._text = module, step, text
+        self.module, self.step, self._text, self._key = module, step, text, None
+
+    @property
+    def key(self) -> bytes:
+        if self._key is None:
+            self._key = module_key(self.module)
+        return self._key
 
     @property
     def text(self) -> str:
@@ -59,7 +66,7 @@ class Schedule:
         self._context = lt.new_context()
         if isinstance(module_or_text, str):
             module = parse_module(module_or_text, context=self._context)  # bad input: an error now, with its location
-            state = _State(module, None, module_or_text)  # the text as given (moves print theirs: moves.printed compares)
+            state = _State(module, None, module_or_text)  # the text as given (moves compare ``key``s, not texts)
         else:
             text = module_or_text.operation.get_asm(enable_debug_info=True)
             state = _State(parse_module(text, context=self._context), None)
@@ -73,6 +80,13 @@ class Schedule:
     def text(self) -> str:
         """The current IR text (with locations), printed once per state."""
         return self._states[-1].text
+
+    @property
+    def key(self) -> bytes:
+        """The current module as bytecode: equal exactly when the modules
+        are (locations included), and cheap -- how a search tells states
+        apart without printing them."""
+        return self._states[-1].key
 
     @property
     def file_text(self) -> str:
@@ -109,16 +123,17 @@ class Schedule:
     def __repr__(self) -> str:
         return self.loop_tree
 
-    def apply(self, element: str, explain: bool = True) -> "Schedule":
+    def apply(self, element: str, explain: bool = True, verify: bool = True) -> "Schedule":
         """Run one pipeline element (an lt pass with its options, or an
         upstream MLIR pass) on the current IR and record it.  A refusal
         raises ``PassError`` (``PipelineError`` for a malformed element)
         naming the loop and the line of your code that asked, and leaves
         the schedule unchanged (``explain=False``: the pass's error as it
-        is, for a caller that only asks whether a move applies)."""
+        is, for a caller that only asks whether a move applies;
+        ``verify=False``: the result is not verified, see ``run_pipeline``)."""
         module = clone_module(self.parsed)
         try:
-            remarks = run_pipeline(module, f"builtin.module({element})", restore=False)  # a refused move drops the copy
+            remarks = run_pipeline(module, f"builtin.module({element})", restore=False, verify=verify)  # a refused move drops the copy
         except LtError as e:
             if not explain:
                 raise

@@ -11,9 +11,10 @@ import lt_mlir
 from lt_mlir import programs
 from lt_mlir.dialect import lt
 from lt_mlir.dialect.loop_tree import preorder_loops
+from lt_mlir.dialect.lt import module_text
 from lt_mlir.env import LoopToolEnv
 from lt_mlir.mlir import ir
-from lt_mlir.moves import MOVES, Move, MoveKind, element, neighbours, printed, register_move, search_moves, try_move
+from lt_mlir.moves import MOVES, Move, MoveKind, element, neighbours, register_move, search_moves, try_move
 from lt_mlir.schedule import Schedule
 from lt_mlir.tui.session import Session
 
@@ -117,7 +118,8 @@ def test_neighbours_parse_nothing_and_are_distinct():
         ir.Module.parse = original
     assert parses[0] == 0 and len(got) > 10
     texts = [t.text for _, t in got]
-    assert len(set(texts)) == len(texts) and printed(s) not in texts
+    assert len(set(texts)) == len(texts) and module_text(s.parsed) not in texts
+    assert len({t.key for _, t in got}) == len(got) and s.key not in {t.key for _, t in got}
     # each neighbour is its move applied to the start, and computes the same
     A = np.random.default_rng(0).standard_normal((64, 64)).astype(np.float32)
     B = np.random.default_rng(1).standard_normal((64, 64)).astype(np.float32)
@@ -153,3 +155,18 @@ def test_a_copy_keeps_module_attributes():
     text = TEXT.replace("func.func", 'module attributes {lt.origin = "test"} {\nfunc.func', 1) + "}\n"
     s = Schedule(text)
     assert 'lt.origin = "test"' in s.copy().split(0, 4).text
+
+
+def test_state_keys_are_equal_exactly_when_the_modules_print_the_same():
+    """``Schedule.key`` (bytecode) is what neighbours deduplicate by: the
+    same moves made twice give equal keys, different results differ, and
+    that agrees with comparing printed texts."""
+    start = programs.matmul(33, 48, 64)
+    a, b = Schedule(start), Schedule(start)
+    for s in (a, b):
+        s.split(0, 8).swap(2)
+    assert a.key == b.key and a.text == b.text
+    got = [t for _, t in neighbours(a)]
+    for x in got[:8]:
+        for y in got[:8]:
+            assert (x.key == y.key) == (module_text(x.parsed) == module_text(y.parsed))

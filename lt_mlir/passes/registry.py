@@ -233,13 +233,17 @@ def _parsed_pipeline(text: str) -> tuple:
     return tuple(parse_pipeline(text))
 
 
-def run_pipeline(module: ir.Module | ir.Operation, pipeline: str | list[Stage], restore: bool = True) -> list[str]:
+def run_pipeline(module: ir.Module | ir.Operation, pipeline: str | list[Stage], restore: bool = True, verify: bool = True) -> list[str]:
     """Run a pipeline (string or parsed stages) on ``module`` in place.
 
     Returns the remarks the lt passes made (``"<pass>: <text>"``), e.g.
     lt-shrink-buffers' bytes before/after.  An lt pass whose result breaks
     an annotation is refused and the module put back as it was before it
-    (``restore=False``: left as it is, for a caller that drops it anyway)."""
+    (``restore=False``: left as it is, for a caller that drops it anyway).
+    ``verify=False`` skips the verifier after each lt pass (as mlir-opt's
+    ``-verify-each=0``): for trying many moves, where verifying is half
+    the cost.  The passes' output is verified on every fuzzer schedule, and
+    a module is verified again when it is parsed or lowered."""
     stages = _parsed_pipeline(pipeline) if isinstance(pipeline, str) else pipeline
     op = module.operation
     remarks = []
@@ -250,10 +254,11 @@ def run_pipeline(module: ir.Module | ir.Operation, pipeline: str | list[Stage], 
                 remark = stage.lt_pass.run(op, **{k.replace("-", "_"): v for k, v in stage.options.items()})
                 if remark:
                     remarks.append(f"{stage.lt_pass.name}: {remark}")
-                try:
-                    op.verify()
-                except ir.MLIRError as e:
-                    raise from_mlir_error(e, LtError) from None
+                if verify:
+                    try:
+                        op.verify()
+                    except ir.MLIRError as e:
+                        raise from_mlir_error(e, LtError) from None
                 broken = _broken_annotation(op)
                 if broken is not None:
                     if restore:
