@@ -166,7 +166,7 @@ def apply_move(schedule, move: Move, target="cpu", explain: bool = True, verify:
     that only asks whether the move applies; ``verify=False``: the result
     is not verified, as ``try_move``)."""
     before = schedule.parsed
-    schedule.apply(element(move, before, target), explain=explain, verify=verify)
+    schedule.apply(element(move, before, target), explain=explain, verify=verify, move=move)
     kind = MOVES[move.kind]
     if kind.follow is None:
         return move.loop

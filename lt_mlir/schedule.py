@@ -36,10 +36,10 @@ class _State:
     pipeline element that made it, and its text and bytecode key, made
     when first asked."""
 
-    __slots__ = ("module", "step", "_text", "_key")
+    __slots__ = ("module", "step", "move", "_text", "_key")
 
-    def __init__(self, module: ir.Module, step: str | None, text: str | None = None):
-        self.module, self.step, self._text, self._key = module, step, text, None
+    def __init__(self, module: ir.Module, step: str | None, text: str | None = None, move: Move | None = None):
+        self.module, self.step, self.move, self._text, self._key = module, step, move, text, None
 
     @property
     def key(self) -> bytes:
@@ -111,6 +111,14 @@ class Schedule:
         return [state.step for state in self._states[1:]]
 
     @property
+    def moves(self) -> list[Move] | None:
+        """The moves made so far (``lt_mlir.moves.Move``s, what a search
+        replays and mutates), or None when a step was a pipeline element
+        applied directly (``apply``), not a move."""
+        moves = [state.move for state in self._states[1:]]
+        return None if any(m is None for m in moves) else moves
+
+    @property
     def pipeline(self) -> str:
         """The moves so far as one pipeline string (``lt-opt -p``)."""
         return f"builtin.module({', '.join(self.steps)})"
@@ -123,14 +131,15 @@ class Schedule:
     def __repr__(self) -> str:
         return self.loop_tree
 
-    def apply(self, element: str, explain: bool = True, verify: bool = True) -> "Schedule":
+    def apply(self, element: str, explain: bool = True, verify: bool = True, move: Move | None = None) -> "Schedule":
         """Run one pipeline element (an lt pass with its options, or an
         upstream MLIR pass) on the current IR and record it.  A refusal
         raises ``PassError`` (``PipelineError`` for a malformed element)
         naming the loop and the line of your code that asked, and leaves
         the schedule unchanged (``explain=False``: the pass's error as it
         is, for a caller that only asks whether a move applies;
-        ``verify=False``: the result is not verified, see ``run_pipeline``)."""
+        ``verify=False``: the result is not verified, see ``run_pipeline``;
+        ``move``: the ``Move`` that made ``element``, kept with the state)."""
         module = clone_module(self.parsed)
         try:
             remarks = run_pipeline(module, f"builtin.module({element})", restore=False, verify=verify)  # a refused move drops the copy
@@ -139,7 +148,7 @@ class Schedule:
                 raise
             raise _in_user_terms(e, element, self.parsed) from None
         self.remarks.extend(remarks)
-        self._states.append(_State(module, element))
+        self._states.append(_State(module, element, move=move))
         self._undone.clear()
         return self
 

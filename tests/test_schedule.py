@@ -110,3 +110,20 @@ def test_unroll_of_a_vectorized_loop_counts_vectors():
     np.testing.assert_array_equal(s.compile()(a, b), a + b)
     with pytest.raises(lt_mlir.PassError, match="factor 7 exceeds the 6 vectors of 16 of L0"):
         Schedule(programs.pointwise_add(96)).vectorize(0, 16).unroll(0, 7)
+
+
+def test_a_schedule_keeps_its_moves_and_replaying_them_gives_the_same_module():
+    """``Schedule.moves``: what a search mutates.  A recipe's moves replayed
+    from the start give the same module (bytecode-equal); a raw pipeline
+    element is not a move, so the list is then None."""
+    from lt_mlir import recipes
+    from lt_mlir.moves import replay
+
+    start = programs.matmul(48, 64, 32)
+    s = Schedule(start).distribute(1).swap(2)
+    recipes.register_tile(s, vectors=1, width=8)
+    assert [str(m) for m in s.moves][:2] == ["distribute@L1", "swap_down@L2"]
+    again = replay(Schedule(start), s.moves)
+    assert again is not None and again.key == s.key and again.pipeline == s.pipeline
+    s.apply("lt-canonicalize")
+    assert s.moves is None
