@@ -1,37 +1,28 @@
 """The search space: the moves of ``lt_mlir.moves`` (each kind's
 ``search_args``: LoopTune's extended moves on a loop, one pass each, for
-the target), and the features the cost model reads (``analysis.features``:
-the environment's ``stride_tensor`` and ``loops_tensor``)."""
+the target), and the features the cost model reads
+(``analysis.cost_features``: program-independent, of fixed length)."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from ..analysis import features
+from ..analysis import cost_features
 from ..moves import Move, neighbours, random_move, replay, search_moves
 from ..schedule import Schedule
 
-__all__ = ["FEATURE_LOOPS", "Move", "feature_vector", "neighbours", "random_move", "replay", "search_moves"]
+__all__ = ["FEATURE_LOOPS", "FEATURE_NAMES", "Move", "feature_vector", "neighbours", "random_move", "replay", "search_moves"]
 
-FEATURE_LOOPS = 8
+FEATURE_LOOPS = 6  # loop levels described, from the innermost around each access
+FEATURE_NAMES = cost_features.feature_names(FEATURE_LOOPS)
 
 
-def feature_vector(schedule: Schedule) -> np.ndarray:
-    """What the cost model sees: log strides pooled over the nest, and size,
-    tail and annotations of the first loops in pre-order."""
-    module = schedule.parsed
-    strides = np.log1p(features.stride_tensor(module))
-    rows = features.loops_tensor(module, None, FEATURE_LOOPS)
-    cols = {name: i for i, name in enumerate(features.LOOP_FEATURES)}
-    per_loop = np.stack(
-        [
-            np.log2(rows[:, cols["size"]] + 1),
-            rows[:, cols["tail"]] > 0,
-            rows[:, cols["parallel"]],
-            np.log2(rows[:, cols["vectorize"]] + 1),
-            np.log2(rows[:, cols["unroll"]] + 1),
-            rows[:, cols["depth"]],
-        ],
-        axis=1,
-    ).astype(np.float64)
-    return np.concatenate([strides, per_loop.ravel(), [1.0]])
+def feature_vector(schedule: Schedule, cores: int | None = None) -> np.ndarray:
+    """What the cost model sees (``FEATURE_NAMES``): the program's size and
+    loop structure, vector code, unrolling, parallel work, reduction chains
+    and estimated cache misses, then the innermost ``FEATURE_LOOPS`` loop
+    levels around each access (trip count, the access's stride, annotations,
+    footprint against L1 and L2), each averaged over the accesses weighted
+    by how often they run (``analysis.cost_features``).  ``cores``: the
+    threads a parallel loop gets (default: this machine's)."""
+    return cost_features.cost_features(schedule.parsed, FEATURE_LOOPS, cores)

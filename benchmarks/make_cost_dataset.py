@@ -1,0 +1,414 @@
+"""The cost model's dataset and the model lt-tune ships (issue 26).
+
+1. Generate: for each program of ``PROGRAMS`` (small sizes of every family
+   of ``lt_mlir.programs``, and loop_tool's default contraction schedule
+   from the frontend, where ``recipes.register_tile`` applies), batches of
+   candidate schedules as a search makes them: random move walks (1..6
+   moves) and samples of the single-move neighbours, from the start, from
+   the best schedule measured so far and from one of the five best, and
+   for contractions register-tile variants.  Every search move but
+   ``parallel``, whose speedup is the host's cores and their load rather
+   than the schedule (on this shared 2-core machine one parallel kernel's
+   time swung 30x between rounds): the online model learns it from the
+   search's own measurements.  Each batch is measured with the search's
+   own measurer (``make_measurer``: outputs checked against the start's)
+   in five rounds, the later ones from the compiled-kernel cache (timing
+   only).  A record's ``speedup`` is the program's baseline (the median of
+   the start's timings: the measurer re-times it every 20 measurements)
+   over the median of its five times; ``speedups``, the same for each
+   round, show the measurements' noise.  Written to
+   ``lt_mlir/search/data/cost_dataset.jsonl``, one record per schedule:
+   ``program``, ``family``, ``group`` (its batch), ``kind``, ``moves``
+   (replayable from the program's start: ``--refeature`` recomputes the
+   features after ``space.feature_vector`` changes), ``speedup``,
+   ``speedups``, ``correct``, ``error``, ``features``.
+2. Evaluate, leaving one program out (trained on the others, other sizes
+   of its family included) and one family out: within-batch Spearman over
+   every batch, over the batches whose rounds agree with each other
+   (a round's ranking against another's >= 0.5: the measurement
+   reproduces its own ranking; in the others the candidates differ by
+   less than the timing noise), and the share of resolved pairs (two
+   candidates of a batch that every round orders the same way) the model
+   orders right; then the tuner's use: ``CostModel`` from the model that
+   never saw the program, learning from each batch after ranking it.
+   First the measurements' own agreement (one round against another).
+3. Train the shipped model on every program but
+   ``model.HELD_OUT_PROGRAMS`` (kept out so that tests/test_cost_model.py
+   checks it on programs it never saw), write
+   ``lt_mlir/search/data/cost_model.txt``, and print how it ranks those.
+
+    .venv/bin/python benchmarks/make_cost_dataset.py              # all three (10 to 12 minutes on a busy 2-core machine)
+    .venv/bin/python benchmarks/make_cost_dataset.py --train       # 2 and 3 from the kept dataset
+    .venv/bin/python benchmarks/make_cost_dataset.py --refeature   # recompute the features, then 2 and 3
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+from lt_mlir import programs
+from lt_mlir.errors import LtError
+from lt_mlir.moves import try_move
+from lt_mlir.schedule import Schedule
+from lt_mlir.search import model as cost_model
+from lt_mlir.search import space
+from lt_mlir.search.measure import make_measurer
+
+DATA = os.path.join(os.path.dirname(cost_model.__file__), "data")
+DATASET = os.path.join(DATA, "cost_dataset.jsonl")
+MODEL = os.path.join(DATA, "cost_model.txt")
+
+
+def _frontend_matmul(m: int, k: int, n: int, clipped: bool = False) -> str:
+    """loop_tool's default contraction schedule (the frontend's), which
+    ``recipes.register_tile`` starts from."""
+    import lt_mlir as lt
+
+    s = lt.SymbolGenerator()
+    a, b = np.zeros((m, k), np.float32), np.zeros((k, n), np.float32)
+    p = lt.Tensor(a).to(s.m, s.k) * lt.Tensor(b).to(s.k, s.n)
+    return ((p.max(0.0) if clipped else p).sum(s.k)).schedule.text
+
+
+# program id -> (family, its start text); sizes keep a kernel well under a millisecond
+PROGRAMS = {
+    "matmul:32,32,32": ("matmul", lambda: programs.matmul(32, 32, 32)),
+    "matmul:64,64,64": ("matmul", lambda: programs.matmul(64, 64, 64)),
+    "matmul:48,80,40": ("matmul", lambda: programs.matmul(48, 80, 40)),
+    "matmul:96,32,128": ("matmul", lambda: programs.matmul(96, 32, 128)),
+    "clipped_matmul:33,48,256": ("matmul", lambda: programs.matmul(33, 48, 256, clipped=True)),
+    "clipped_matmul:64,64,64": ("matmul", lambda: programs.matmul(64, 64, 64, clipped=True)),
+    "lt_matmul:64,64,64": ("matmul", lambda: _frontend_matmul(64, 64, 64)),
+    "lt_matmul:48,64,96": ("matmul", lambda: _frontend_matmul(48, 64, 96)),
+    "lt_clipped_matmul:33,256,48": ("matmul", lambda: _frontend_matmul(33, 256, 48, clipped=True)),
+    "softmax:32,256": ("softmax", lambda: programs.softmax(32, 256)),
+    "softmax:64,128": ("softmax", lambda: programs.softmax(64, 128)),
+    "softmax:16,512": ("softmax", lambda: programs.softmax(16, 512)),
+    "row_sum:64,512": ("reduce", lambda: programs.row_sum(64, 512)),
+    "row_max:128,256": ("reduce", lambda: programs.row_max(128, 256)),
+    "col_sum:256,64": ("reduce", lambda: programs.col_sum(256, 64)),
+    "total_sum:128,128": ("reduce", lambda: programs.total_sum(128, 128)),
+    "lower_row_sum:96,96": ("reduce", lambda: programs.lower_row_sum(96, 96)),
+    "conv1d:2048,16": ("conv", lambda: programs.conv1d(2048, 16)),
+    "conv1d:4096,5": ("conv", lambda: programs.conv1d(4096, 5)),
+    "conv2d:4,16,16,3,3": ("conv", lambda: programs.conv2d(4, 16, 16, 3, 3)),
+    "conv2d:8,12,20,3,3": ("conv", lambda: programs.conv2d(8, 12, 20, 3, 3)),
+    "add:16384": ("elementwise", lambda: programs.pointwise_add(16384)),
+    "add:4096": ("elementwise", lambda: programs.pointwise_add(4096)),
+    "matmul:128,16,64": ("matmul", lambda: programs.matmul(128, 16, 64)),
+    "clipped_matmul:16,128,96": ("matmul", lambda: programs.matmul(16, 128, 96, clipped=True)),
+    "lt_matmul:32,128,32": ("matmul", lambda: _frontend_matmul(32, 128, 32)),
+    "softmax:128,64": ("softmax", lambda: programs.softmax(128, 64)),
+    "row_sum:256,128": ("reduce", lambda: programs.row_sum(256, 128)),
+    "row_max:32,1024": ("reduce", lambda: programs.row_max(32, 1024)),
+    "col_sum:64,512": ("reduce", lambda: programs.col_sum(64, 512)),
+    "conv1d:512,33": ("conv", lambda: programs.conv1d(512, 33)),
+    "conv2d:2,24,24,5,5": ("conv", lambda: programs.conv2d(2, 24, 24, 5, 5)),
+    "add:65536": ("elementwise", lambda: programs.pointwise_add(65536)),
+}
+BATCH = 8  # candidates a batch (a search measures 2 x workers, choosing them from 4 times as many)
+BATCHES = 8  # batches a program
+MEASUREMENTS = 5  # rounds over a batch (compiled once: the later rounds only time); a record's speedup is their median
+
+
+def start_text(program: str) -> str:
+    return PROGRAMS[program][1]()
+
+
+def _replay(start: Schedule, moves: list[str]) -> Schedule | None:
+    return space.replay(start, [space.Move.parse(m) for m in moves])
+
+
+# every search move but ``parallel`` (module docstring: its speedup is the host's cores and load)
+KINDS = tuple(kind for kind, _ in dict.fromkeys(space.search_moves("cpu")) if kind != "parallel")
+
+
+def _random_move(s: Schedule, rng, tries: int = 30) -> Schedule | None:
+    """``space.random_move`` over ``KINDS``."""
+    loops = s.loops()
+    candidates = space.search_moves("cpu", KINDS)
+    for _ in range(tries):
+        kind, arg = candidates[int(rng.integers(len(candidates)))]
+        tried = try_move(s, space.Move(kind, int(rng.integers(loops)), arg))
+        if tried is not None and tried[0].key != s.key:
+            return tried[0]
+    return None
+
+
+def _walk(origin: Schedule, rng, depth: int) -> Schedule | None:
+    s = origin
+    for _ in range(depth):
+        step = _random_move(s, rng)
+        if step is None:
+            break
+        s = step
+    return s if s.key != origin.key else None
+
+
+def _register_tiles(start: Schedule, rng) -> list[Schedule]:
+    from lt_mlir.recipes import register_tile
+
+    out = []
+    for rows in (1, 2, 3, 4):
+        for vectors in (1, 2, 3):
+            for pack in (True, False):
+                try:
+                    out.append(register_tile(start.copy(), rows=rows, vectors=vectors, pack=pack))
+                except LtError:
+                    pass
+    rng.shuffle(out)
+    return out
+
+
+def _candidates(kind: str, origin: Schedule, rng, seen: set, start: Schedule) -> list[Schedule]:
+    out: list[Schedule] = []
+    if kind == "recipe":
+        pool = _register_tiles(start, rng)
+    elif kind == "neighbours":
+        pool = [s for _, s in space.neighbours(origin, kinds=KINDS)]
+        rng.shuffle(pool)
+    else:
+        pool = []
+        for _ in range(6 * BATCH):
+            s = _walk(origin, rng, int(rng.integers(1, 7 if origin is start else 4)))
+            if s is not None:
+                pool.append(s)
+    for s in pool:
+        if s.key not in seen and s.moves is not None:
+            seen.add(s.key)
+            out.append(s)
+            if len(out) == BATCH:
+                break
+    return out
+
+
+def generate(program: str, seed: int, out, repeat: int) -> int:
+    """Measure ``BATCHES`` batches of ``program``'s schedules; append the
+    records to ``out``; the count."""
+    family, make = PROGRAMS[program]
+    text = make()
+    start = Schedule(text)
+    rng = np.random.default_rng([seed, sum(map(ord, program))])
+    seen = {start.key}
+    measured: list[tuple[float, Schedule]] = []  # (speedup, schedule), correct ones
+    plan = (["recipe"] if program.startswith("lt_") else []) + ["walk:start", "neighbours:start", "walk:best", "neighbours:best",
+                                                                  "walk:top", "neighbours:top", "walk:best", "neighbours:best"]
+    pending = []  # (batch, step, schedule, results of each round)
+    with make_measurer(text, repeat=repeat, seed=seed) as m:
+        for b, step in enumerate(plan[:BATCHES]):
+            kind, _, where = step.partition(":")
+            ranked = sorted(measured, key=lambda p: -p[0])
+            if where == "best" and ranked:
+                origin = ranked[0][1]
+            elif where == "top" and ranked:
+                origin = ranked[int(rng.integers(min(5, len(ranked))))][1]
+            else:
+                origin = start
+            batch = _candidates(kind, origin, rng, seen, start)
+            if len(batch) < 3:
+                continue
+            texts = [s.text for s in batch]
+            rounds = [m.measure(texts) for _ in range(MEASUREMENTS)]
+            for s, *rs in zip(batch, *rounds):
+                pending.append((b, step, s, rs))
+                if all(not r.error and r.correct and r.runtime_s for r in rs):
+                    measured.append((rs[0].baseline_s / float(np.median([r.runtime_s for r in rs])), s))
+    # one baseline for the program: the median of the start's timings (re-timed every 20 measurements)
+    baseline = float(np.median([r.baseline_s for *_, rs in pending for r in rs if r.baseline_s]))
+    for b, step, s, rs in pending:
+        ok = all(not r.error and r.correct and r.runtime_s for r in rs)
+        record = {
+            "program": program, "family": family, "group": f"{program}/{b}", "kind": step,
+            "moves": [str(mv) for mv in s.moves],
+            "speedup": round(baseline / float(np.median([r.runtime_s for r in rs])), 5) if ok else None,
+            "speedups": [round(baseline / r.runtime_s, 5) if r.runtime_s else None for r in rs],
+            "correct": all(bool(r.correct) for r in rs), "error": next((r.error for r in rs if r.error), "")[:200],
+            "features": _rounded(space.feature_vector(s)),
+        }
+        out.write(json.dumps(record, separators=(",", ":")) + "\n")
+    out.flush()
+    return len(pending)
+
+
+def _rounded(x: np.ndarray) -> list:
+    """Four significant digits, whole numbers as integers (a smaller file)."""
+    out = []
+    for v in x:
+        v = float(f"{v:.4g}")
+        out.append(int(v) if v.is_integer() else v)
+    return out
+
+
+def refeature(path: str) -> None:
+    """Recompute every record's features from its program and moves."""
+    records = cost_model.load_records(path)
+    starts: dict = {}
+    for r in records:
+        if r["program"] not in starts:
+            starts[r["program"]] = Schedule(start_text(r["program"]))
+        s = _replay(starts[r["program"]], r["moves"])
+        if s is None:
+            raise SystemExit(f"error: {r['program']}: moves {r['moves']} no longer replay")
+        r["features"] = _rounded(space.feature_vector(s))
+    with open(path, "w") as fh:
+        for r in records:
+            fh.write(json.dumps(r, separators=(",", ":")) + "\n")
+
+
+def _rounds_agreement(batch: list) -> float:
+    """Mean Spearman of one round's measurements of a batch against another's."""
+    rounds = np.array([r["speedups"] for r in batch], float).T
+    return float(np.mean([cost_model.spearman(rounds[i], rounds[j]) for i in range(len(rounds)) for j in range(i + 1, len(rounds))]))
+
+
+def _measured_batches(records: list) -> dict:
+    """group -> its records, batches of at least 3 correct, measured schedules."""
+    out: dict = {}
+    for r in records:
+        if r["speedup"] is not None and r["correct"] and None not in r["speedups"]:
+            out.setdefault(r["group"], []).append(r)
+    return {g: b for g, b in out.items() if len(b) >= 3}
+
+
+def scores(predicted: dict, records: list) -> tuple[float, float, float, int, int]:
+    """How ``predicted`` (group -> scores of its measured records, in order)
+    ranks: (within-batch Spearman over every batch, over the batches whose
+    rounds agree (>= 0.5: the measurement reproduces its own ranking), the
+    share of "resolved" pairs ordered right (a pair of one batch whose every
+    round agrees on which is faster), batches, resolved pairs)."""
+    batches = _measured_batches(records)
+    every, agreed, right, pairs = [], [], 0.0, 0
+    for g, batch in batches.items():
+        if g not in predicted:
+            continue
+        p, y = np.asarray(predicted[g]), [cost_model.target(r["speedup"]) for r in batch]
+        every.append((p, y))
+        if _rounds_agreement(batch) >= 0.5:
+            agreed.append((p, y))
+        for i in range(len(batch)):
+            for j in range(i + 1, len(batch)):
+                d = np.sign(np.subtract(batch[i]["speedups"], batch[j]["speedups"]))
+                if abs(d.sum()) == len(d):
+                    pairs += 1
+                    right += 1.0 if np.sign(p[i] - p[j]) == d[0] else 0.5 if p[i] == p[j] else 0.0
+    return (cost_model.within_batch_spearman(every), cost_model.within_batch_spearman(agreed), right / max(pairs, 1),
+            len(every), pairs)
+
+
+def _predict(booster, records: list) -> dict:
+    return {g: booster.predict(np.array([r["features"] for r in b], float)) for g, b in _measured_batches(records).items()}
+
+
+def held_out(records: list, key: str, keep: str | None = None) -> tuple[dict, dict]:
+    """Predictions for every batch by a model trained without its ``key``
+    ("program" or "family"), and {key value: its scores}; ``keep``: a
+    directory to save each model in (for ``online``)."""
+    predicted, by = {}, {}
+    for value in sorted({r[key] for r in records}):
+        train = [r for r in records if r[key] != value]
+        test = [r for r in records if r[key] == value]
+        booster = cost_model.train(train, space.FEATURE_NAMES)
+        if keep:
+            cost_model.save(booster, os.path.join(keep, f"{value}.txt"))
+        got = _predict(booster, test)
+        predicted.update(got)
+        by[value] = scores(got, test)
+    return predicted, by
+
+
+def online(records: list, models: str) -> dict:
+    """The tuner's use: for each program, ``CostModel`` from the model
+    trained without it ranks each batch in turn, then learns from it."""
+    predicted = {}
+    for program in sorted({r["program"] for r in records}):
+        model = cost_model.CostModel(pretrained=os.path.join(models, f"{program}.txt"))
+        batches = _measured_batches([r for r in records if r["program"] == program])
+        for g, batch in sorted(batches.items(), key=lambda kv: int(kv[0].rsplit("/", 1)[1])):
+            xs = [np.array(r["features"], float) for r in batch]
+            predicted[g] = model.predict(xs)
+            for x, r in zip(xs, batch):
+                model.add(x, r["speedup"], group=g)
+            model.fit()
+    return predicted
+
+
+HEADER = f"  {'':<28} {'all':>6}  {'agreed':>6}  {'pairs':>6}"
+
+
+def _line(name: str, s: tuple) -> str:
+    return f"  {name:<28} {s[0]:6.3f}  {s[1]:6.3f}  {s[2]:6.3f}   ({s[3]} batches, {s[4]} resolved pairs)"
+
+
+def report(records: list) -> None:
+    batches = _measured_batches(records)
+    agreement = [_rounds_agreement(b) for b in batches.values()]
+    print(f"measurement noise: one round against another, within-batch Spearman {np.mean(agreement):.3f}; "
+          f"{sum(a >= 0.5 for a in agreement)} of {len(agreement)} batches agree (>= 0.5)")
+    print("held-out within-batch Spearman (all batches; batches whose rounds agree) and resolved pairs ordered right:")
+    print(HEADER)
+    with tempfile.TemporaryDirectory() as models:
+        for key in ("program", "family"):
+            predicted, by = held_out(records, key, models if key == "program" else None)
+            print(_line(f"leave one {key} out", scores(predicted, records)))
+            if key == "family":
+                for value, s in by.items():
+                    print(_line(f"  {value}", s))
+            else:
+                family_of = {r["group"]: r["family"] for r in records}
+                for family in sorted(set(family_of.values())):
+                    mine = {g: p for g, p in predicted.items() if family_of[g] == family}
+                    print(_line(f"  {family}", scores(mine, [r for r in records if r["family"] == family])))
+        print(_line("online, one program out", scores(online(records, models), records)))
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--train", action="store_true", help="skip generating: evaluate and train from the kept dataset")
+    p.add_argument("--refeature", action="store_true", help="recompute the kept dataset's features, then evaluate and train")
+    p.add_argument("--programs", nargs="+", default=list(PROGRAMS), help="programs to generate (ids of PROGRAMS)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--repeat", type=int, default=7, help="timing samples a measurement")
+    p.add_argument("--dataset", default=DATASET)
+    p.add_argument("--model", default=MODEL)
+    args = p.parse_args()
+    os.makedirs(os.path.dirname(args.dataset), exist_ok=True)
+    if args.refeature:
+        t0 = time.perf_counter()
+        refeature(args.dataset)
+        print(f"features recomputed in {time.perf_counter() - t0:.1f} s")
+    elif not args.train:
+        t0 = time.perf_counter()
+        with open(args.dataset, "w") as out:
+            for program in args.programs:
+                t1 = time.perf_counter()
+                n = generate(program, args.seed, out, args.repeat)
+                print(f"{program:<30} {n:4d} schedules  {time.perf_counter() - t1:6.1f} s", flush=True)
+        print(f"generated in {time.perf_counter() - t0:.0f} s")
+    records = cost_model.load_records(args.dataset)
+    ok = sum(r["speedup"] is not None for r in records)
+    print(f"{len(records)} schedules ({ok} measured and correct) of {len({r['program'] for r in records})} programs "
+          f"in {len({r['group'] for r in records})} batches")
+    report(records)
+    train = [r for r in records if r["program"] not in cost_model.HELD_OUT_PROGRAMS]
+    test = [r for r in records if r["program"] in cost_model.HELD_OUT_PROGRAMS]
+    t0 = time.perf_counter()
+    booster = cost_model.train(train, space.FEATURE_NAMES)
+    cost_model.save(booster, args.model)
+    print(f"shipped model: trained on {len(train)} schedules (all but cost_model.HELD_OUT_PROGRAMS) in "
+          f"{time.perf_counter() - t0:.1f} s, {os.path.getsize(args.model) / 1024:.0f} KiB -> {os.path.relpath(args.model)}")
+    print(HEADER)
+    for program in cost_model.HELD_OUT_PROGRAMS:
+        mine = [r for r in test if r["program"] == program]
+        print(_line(f"held out {program}", scores(_predict(booster, mine), mine)))
+    print(_line("held out, together", scores(_predict(booster, test), test)))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
