@@ -1,6 +1,9 @@
 """The measurement backends of the schedule search (lt_mlir/search/measure.py):
-in this process, a pool of worker processes (one of which dies), Ray."""
+in this process, a pool of worker processes (one of which dies), Ray (one
+actor a physical core, a wide one for parallel schedules, one that dies).
+A text whose worker dies is a failed candidate, never retried."""
 
+import re
 import time
 
 import pytest
@@ -71,42 +74,64 @@ def test_pool_two_workers_and_a_worker_that_dies(tmp_path, monkeypatch):
 
         texts = [START, VICTIM, SWAP, PARALLEL, BROKEN]
         results = m.measure(texts)
-        _check(results, texts)
-        assert [r.attempts for r in results] == [1, 2, 1, 1, 1]
-        assert results[1].correct is True and results[1].worker.startswith("pool-")
+        _check([r for r in results if r.text != VICTIM], [t for t in texts if t != VICTIM])
+        assert all(r.attempts == 1 for r in results)  # never retried
+        assert results[1].error == "worker died: exit status 1", results[1]
+        assert results[1].correct is None and results[1].speedup is None and results[1].worker.startswith("pool-")
         assert len({w.name for w in m.workers}) == 2  # the dead one was replaced
+        (again,) = m.measure([VICTIM])  # asked again, it is measured again (the hook kills once)
+        assert again.correct is True and again.attempts == 1
     finally:
         t0 = time.monotonic()
         m.close()
         assert time.monotonic() - t0 < 5.0
 
 
-def test_pool_gives_up_after_the_retries(tmp_path, monkeypatch):
-    monkeypatch.setenv("LT_SEARCH_DIE_ON", "lt-search-victim")
-    monkeypatch.setenv("LT_SEARCH_DIE_DIR", str(tmp_path))
+def test_pool_a_crash_in_compiled_code_is_named(tmp_path, monkeypatch):
     import lt_mlir.search.measure as measure
 
-    monkeypatch.setattr(measure, "MAX_RETRIES", 0)  # read in this process: one try only
+    assert measure._exit_reason(-11) == "killed by SIGSEGV (a crash in compiled code?)"
+    assert measure._exit_reason(-9) == "killed by SIGKILL"
+    monkeypatch.setenv("LT_SEARCH_DIE_ON", "*")  # any text but the start's, once of all
+    monkeypatch.setenv("LT_SEARCH_DIE_ONCE", "1")
+    monkeypatch.setenv("LT_SEARCH_DIE_DIR", str(tmp_path))
     with make_measurer(START, workers=2, repeat=2) as m:
-        results = m.measure([VICTIM, SWAP])
-    assert results[0].error == "worker died" and results[0].attempts == 1
-    assert results[1].correct is True
+        results = m.measure([START, SPLIT, SWAP, SPLIT])
+    died = [r for r in results if r.error]
+    assert len(died) == 1 and died[0].text != START and died[0].error == "worker died: exit status 1", results
+    assert all(r.correct is True for r in results if r is not died[0])
 
 
 def test_ray(tmp_path, monkeypatch):
     ray = pytest.importorskip("ray", reason="Ray is not installed")
+    from lt_mlir.search.measure import RayMeasurer, physical_cores
+
     monkeypatch.setenv("LT_SEARCH_DIE_ON", "lt-search-victim")
     monkeypatch.setenv("LT_SEARCH_DIE_DIR", str(tmp_path))
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
     assert not ray.is_initialized()
+    cores = physical_cores()
     try:
-        m = make_measurer(START, workers="ray", repeat=5)  # starts a local instance (num_cpus = os.cpu_count())
+        m = make_measurer(START, workers="ray", repeat=5)  # starts a local instance of this machine's CPUs
         try:
+            assert isinstance(m, RayMeasurer)
+            # one actor a physical core, pinned to it; a wide one on them all where there are two or more
+            assert [s.cpus for s in m.slots if not s.wide] == cores and m.parallelism == len(cores)
+            assert [s.cpus for s in m.slots if s.wide] == ([tuple(sorted(c for core in cores for c in core))] if len(cores) > 1 else [])
+            for actor, slot in zip(m.actors, m.slots):
+                assert ray.get(actor.affinity.remote()) == (list(slot.cpus), str(len(slot.cpus)))
             texts = [START, SPLIT, VICTIM, BROKEN, SWAP, PARALLEL]
             results = m.measure(texts)
-            _check(results, texts)
-            assert results[2].attempts == 2 and results[2].correct is True
-            assert all(r.attempts == 1 for i, r in enumerate(results) if i != 2)
-            assert all(r.worker.startswith("ray-") for r in results)
+            _check([r for r in results if r.text != VICTIM], [t for t in texts if t != VICTIM])
+            assert results[2].error.startswith("worker died: ") and results[2].correct is None, results[2]
+            assert all(r.attempts == 1 for r in results)  # never retried
+            assert all(re.fullmatch(r"ray-[0-9a-f]{8}@[^/]+/[0-9a-f]{8}:cpu[0-9,-]+", r.worker) for r in results), results
+            if len(cores) > 1:  # the parallel schedule on all the cores, the others on one
+                wide = [m.names[k] for k, s in enumerate(m.slots) if s.wide]
+                assert results[5].worker in wide and not any(r.worker in wide for r in results[:5]), results
+            # the dead actor was replaced; the text, asked for again, is measured
+            (again,) = m.measure([VICTIM])
+            assert again.correct is True and again.error == ""
         finally:
             m.close()
         assert not ray.is_initialized()  # the measurer started Ray, so it stopped it

@@ -2,6 +2,7 @@
 
     lt-tune clipped_matmul:33,48,4096 --strategy greedy --budget 300 --workers 2
     lt-tune kernel.mlir --strategy evolution --seconds 120 --workers ray -o best.mlir
+    lt-tune matmul:512,512,512 --ray-address 10.0.0.5:6379 --budget 600   # a cluster: docs/CLUSTER.md
     lt-tune --resume tune-kernel.jsonl kernel.mlir --budget 600
     lt-tune --show
 
@@ -47,7 +48,7 @@ from ..evaluate import Limits
 from ..frontend import Tensor, default_hardware
 from ..schedule import Schedule
 from ..targets import TARGETS, get_target
-from .measure import make_measurer
+from .measure import check_ray_address, make_measurer
 from .tune import STRATEGIES, Tuner
 
 PROGRAMS = {
@@ -138,11 +139,17 @@ def tune(
     again, interleaved with the start in one process (a search's single
     figure of a candidate is noisy); the winner and its speedup are the
     re-measured ones.  ``limits``: a compile's and a run's time limits
-    (``evaluate.Limits``); a candidate past them is a failed one."""
+    (``evaluate.Limits``); a candidate past them is a failed one.
+    ``workers``: 1 (this process), N (processes) or "ray" (Ray actors, one
+    a physical core); ``ray_address``: a Ray cluster's (implies "ray";
+    docs/CLUSTER.md)."""
     if strategy not in STRATEGIES:
         raise LtError(f"error: unknown strategy '{strategy}' (strategies: {', '.join(STRATEGIES)})")
     target = get_target(target).name
     start, filename = _start_schedule(source, entry)
+    workers = "ray" if ray_address else workers
+    if workers == "ray" and (ray_address or os.environ.get("RAY_ADDRESS")):
+        check_ray_address(ray_address or os.environ["RAY_ADDRESS"])  # a cluster that answers nothing: one line now, no log begun
     tuner = Tuner(start, None, target, budget, seconds, model, log)
     if resume:
         tuner.resume(resume)
@@ -160,8 +167,7 @@ def tune(
                     raise with_filename(LtError(base.error), filename)
                 tuner.start_gflops = tuner.flops / base.runtime_s / 1e9 if base.runtime_s else None
                 tuner.progress = progress
-                n_workers = 1 if workers in (1, None) else (2 if workers == "ray" else int(workers))
-                STRATEGIES[strategy](tuner, np.random.default_rng(seed), n_workers)
+                STRATEGIES[strategy](tuner, np.random.default_rng(seed), measurer.parallelism)
                 with tuner.interruptible():
                     winner, speedup, remeasured = _final(tuner, measurer, finalists)
             except KeyboardInterrupt:  # the best so far, as the search measured it
@@ -337,8 +343,12 @@ def _arg_parser() -> argparse.ArgumentParser:
     p.add_argument("--strategy", choices=sorted(STRATEGIES), default="greedy")
     p.add_argument("--budget", type=_positive(int), default=300, help="evaluations (measured schedules), default 300")
     p.add_argument("--seconds", type=_positive(float), default=None, help="stop after this long")
-    p.add_argument("--workers", type=_workers, default=1, help="measuring processes (a number), or 'ray'")
-    p.add_argument("--ray-address", default=None, help="a Ray cluster (ray://host:port); implies --workers ray")
+    p.add_argument("--workers", type=_workers, default=1,
+                   help="measuring processes (a number), or 'ray': Ray actors, one a physical core (a local Ray "
+                        "unless --ray-address or RAY_ADDRESS)")
+    p.add_argument("--ray-address", default=None, metavar="HOST:PORT",
+                   help="a Ray cluster: the address `ray start --head` printed (or ray://HOST:PORT, the Ray Client); "
+                        "implies --workers ray; see docs/CLUSTER.md")
     p.add_argument("--no-model", action="store_true", help="measure every candidate (no cost model)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--target", choices=tuple(TARGETS), default="cpu")
