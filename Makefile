@@ -7,7 +7,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test lint lit pytest tmux bench gpu-artifacts clean
+.PHONY: demo test lint lit pytest tmux bench tune gpu-artifacts clean
 
 # The install goes through uv (from PyPI, pinned): it downloads the wheels in
 # parallel and installs them in a fraction of pip's time; pip does it if uv
@@ -62,6 +62,13 @@ bench: $(STAMP)
 	$(PY) benchmarks/bench_appy.py
 	$(PY) benchmarks/bench_ui.py
 	$(PY) benchmarks/bench_cuda.py
+
+# Search every bench_cpu.py workload's schedule (lt-tune's evolution, at most
+# 60 s or 300 measurements each) into the tuning database; afterwards
+# make bench's CPU table has an "lt_mlir tuned" row per workload.
+tune: $(STAMP)
+	$(PY) -m pip install --quiet -e '.[test,bench]'
+	$(PY) benchmarks/bench_cpu.py --tune 60
 
 # PTX + launch plans of the GPU tests and benchmarks, for a GPU machine
 # without torch-mlir (see README, "On an NVIDIA GPU").

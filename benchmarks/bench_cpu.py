@@ -55,6 +55,7 @@ class Workload:
     reference: np.ndarray
     variants: dict = field(default_factory=dict)  # label -> callable returning the result
     notes: list = field(default_factory=list)
+    program: tuple | None = None  # (program, inputs): what --tune searches
 
 
 def frontend(program, inputs, schedule=None, parallel=False):
@@ -64,6 +65,27 @@ def frontend(program, inputs, schedule=None, parallel=False):
     t = program(lt_mlir, *inputs)
     if schedule is not None:
         t.set(schedule(t.schedule, parallel))
+
+    def run():
+        t.force_recompute()
+        return t.numpy()
+
+    return run
+
+
+def frontend_tuned(program, inputs):
+    """The program with the tuning database's schedule for it on this host
+    (``make tune`` puts one there: ``lt_mlir.set_default_schedule("tuned")``
+    reads it), or None when the database has none."""
+    lt_mlir.set_default_schedule("tuned")
+    try:
+        t = program(lt_mlir, *inputs)
+        code, untuned = t.code, t.untuned_code
+    finally:
+        lt_mlir.set_default_schedule("default")
+    if code == untuned:
+        return None
+    t.set(lt_mlir.Schedule(code))
 
     def run():
         t.force_recompute()
@@ -389,7 +411,11 @@ def add_peers(w: Workload, program, inputs, numba_fn=None, prange=False, tile=Fa
     """The lt_mlir variants and the peers of a workload; ``tile``: the
     documented ``register_tile`` schedule; ``scheduled``: a schedule of the
     benchmark's own (a function of the default Schedule and ``parallel``)."""
+    w.program = (program, inputs)
     w.variants["lt_mlir default"] = frontend(program, inputs)
+    tuned = frontend_tuned(program, inputs)
+    if tuned is not None:
+        w.variants["lt_mlir tuned"] = tuned
     if reassoc:
         w.variants[f"lt_mlir {REASSOC}"] = frontend_fastmath(program, inputs, REASSOC)
     for label, fn in (("tiled", tiled if tile else None), ("scheduled", scheduled)):
@@ -663,13 +689,36 @@ def chart(rows: list, path: str, title: str) -> None:
     fig.savefig(path, dpi=110)
 
 
+def tune(quick: bool, only: str | None, seconds: float, budget: int, strategy: str) -> int:
+    """``make tune``: search each workload's schedule (``Tensor.optimize``,
+    at most ``seconds`` and ``budget`` measurements each) and keep the
+    winners in the tuning database, where the table's "lt_mlir tuned" rows
+    read them."""
+    for w in workloads(quick, only):
+        if w.program is None:
+            continue
+        program, inputs = w.program
+        t = program(lt_mlir, *inputs)
+        start = time.perf_counter()
+        r = t.optimize(budget=budget, seconds=seconds, strategy=strategy)
+        print(f"{w.name:28s} {r.speedup:6.2f}x the default after {r.evaluations} measurements, "
+              f"{time.perf_counter() - start:.0f} s: {r.pipeline}", flush=True)
+    return 0
+
+
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--quick", action="store_true", help="small sizes, check every variant's result, time nothing")
     p.add_argument("--only", default=None, help="run the workloads whose name contains this")
     p.add_argument("--repeat", type=int, default=20)
     p.add_argument("--out", default=DOCS, help="where bench-cpu.{md,json,png} go (not with --quick)")
+    p.add_argument("--tune", type=float, default=None, metavar="SECONDS",
+                   help="search each workload's schedule for at most SECONDS into the tuning database (make tune); no table")
+    p.add_argument("--budget", type=int, default=300, help="with --tune: measurements a workload")
+    p.add_argument("--strategy", default="evolution", help="with --tune: the search strategy")
     args = p.parse_args()
+    if args.tune is not None:
+        return tune(args.quick, args.only, args.tune, args.budget, args.strategy)
     rows, info = run(args.quick, args.only, args.repeat)
     bad = [(r["workload"], k, e) for r in rows for k, e in r["errors"].items() if k.startswith("lt_mlir")]
     if args.quick:

@@ -1,75 +1,141 @@
-"""lt-tune against the documented hand schedules, and what the cost model saves.
+"""lt-tune's goals (issue "lt-tune finds what a person finds"), as ratios timed in one process.
 
-1. The hand schedules of ``benchmarks/bench_passes.py`` (clipped matmul
-   33x48x4096 and matmul 512^3, each + lt-parallel) are measured with the
-   same measurer as the search, as speedups over the default schedule.
-2. ``lt-tune``'s search (``--strategy``, default greedy) runs with and
-   without the cost model over several seeds; for each run: the best
-   speedup found, and how many measured evaluations it took to reach the
-   hand schedule's speedup (or 95% of it: measurements are noisy).
+1. **Search vs hand vs NumPy.**  For each workload of ``bench_cpu.py``
+   (the same programs, inputs and NumPy peers), ``Tensor.optimize`` runs
+   the search (``--strategy``, default evolution, at most ``--budget``
+   measurements and ``--seconds`` each) from loop_tool's default schedule.
+   Then, in this process, each variant is timed in a block of its own
+   (medians after warm-up, as ``bench_cpu.py``): the tuned schedule, the
+   best of the documented hand schedules (``recipes.register_tile`` and
+   the benchmark's own, one core and all cores) and NumPy.  Printed: the
+   tuned schedule's speed as a multiple of the best hand schedule's and of
+   NumPy's.
+2. **What the cost model saves** (``--compare-model``): the same search
+   with and without the model over ``--seeds``; for each run, the
+   measurements it took to reach 95% of the best speedup any run found on
+   that workload; the ratio of the medians (no model / model).
+3. **The pre-trained model's ranking** (``--spearman``): the mean
+   within-batch Spearman of every search's logged batches (how well the
+   model ordered what it chose to measure).
 
-    .venv/bin/python benchmarks/bench_tune.py [--program clipped] [--budget 300] [--seeds 0,1,2]
+    .venv/bin/python benchmarks/bench_tune.py --only "matmul 256" --seconds 60
+    .venv/bin/python benchmarks/bench_tune.py --only clipped --compare-model --seeds 0,1,2,3,4 --budget 150
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
+import sys
+import tempfile
 
-from bench_passes import CLIPPED_SCHEDULE, MATMUL_SCHEDULE
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from lt_mlir import programs
-from lt_mlir.schedule import Schedule
-from lt_mlir.search.cli import tune
-from lt_mlir.search.measure import make_measurer
+import bench_cpu  # noqa: E402
 
-# (the start of the search, the hand schedule's own start (pre-split levels), its steps)
-PROGRAMS = {
-    "clipped": (
-        programs.matmul(33, 48, 4096, clipped=True),
-        programs.matmul(33, 48, 4096, m_blocks=[4], clipped=True),
-        CLIPPED_SCHEDULE + ["lt-parallel{loop=0}"],
-    ),
-    "matmul512": (
-        programs.matmul(512, 512, 512),
-        programs.matmul(512, 512, 512, m_blocks=[4], n_blocks=[64]),
-        MATMUL_SCHEDULE + ["lt-parallel{loop=0}"],
-    ),
-}
+import lt_mlir  # noqa: E402
+from lt_mlir.runtime.timing import median_seconds  # noqa: E402
+from lt_mlir.search.cli import tune  # noqa: E402
 
 
-def hand_speedup(text: str, hand_start: str, steps: list[str], repeats: int = 5) -> tuple[float, float]:
-    """(median speedup of the hand schedule over the search's start, measured
-    together on one worker; the start's runtime)."""
-    hand = Schedule(hand_start)
-    for step in steps:
-        hand.apply(step)
-    with make_measurer(text) as m:
-        rs = [m.measure([text, hand.text]) for _ in range(repeats)]
-    return statistics.median(r[1].speedup for r in rs), statistics.median(r[0].runtime_s for r in rs)
+def _runner(t):
+    def run():
+        t.force_recompute()
+        return t.numpy()
+
+    return run
 
 
-def main() -> None:
+def search(w, strategy: str, budget: int, seconds: float | None, model: bool, seed: int):
+    """The search from the workload's default schedule (its own tuning
+    database: the user's is not touched): (TuneResult, a callable running
+    the winner)."""
+    program, inputs = w.program
+    t = program(lt_mlir, *inputs)
+    r = tune(t, strategy=strategy, budget=budget, seconds=seconds, model=model, seed=seed)
+    t.set(r.schedule)
+    return r, _runner(t)
+
+
+def goals(ws: list, args) -> list:
+    rows = []
+    for w in ws:
+        r, tuned = search(w, args.strategy, args.budget, args.seconds, True, 0)
+        bad = bench_cpu.check(w, "tuned", tuned())
+        if bad is not None:
+            print(f"error: {w.name}: the tuned schedule is wrong: {bad}")
+            rows.append(None)
+            continue
+        hand = {k: f for k, f in w.variants.items() if k.startswith("lt_mlir") and k not in ("lt_mlir default", "lt_mlir tuned")
+                and "reassoc" not in k}
+        times = {"tuned": median_seconds(tuned, args.repeat, warmup=2)}
+        for k, f in list(hand.items()) + [("NumPy", w.variants["NumPy"]), ("default", w.variants["lt_mlir default"])]:
+            if bench_cpu.check(w, k, f()) is None:
+                times[k] = median_seconds(f, args.repeat, warmup=2)
+        hands = {k: v for k, v in times.items() if k in hand}
+        best_hand = min(hands, key=hands.get) if hands else None
+        row = {
+            "workload": w.name, "tuned_ms": times["tuned"] * 1e3, "evaluations": r.evaluations,
+            "x_default": times["default"] / times["tuned"], "x_numpy": times["NumPy"] / times["tuned"],
+            "best_hand": best_hand, "x_hand": hands[best_hand] / times["tuned"] if best_hand else None,
+            "spearman": statistics.mean(r.tuner.batch_spearman) if r.tuner.batch_spearman else None,
+            "pipeline": r.pipeline,
+        }
+        rows.append(row)
+        hand_text = f"{row['x_hand']:.2f}x {best_hand}" if best_hand else "no hand schedule"
+        rho = f"{row['spearman']:.2f}" if row["spearman"] is not None else "-"
+        print(f"| {w.name} | {row['tuned_ms']:.3f} ms | {row['x_default']:.2f} | {hand_text} | {row['x_numpy']:.2f} | "
+              f"{r.evaluations} | {rho} |", flush=True)
+    return rows
+
+
+def compare_model(ws: list, args) -> None:
+    seeds = [int(s) for s in args.seeds.split(",")]
+    for w in ws:
+        curves = {}
+        for model in (True, False):
+            for seed in seeds:
+                r, _ = search(w, args.strategy, args.budget, args.seconds, model, seed)
+                curves[(model, seed)] = r.curve
+        best = max(max(c) for c in curves.values() if c)
+        goal = 0.95 * best
+        reach = {key: next((i + 1 for i, s in enumerate(c) if s >= goal), None) for key, c in curves.items()}
+        med = {}
+        for model in (True, False):
+            got = [reach[(model, s)] if reach[(model, s)] is not None else args.budget * 2 for s in seeds]
+            med[model] = statistics.median(got)
+        print(f"{w.name}: best {best:.2f}x; measurements to reach 95% of it, median over seeds {seeds}: "
+              f"model {med[True]:.0f} {[reach[(True, s)] for s in seeds]}, no model {med[False]:.0f} "
+              f"{[reach[(False, s)] for s in seeds]}: {med[False] / med[True]:.2f}x fewer with the model "
+              "(a run that never reached it counts as twice the budget)", flush=True)
+
+
+def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--program", choices=sorted(PROGRAMS), default="clipped")
-    p.add_argument("--strategy", default="greedy")
+    p.add_argument("--only", default=None, help="the bench_cpu.py workloads whose name contains this")
+    p.add_argument("--quick", action="store_true", help="bench_cpu.py's small sizes (a smoke run)")
+    p.add_argument("--strategy", default="evolution")
     p.add_argument("--budget", type=int, default=300)
-    p.add_argument("--seeds", default="0,1,2")
+    p.add_argument("--seconds", type=float, default=None, help="at most this long a search")
+    p.add_argument("--repeat", type=int, default=20)
+    p.add_argument("--compare-model", action="store_true", help="with and without the cost model, over --seeds")
+    p.add_argument("--seeds", default="0,1,2,3,4")
     args = p.parse_args()
-    text, hand_start, steps = PROGRAMS[args.program]
-    hand, start_s = hand_speedup(text, hand_start, steps)
-    print(f"{args.program}: start {start_s * 1e3:.3f} ms; hand schedule (bench_passes.py + lt-parallel) {hand:.2f}x the start")
-    target = 0.95 * hand
-    for model in (True, False):
-        for seed in [int(s) for s in args.seeds.split(",")]:
-            r = tune(text, strategy=args.strategy, budget=args.budget, model=model, seed=seed)
-            reach = next((i + 1 for i, s in enumerate(r.curve) if s >= target), None)
-            print(
-                f"  {'model' if model else 'no model':<8} seed {seed}: best {r.speedup:.2f}x "
-                f"({'>=' if r.speedup >= hand else '<'} hand {hand:.2f}x) after {r.evaluations} evaluations; "
-                f"reached 95% of the hand schedule after {reach if reach else 'never'}; {r.pipeline}"
-            )
+    os.environ["LT_MLIR_TUNING_DB"] = os.path.join(tempfile.mkdtemp(prefix="bench-tune-"), "tuning.sqlite")
+    ws = [w for w in bench_cpu.workloads(args.quick, args.only) if w.program is not None]
+    if not ws:
+        print(f"error: no workload matches --only {args.only!r}")
+        return 1
+    if args.compare_model:
+        compare_model(ws, args)
+        return 0
+    print(f"{args.strategy}, at most {args.budget} measurements" + (f" or {args.seconds:g} s" if args.seconds else "") + " a workload")
+    print("| workload | tuned | × default | × best hand schedule | × NumPy | measurements | within-batch Spearman |")
+    print("|---|---|---|---|---|---|---|")
+    rows = goals(ws, args)
+    return 1 if any(r is None for r in rows) else 0
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())

@@ -20,7 +20,7 @@ from lt_mlir.search import space
 from lt_mlir.search.cli import main, tune
 from lt_mlir.search.measure import Measurer, Result
 from lt_mlir.search.model import CostModel
-from lt_mlir.search.tune import STRATEGIES, Tuner
+from lt_mlir.search.tune import STRATEGIES, Candidate, Tuner
 
 TEXT = programs.matmul(16, 16, 32)
 
@@ -196,3 +196,83 @@ def test_tune_a_tensor_keeps_the_best_schedule():
     assert result.evaluations <= 8 and result.speedup >= 1.0
     assert c.loop_tree == result.schedule.loop_tree
     np.testing.assert_allclose(c.numpy(), A.sum(1), rtol=1e-4, atol=1e-4)
+
+
+def test_recipe_seeds_are_the_recipes_schedules_as_replayable_moves():
+    """evolution starts from ``recipes.register_tile``'s variants: each a
+    move sequence that replays from the start to the same module, and
+    that computes the product; a nest no recipe takes gives no seed."""
+    from lt_mlir.search.tune import recipe_seeds
+
+    start = Schedule(TEXT)
+    seeds = recipe_seeds(start)
+    assert len(seeds) >= 4 and len({c.schedule.key for c in seeds}) == len(seeds)
+    assert any("lt.cache" in c.text for c in seeds) and any("lt.parallel" in c.text for c in seeds)
+    A = np.random.default_rng(0).standard_normal((16, 32)).astype(np.float32)
+    B = np.random.default_rng(1).standard_normal((32, 16)).astype(np.float32)
+    for c in seeds:
+        again = space.replay(start, c.moves)
+        assert again is not None and again.key == c.schedule.key
+    for c in seeds[:2]:
+        np.testing.assert_allclose(lt_mlir.compile(c.text)(A, B), A @ B, rtol=1e-4, atol=1e-4)
+    assert recipe_seeds(Schedule(programs.softmax(8, 16))) == []
+
+
+def test_evolution_measures_the_seeds_first_and_keeps_the_best_of_them():
+    """With a measure that rewards only the packed register tile (lt.cache),
+    evolution's first batch holds the seeds, so its best is a seed's
+    schedule or better after one batch."""
+    class TileMeasurer(FakeMeasurer):
+        def measure(self, texts):
+            self.measured += texts
+            return [Result(t, 1e-3, 1e-3, 3.0 if "lt.cache" in t else 1.0, True, "fake") for t in texts]
+
+    tuner = Tuner(Schedule(TEXT), TileMeasurer(), budget=16)
+    STRATEGIES["evolution"](tuner, np.random.default_rng(0), 1)
+    assert tuner.best is not None and tuner.best.score == 3.0 and tuner.best.index < 16
+    assert "lt.cache" in tuner.best.text
+
+
+class _Reversed:
+    """A ready model that ranks candidates in reverse order of arrival."""
+
+    ready = True
+
+    def predict(self, xs):
+        return np.arange(len(xs), dtype=float)
+
+    def rank(self, xs):
+        return np.arange(len(xs))[::-1]
+
+    def add(self, x, speedup, group=None):
+        pass
+
+    def fit(self):
+        pass
+
+
+def test_measure_keeps_the_models_pick_and_explores_a_quarter_at_random(tmp_path):
+    """``Tuner.measure(keep=4, explore=0.25)``: three of the model's top
+    four and one candidate from the rest; the batch's Spearman between the
+    model's scores and the measured speedups is logged."""
+    s = Schedule(TEXT)
+    cands = [Candidate([m], t) for m, t in space.neighbours(s)][:12]
+    log = str(tmp_path / "t.jsonl")
+
+    class Distinct(FakeMeasurer):  # no two speedups alike: the batch has a ranking
+        def measure(self, texts):
+            self.measured += texts
+            return [Result(t, 1e-3, 1e-3, 1.0 + len(self.measured) / 10 + i / 100, True, "fake") for i, t in enumerate(texts)]
+
+    tuner = Tuner(s, Distinct(), budget=100, log_path=log)
+    tuner.open_log({})
+    tuner.model = _Reversed()
+    tuner.measure(cands, keep=4, explore=0.25, rng=np.random.default_rng(0))
+    measured = tuner.measurer.measured
+    ranked = [c.text for c in reversed(cands)]
+    assert len(measured) == 4 and measured[:3] == ranked[:3] and measured[3] in ranked[4:]
+    tuner.close()
+    records = [json.loads(line) for line in open(log)]
+    batch = [r for r in records if "spearman" in r]
+    assert len(batch) == 1 and batch[0]["n"] == 4 and -1.0 <= batch[0]["spearman"] <= 1.0
+    assert tuner.batch_spearman == [batch[0]["spearman"]]

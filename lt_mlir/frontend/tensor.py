@@ -910,7 +910,7 @@ class Tensor:
         ``set_default_schedule("tuned")`` looks up."""
         return self._scheduled_text(self._current()[0], tuned=False)
 
-    def optimize(self, budget: int = 300, seconds: float | None = None, strategy: str = "greedy", workers=1, **options):
+    def optimize(self, budget: int = 300, seconds: float | None = None, strategy: str = "evolution", workers=1, **options):
         """Search for a fast schedule of this tensor and keep the best
         (``lt_mlir.tune``; a progress bar on a terminal), on the default
         hardware; the winner goes to the tuning database.  ``options``:

@@ -116,7 +116,7 @@ def program_text(spec: str) -> str:
 
 def tune(
     source,
-    strategy: str = "greedy",
+    strategy: str = "evolution",
     budget: int = 300,
     seconds: float | None = None,
     workers=1,
@@ -238,7 +238,7 @@ def remember(result: TuneResult, strategy: str) -> tuning.Entry:
                          result.gflops, result.evaluations, strategy, time.perf_counter() - t.t0)
 
 
-def optimize(tensor: Tensor, budget: int = 300, seconds: float | None = None, strategy: str = "greedy", workers=1,
+def optimize(tensor: Tensor, budget: int = 300, seconds: float | None = None, strategy: str = "evolution", workers=1,
              **options) -> TuneResult:
     """``Tensor.optimize``: ``tune`` the tensor for the frontend's hardware
     (it keeps the best schedule), with a progress bar on a terminal, and
@@ -340,7 +340,7 @@ def _arg_parser() -> argparse.ArgumentParser:
 
     p = Parser(prog="lt-tune", description="Search for a fast schedule of an lt module.")
     p.add_argument("input", nargs="?", help="an lt module file, or a program: " + ", ".join(f"{k}:sizes" for k in PROGRAMS))
-    p.add_argument("--strategy", choices=sorted(STRATEGIES), default="greedy")
+    p.add_argument("--strategy", choices=sorted(STRATEGIES), default="evolution")
     p.add_argument("--budget", type=_positive(int), default=300, help="evaluations (measured schedules), default 300")
     p.add_argument("--seconds", type=_positive(float), default=None, help="stop after this long")
     p.add_argument("--workers", type=_workers, default=1,

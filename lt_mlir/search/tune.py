@@ -28,9 +28,10 @@ import numpy as np
 
 from ..errors import LtError
 from ..schedule import Schedule
+from ..targets import get_target
 from ..tuning import host, program_hash
 from . import space
-from .model import CostModel
+from .model import CostModel, within_batch_spearman
 
 
 @dataclass
@@ -82,7 +83,7 @@ class Tuner:
     progress: object = None  # called with the tuner after every batch
 
     def __post_init__(self):
-        self.model = CostModel() if self.use_model else None
+        self.model = CostModel.pretrained() if self.use_model else None  # ranks from the first batch
         self.known: dict[str, Evaluation] = {}
         self.schedules: dict[str, Schedule] = {}  # text -> the Schedule (with its history: its pipeline)
         self._features: dict[str, np.ndarray] = {}  # text -> space.feature_vector, computed once
@@ -90,6 +91,8 @@ class Tuner:
         self.flops = self.start.flops()
         self._log = None
         self.interrupted = False  # Ctrl-C: the search ends (``interrupt``)
+        self.batches = 0  # measured batches so far (the cost model's groups)
+        self.batch_spearman: list[float] = []  # the model's within-batch rank correlation, a batch each
         self._measuring = False
 
     # ------------------------------------------------------------ budget
@@ -125,10 +128,16 @@ class Tuner:
         return self.schedule_of(best), best.moves
 
     # ------------------------------------------------------------ measuring
-    def measure(self, candidates: list[Candidate], keep: int | None = None) -> list[tuple[Candidate, float | None]]:
+    def measure(self, candidates: list[Candidate], keep: int | None = None, explore: float = 0.0,
+                rng=None) -> list[tuple[Candidate, float | None]]:
         """Scores of ``candidates``: cached ones free, then at most ``keep``
         (the cost model's pick; all without a model) new ones measured,
-        within the budget.  Unmeasured candidates score None."""
+        within the budget; ``explore``: the fraction of ``keep`` picked at
+        random from the rest instead (``rng``), so that what the model
+        rates low is measured too.  Unmeasured candidates score None.
+        When the model predicted three or more of a batch, the batch's
+        Spearman correlation between predicted and measured speedups is
+        logged (a ``batch`` record) and kept in ``batch_spearman``."""
         unique, seen = [], set()
         for c in candidates:
             if c.text not in seen:
@@ -136,24 +145,45 @@ class Tuner:
                 unique.append(c)
         new = [c for c in unique if c.text not in self.known]
         predicted = [None] * len(new)
-        if self.model is not None and self.model.ready and new:
+        ranked = self.model is not None and self.model.ready and bool(new)
+        if ranked:
             xs = [self.features(c.schedule) for c in new]
             order = self.model.rank(xs)
             guesses = self.model.predict(xs)
             new = [new[i] for i in order]
-            predicted = [float(np.exp(guesses[i])) for i in order]
-        limit = len(new) if keep is None or self.model is None or not self.model.ready else keep
-        chosen = list(zip(new, predicted))[: min(limit, self.left)]
+            predicted = [float(guesses[i]) for i in order]
+        limit = len(new) if keep is None or not ranked else keep
+        limit = min(limit, self.left)
+        picked = list(range(limit))
+        if ranked and explore > 0 and limit < len(new):
+            wild = min(len(new) - limit, int(np.ceil(explore * limit)))
+            rng = rng if rng is not None else np.random.default_rng(len(self.evaluations))
+            picked = picked[: limit - wild] + sorted(int(i) for i in rng.choice(np.arange(limit - wild, len(new)), wild, replace=False))
+        chosen = [(new[i], predicted[i]) for i in picked]
         if chosen and not self.exhausted:
             with self.interruptible():
                 results = self.measurer.measure([c.text for c, _ in chosen])
+            group = self.batches
+            self.batches += 1
             for (c, guess), r in zip(chosen, results):
-                self._record(c, r, guess)
+                self._record(c, r, guess, group)
+            self._batch_record(group, chosen)
             if self.model is not None:
                 self.model.fit()
             if self.progress is not None:
                 self.progress(self)
         return [(c, self.known[c.text].score if c.text in self.known else None) for c in unique]
+
+    def _batch_record(self, group: int, chosen: list) -> None:
+        """Log how well the model's predictions ranked this batch."""
+        pairs = [(guess, self.known[c.text].score) for c, guess in chosen if guess is not None and c.text in self.known]
+        if len(pairs) < 3:
+            return
+        rho = within_batch_spearman([([p for p, _ in pairs], [m for _, m in pairs])])
+        if rho is None or not np.isfinite(rho):  # ties only: no ranking to judge
+            return
+        self.batch_spearman.append(rho)
+        self._write({"batch": group, "spearman": rho, "n": len(pairs)})
 
     # ------------------------------------------------------------ Ctrl-C
     def interrupt(self, *_signal) -> None:
@@ -176,20 +206,20 @@ class Tuner:
         finally:
             self._measuring = False
 
-    def _record(self, c: Candidate, r, guess) -> None:
+    def _record(self, c: Candidate, r, guess, group: int | None = None) -> None:
         e = Evaluation(
             len(self.evaluations), list(c.moves), c.schedule.pipeline, c.text, r.speedup, r.runtime_s,
             r.worker, r.correct, r.error, guess, time.perf_counter() - self.t0,
         )
         self.schedules[c.text] = c.schedule
-        self._add(e, c.schedule)
+        self._add(e, c.schedule, group)
         self._write(e.to_json())
 
-    def _add(self, e: Evaluation, schedule: Schedule) -> None:
+    def _add(self, e: Evaluation, schedule: Schedule, group: int | None = None) -> None:
         self.evaluations.append(e)
         self.known[e.text] = e
         if self.model is not None:
-            self.model.add(self.features(schedule), e.score if e.score > 0 else 0.1)
+            self.model.add(self.features(schedule), e.score if e.score > 0 else 0.1, group=group)
 
     # ------------------------------------------------------------ the log
     @property
@@ -409,43 +439,101 @@ def beam(tuner: Tuner, rng, workers: int = 1, width: int = 4) -> None:
         frontier = new
 
 
-def evolution(tuner: Tuner, rng, workers: int = 1, population: int = 8) -> None:
-    """Move sequences mutated (a move added, dropped or replaced) and crossed
-    (one's prefix, another's suffix, replayed); the fittest survive."""
-    pop = []
-    while len(pop) < population:
+# The recipes' variants a search starts from (``recipe_seeds``): CPU register
+# tiles (rows x vectors of the host's width, packed or not, parallel or not)
+# and GPU shared-memory tiles.
+_CPU_TILES = [dict(vectors=v, pack=p, parallel=par) for par in (False, True) for v in (3, 2, 1) for p in (True, False)]
+_GPU_TILES = [dict(tile=t, regs=r) for t, r in ((32, 2), (64, 4), (32, 4), (64, 8))]
+# Moves that put programs.matmul's nest (m { n { init; k } }) into loop_tool's
+# default contraction form (m { n: init } k { n }), which register_tile takes.
+_CONTRACTION_FORM = [space.Move("distribute", 1), space.Move("swap_down", 2)]
+
+
+def recipe_seeds(start: Schedule, target="cpu") -> list[Candidate]:
+    """The documented hand schedules (``lt_mlir.recipes``) of the start, as
+    move sequences a search can mutate: ``register_tile``'s variants on a
+    CPU target (from the start, or after the two moves that put a
+    programs.matmul nest into loop_tool's contraction form),
+    ``gpu_tiled_matmul``'s on a GPU target.  A recipe that refuses the
+    start gives no seed; duplicates are dropped."""
+    from .. import recipes
+
+    t = get_target(target)
+    if t.gpu_mapping:
+        tries = [(recipes.gpu_tiled_matmul, options, []) for options in _GPU_TILES]
+    else:
+        tries = [(recipes.register_tile, options, prefix) for prefix in ([], _CONTRACTION_FORM) for options in _CPU_TILES]
+    out, seen = [], {start.key}
+    for recipe, options, prefix in tries:
+        s = space.replay(start, prefix, target) if prefix else start.copy()
+        if s is None:
+            continue
+        try:
+            recipe(s, **options)
+        except LtError:
+            continue
+        moves = s.moves
+        if moves and s.key not in seen:
+            seen.add(s.key)
+            out.append(Candidate(moves, s))
+    return out
+
+
+def _mutant(tuner: Tuner, rng, pop: list[Candidate]) -> Candidate | None:
+    """A child of the population: a move added, dropped or replaced, or one
+    parent's prefix with another's suffix (replayed from the start; None
+    when the sequence no longer applies and no move can be added)."""
+    a = pop[int(rng.integers(len(pop)))]
+    moves = list(a.moves)
+    r = rng.random()
+    if r < 0.3 and len(pop) > 1:
+        b = pop[int(rng.integers(len(pop)))]
+        cut_a, cut_b = int(rng.integers(len(moves) + 1)), int(rng.integers(len(b.moves) + 1))
+        moves = moves[:cut_a] + list(b.moves)[cut_b:]
+    elif r < 0.5 and moves:
+        del moves[int(rng.integers(len(moves)))]
+    elif r < 0.7 and moves:
+        i = int(rng.integers(len(moves)))
+        step = space.random_move(space.replay(tuner.start, moves[:i], tuner.target) or tuner.start, rng, tuner.target)
+        if step is not None:
+            moves[i] = step[0]
+    s = space.replay(tuner.start, moves, tuner.target) if moves else None
+    child = Candidate(moves, s) if s is not None else _walk(tuner, rng, a, 1)
+    if child is not None and child.moves and rng.random() < 0.5:
+        child = _walk(tuner, rng, child, 1) or child
+    return child
+
+
+def evolution(tuner: Tuner, rng, workers: int = 1, population: int = 8, pool: int = 6) -> None:
+    """Ansor-style evolution.  The first population: the recipes' schedules
+    (``recipe_seeds``), the start, and random walks from it.  Each
+    generation makes ``pool`` times a batch of children (moves mutated,
+    sequences crossed), the cost model ranks them and a batch is measured
+    (a quarter of it picked at random, so the model's blind spots are
+    measured too); the fittest ``population`` survive."""
+    seeds = recipe_seeds(tuner.start, tuner.target)
+    tuner.measure(seeds)  # every seed, whatever the model thinks of it
+    walks, tries = [], 0
+    while len(walks) < 4 * population and tries < 8 * population:
+        tries += 1
         c = _walk(tuner, rng, _start(tuner), int(rng.integers(1, 5)))
-        if c is None:
-            break
-        pop.append(c)
-    tuner.measure(pop)
+        if c is not None:
+            walks.append(c)
+    batch = _batch(tuner, workers) * 2
+    tuner.measure(walks, keep=max(batch, population - len(seeds)), explore=0.25, rng=rng)
+    pop = _fittest(tuner, seeds + walks, population)
     while not tuner.exhausted and pop:
-        children = []
-        for _ in range(2 * population):
-            a = pop[int(rng.integers(len(pop)))]
-            moves = list(a.moves)
-            r = rng.random()
-            if r < 0.3 and len(pop) > 1:
-                b = pop[int(rng.integers(len(pop)))]
-                cut_a, cut_b = int(rng.integers(len(moves) + 1)), int(rng.integers(len(b.moves) + 1))
-                moves = moves[:cut_a] + list(b.moves)[cut_b:]
-            elif r < 0.5 and moves:
-                del moves[int(rng.integers(len(moves)))]
-            elif r < 0.7 and moves:
-                i = int(rng.integers(len(moves)))
-                step = space.random_move(space.replay(tuner.start, moves[:i], tuner.target) or tuner.start, rng, tuner.target)
-                if step is not None:
-                    moves[i] = step[0]
-            s = space.replay(tuner.start, moves, tuner.target) if moves else None
-            child = Candidate(moves, s) if s is not None else _walk(tuner, rng, a, 1)
-            if child is not None and child.moves:
-                child = _walk(tuner, rng, child, 1) if rng.random() < 0.5 else child
-            if child is not None:
-                children.append(child)
-        results = tuner.measure(children, keep=_batch(tuner, workers) * 2)
-        scored = [(c, sc) for c, sc in results if sc is not None] + [(p, tuner.known[p.text].score) for p in pop if p.text in tuner.known]
-        unique = {c.text: (c, sc) for c, sc in scored}
-        pop = [c for c, _ in sorted(unique.values(), key=lambda x: -x[1])[:population]]
+        children = [c for c in (_mutant(tuner, rng, pop) for _ in range(batch * (pool if tuner.model is not None else 1))) if c is not None]
+        if not children:
+            return
+        tuner.measure(children, keep=batch, explore=0.25, rng=rng)
+        pop = _fittest(tuner, pop + children, population)
+
+
+def _fittest(tuner: Tuner, cands: list[Candidate], n: int) -> list[Candidate]:
+    """The ``n`` best measured of ``cands`` (one of each schedule)."""
+    unique = {c.text: c for c in cands if c.text in tuner.known}
+    return sorted(unique.values(), key=lambda c: -tuner.known[c.text].score)[:n]
 
 
 STRATEGIES = {"random": random_search, "greedy": greedy, "lookahead": lookahead, "beam": beam, "evolution": evolution}
