@@ -211,10 +211,15 @@ def _start_schedule(source, entry: str | None) -> tuple[Schedule, str]:
 
 def _final(tuner: Tuner, measurer, finalists: int):
     """(winning evaluation or None, its re-measured speedup, the finalists'
-    figures): the best ``finalists`` correct schedules timed again,
-    interleaved with the start; the log gets a ``final`` record."""
+    figures): the best ``finalists`` correct schedules, and the two best of
+    the hand schedules the strategy started from (``tuner.anchors``: one
+    noisy search figure must not drop them), timed again, interleaved with
+    the start; the log gets a ``final`` record."""
     ranked = sorted((e for e in tuner.evaluations if e.score > 1.0), key=lambda e: -e.score)
     top = list({e.text: e for e in ranked}.values())[: max(0, finalists)]
+    if top:  # the two best hand schedules the search started from are finalists too
+        anchors = [e for e in {e.text: e for e in ranked}.values() if e.text in tuner.anchors and e not in top]
+        top += anchors[:2]
     if not top:  # nothing beat the start, or no finalists asked for: the search's own best
         best = tuner.best
         return best, (best.score if best is not None else 1.0), []

@@ -92,6 +92,7 @@ class Tuner:
         self._log = None
         self.interrupted = False  # Ctrl-C: the search ends (``interrupt``)
         self.batches = 0  # measured batches so far (the cost model's groups)
+        self.anchors: set[str] = set()  # texts of hand schedules the strategy started from: always finalists
         self.batch_spearman: list[float] = []  # the model's within-batch rank correlation, a batch each
         self._measuring = False
 
@@ -512,6 +513,7 @@ def evolution(tuner: Tuner, rng, workers: int = 1, population: int = 8, pool: in
     (a quarter of it picked at random, so the model's blind spots are
     measured too); the fittest ``population`` survive."""
     seeds = recipe_seeds(tuner.start, tuner.target)
+    tuner.anchors |= {c.text for c in seeds}
     tuner.measure(seeds)  # every seed, whatever the model thinks of it
     walks, tries = [], 0
     while len(walks) < 4 * population and tries < 8 * population:
