@@ -4,10 +4,11 @@
    (the same programs, inputs and NumPy peers), ``Tensor.optimize`` runs
    the search (``--strategy``, default evolution, at most ``--budget``
    measurements and ``--seconds`` each) from loop_tool's default schedule.
-   Then, in this process, each variant is timed in a block of its own
-   (medians after warm-up, as ``bench_cpu.py``): the tuned schedule, the
-   best of the documented hand schedules (``recipes.register_tile`` and
-   the benchmark's own, one core and all cores) and NumPy.  Printed: the
+   Then, in this process: the tuned schedule, the default and the
+   documented hand schedules (``recipes.register_tile`` and the
+   benchmark's own, one core and all cores) timed interleaved (medians
+   after warm-up: load that comes and goes hits them alike), and NumPy
+   in a block of its own.  Printed: the
    tuned schedule's speed as a multiple of the best hand schedule's and of
    NumPy's.
 2. **What the cost model saves** (``--compare-model``): the same search
@@ -35,7 +36,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import bench_cpu  # noqa: E402
 
 import lt_mlir  # noqa: E402
-from lt_mlir.runtime.timing import median_seconds  # noqa: E402
+from lt_mlir.runtime.timing import interleaved_medians, median_seconds  # noqa: E402
 from lt_mlir.search.cli import tune  # noqa: E402
 
 
@@ -69,10 +70,12 @@ def goals(ws: list, args) -> list:
             continue
         hand = {k: f for k, f in w.variants.items() if k.startswith("lt_mlir") and k not in ("lt_mlir default", "lt_mlir tuned")
                 and "reassoc" not in k}
-        times = {"tuned": median_seconds(tuned, args.repeat, warmup=2)}
-        for k, f in list(hand.items()) + [("NumPy", w.variants["NumPy"]), ("default", w.variants["lt_mlir default"])]:
-            if bench_cpu.check(w, k, f()) is None:
-                times[k] = median_seconds(f, args.repeat, warmup=2)
+        # lt_mlir's variants interleaved (load that comes and goes hits them
+        # alike; they share one OpenMP runtime), NumPy in a block of its own
+        ours = {"tuned": tuned, "default": w.variants["lt_mlir default"]}
+        ours.update((k, f) for k, f in hand.items() if bench_cpu.check(w, k, f()) is None)
+        times = interleaved_medians(ours, repeat=args.repeat, warmup=2)
+        times["NumPy"] = median_seconds(w.variants["NumPy"], args.repeat, warmup=2)
         hands = {k: v for k, v in times.items() if k in hand}
         best_hand = min(hands, key=hands.get) if hands else None
         row = {
