@@ -58,6 +58,17 @@ class Workload:
     program: tuple | None = None  # (program, inputs): what --tune searches
 
 
+def runner(t):
+    """A call of tensor ``t`` as loop_tool users run it (lt_mlir's or
+    loop_tool's): ``force_recompute(); numpy()``."""
+
+    def run():
+        t.force_recompute()
+        return t.numpy()
+
+    return run
+
+
 def frontend(program, inputs, schedule=None, parallel=False):
     """``program`` built with lt_mlir's frontend, run as loop_tool users do
     (``force_recompute(); numpy()``); ``schedule``: a function of the
@@ -66,11 +77,7 @@ def frontend(program, inputs, schedule=None, parallel=False):
     if schedule is not None:
         t.set(schedule(t.schedule, parallel))
 
-    def run():
-        t.force_recompute()
-        return t.numpy()
-
-    return run
+    return runner(t)
 
 
 def frontend_tuned(program, inputs):
@@ -87,11 +94,7 @@ def frontend_tuned(program, inputs):
         return None
     t.set(lt_mlir.Schedule(code))
 
-    def run():
-        t.force_recompute()
-        return t.numpy()
-
-    return run
+    return runner(t)
 
 
 def frontend_fastmath(program, inputs, mode):
@@ -118,11 +121,7 @@ def with_loop_tool(program, inputs):
     except Exception as e:  # noqa: BLE001 — loop_tool's own failures are a table entry
         return f"loop_tool fails: {type(e).__name__}"
 
-    def run():
-        t.force_recompute()
-        return t.numpy()
-
-    return run
+    return runner(t)
 
 
 def tiled(schedule, parallel):

@@ -40,14 +40,6 @@ from lt_mlir.runtime.timing import interleaved_medians, median_seconds  # noqa: 
 from lt_mlir.search.cli import tune  # noqa: E402
 
 
-def _runner(t):
-    def run():
-        t.force_recompute()
-        return t.numpy()
-
-    return run
-
-
 def search(w, strategy: str, budget: int, seconds: float | None, model: bool, seed: int):
     """The search from the workload's default schedule (its own tuning
     database: the user's is not touched): (TuneResult, a callable running
@@ -56,7 +48,7 @@ def search(w, strategy: str, budget: int, seconds: float | None, model: bool, se
     t = program(lt_mlir, *inputs)
     r = tune(t, strategy=strategy, budget=budget, seconds=seconds, model=model, seed=seed)
     t.set(r.schedule)
-    return r, _runner(t)
+    return r, bench_cpu.runner(t)
 
 
 def goals(ws: list, args) -> list:

@@ -216,10 +216,10 @@ def _final(tuner: Tuner, measurer, finalists: int):
     noisy search figure must not drop them), timed again, interleaved with
     the start; the log gets a ``final`` record."""
     ranked = sorted((e for e in tuner.evaluations if e.score > 1.0), key=lambda e: -e.score)
-    top = list({e.text: e for e in ranked}.values())[: max(0, finalists)]
+    unique = list({e.text: e for e in ranked}.values())
+    top = unique[: max(0, finalists)]
     if top:  # the two best hand schedules the search started from are finalists too
-        anchors = [e for e in {e.text: e for e in ranked}.values() if e.text in tuner.anchors and e not in top]
-        top += anchors[:2]
+        top += [e for e in unique[len(top):] if e.text in tuner.anchors][:2]
     if not top:  # nothing beat the start, or no finalists asked for: the search's own best
         best = tuner.best
         return best, (best.score if best is not None else 1.0), []

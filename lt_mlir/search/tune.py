@@ -181,7 +181,7 @@ class Tuner:
         if len(pairs) < 3:
             return
         rho = within_batch_spearman([([p for p, _ in pairs], [m for _, m in pairs])])
-        if rho is None or not np.isfinite(rho):  # ties only: no ranking to judge
+        if not np.isfinite(rho):  # ties only: no ranking to judge
             return
         self.batch_spearman.append(rho)
         self._write({"batch": group, "spearman": rho, "n": len(pairs)})
