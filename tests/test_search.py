@@ -23,6 +23,9 @@ from lt_mlir.search.model import CostModel
 from lt_mlir.search.tune import STRATEGIES, Candidate, Tuner
 
 TEXT = programs.matmul(16, 16, 32)
+# N = 64 is wider than one register tile with AVX2 (24) and AVX-512 (48)
+# lanes, so register_tile packs B (lt.cache) on either host.
+WIDE = programs.matmul(16, 64, 32)
 
 
 def cost(text: str) -> float:
@@ -204,12 +207,12 @@ def test_recipe_seeds_are_the_recipes_schedules_as_replayable_moves():
     that computes the product; a nest no recipe takes gives no seed."""
     from lt_mlir.search.tune import recipe_seeds
 
-    start = Schedule(TEXT)
+    start = Schedule(WIDE)
     seeds = recipe_seeds(start)
     assert len(seeds) >= 4 and len({c.schedule.key for c in seeds}) == len(seeds)
     assert any("lt.cache" in c.text for c in seeds) and any("lt.parallel" in c.text for c in seeds)
     A = np.random.default_rng(0).standard_normal((16, 32)).astype(np.float32)
-    B = np.random.default_rng(1).standard_normal((32, 16)).astype(np.float32)
+    B = np.random.default_rng(1).standard_normal((32, 64)).astype(np.float32)
     for c in seeds:
         again = space.replay(start, c.moves)
         assert again is not None and again.key == c.schedule.key
@@ -227,7 +230,7 @@ def test_evolution_measures_the_seeds_first_and_keeps_the_best_of_them():
             self.measured += texts
             return [Result(t, 1e-3, 1e-3, 3.0 if "lt.cache" in t else 1.0, True, "fake") for t in texts]
 
-    tuner = Tuner(Schedule(TEXT), TileMeasurer(), budget=16)
+    tuner = Tuner(Schedule(WIDE), TileMeasurer(), budget=16)
     STRATEGIES["evolution"](tuner, np.random.default_rng(0), 1)
     assert tuner.best is not None and tuner.best.score == 3.0 and tuner.best.index < 16
     assert "lt.cache" in tuner.best.text
@@ -293,7 +296,7 @@ def test_the_hand_schedules_reach_the_final_even_when_the_search_underrates_them
             return [Result(t, 1e-3, 1e-3, 5.0 if "lt.cache" in t else 1.1 if "lt.unroll" in t else cost(t), True, "fake")
                     for t in texts]
 
-    tuner = Tuner(Schedule(TEXT), Skewed(), budget=40, use_model=False)
+    tuner = Tuner(Schedule(WIDE), Skewed(), budget=40, use_model=False)
     STRATEGIES["evolution"](tuner, np.random.default_rng(0), 1)
     assert tuner.anchors and max(tuner.known[t].score for t in tuner.anchors) < tuner.best.score  # underrated
     winner, speedup, remeasured = _final(tuner, tuner.measurer, 4)
