@@ -6,9 +6,11 @@ run by lt_mlir's frontend (loop_tool's default schedule, then the documented
 by loop_tool 0.1.0 itself; NumPy (idiomatic, materialising where it must)
 and Numba (an ``@njit`` loop nest, and ``prange`` where it parallelises) run
 the same inputs.  Each result is checked against NumPy in float64 before it
-is timed; each variant is timed in a block of its own (OpenBLAS's and
-OpenMP's spinning threads would steal each other's cores if interleaved):
-medians after warm-up.
+is timed; variants are timed in blocks that alternate over ``--rounds``
+rounds, each block after a pause (``timing.block_medians``: OpenBLAS's,
+OpenMP's and Numba's threads spin after a call and would steal the next
+variant's cores; the rounds spread drift in the machine's load over
+every variant): medians after warm-up.
 
     python benchmarks/bench_cpu.py            # the table, docs/bench-cpu.{md,json,png}
     python benchmarks/bench_cpu.py --quick    # small sizes, correctness only (CI)
@@ -33,7 +35,7 @@ import lt_mlir
 from lt_mlir.frontend import clear_cache
 from lt_mlir.lowering.machine import host_vector_width
 from lt_mlir.recipes import register_tile
-from lt_mlir.runtime.timing import median_seconds
+from lt_mlir.runtime.timing import block_medians
 
 try:
     import loop_tool
@@ -618,7 +620,7 @@ def host() -> dict:
             "numba": getattr(numba, "__version__", None), "loop_tool": "0.1.0" if loop_tool is not None else None}
 
 
-def run(quick: bool, only: str | None, repeat: int) -> tuple[list, dict]:
+def run(quick: bool, only: str | None, rounds: int) -> tuple[list, dict]:
     from rich.progress import Progress
 
     rows = []
@@ -627,7 +629,7 @@ def run(quick: bool, only: str | None, repeat: int) -> tuple[list, dict]:
     with Progress(transient=True) as bar:
         task = bar.add_task("benchmarks", total=total)
         for w in ws:
-            times, errors = {}, {}
+            checked, errors = {}, {}
             for label, fn in w.variants.items():
                 bar.update(task, description=f"{w.name}: {label}")
                 try:
@@ -636,9 +638,15 @@ def run(quick: bool, only: str | None, repeat: int) -> tuple[list, dict]:
                     bad = f"{type(e).__name__}: {e}"
                 if bad is not None:
                     errors[label] = bad
-                elif not quick:
-                    times[label] = median_seconds(fn, repeat, warmup=2)
+                else:
+                    checked[label] = fn
                 bar.advance(task)
+            if not quick:
+                bar.update(task, description=f"{w.name}: timing {len(checked)} variants")
+                times = block_medians(checked, rounds=rounds, per_block=4)
+                times = {k: times[k] for k in w.variants if k in times}
+            else:
+                times = {}
             rows.append({"workload": w.name, "unit": w.unit, "amount": w.amount, "seconds": times,
                          "errors": errors, "notes": w.notes, "checked": [v for v in w.variants if v not in errors]})
     return rows, host()
@@ -709,7 +717,7 @@ def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--quick", action="store_true", help="small sizes, check every variant's result, time nothing")
     p.add_argument("--only", default=None, help="run the workloads whose name contains this")
-    p.add_argument("--repeat", type=int, default=20)
+    p.add_argument("--rounds", type=int, default=5, help="rounds of timing blocks, 4 timed calls a variant each")
     p.add_argument("--out", default=DOCS, help="where bench-cpu.{md,json,png} go (not with --quick)")
     p.add_argument("--tune", type=float, default=None, metavar="SECONDS",
                    help="search each workload's schedule for at most SECONDS into the tuning database (make tune); no table")
@@ -718,7 +726,7 @@ def main() -> int:
     args = p.parse_args()
     if args.tune is not None:
         return tune(args.quick, args.only, args.tune, args.budget, args.strategy)
-    rows, info = run(args.quick, args.only, args.repeat)
+    rows, info = run(args.quick, args.only, args.rounds)
     bad = [(r["workload"], k, e) for r in rows for k, e in r["errors"].items() if k.startswith("lt_mlir")]
     if args.quick:
         for r in rows:

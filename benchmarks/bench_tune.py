@@ -4,11 +4,12 @@
    (the same programs, inputs and NumPy peers), ``Tensor.optimize`` runs
    the search (``--strategy``, default evolution, at most ``--budget``
    measurements and ``--seconds`` each) from loop_tool's default schedule.
-   Then, in this process: the tuned schedule, the default and the
+   Then, in this process: the tuned schedule, the default, the
    documented hand schedules (``recipes.register_tile`` and the
-   benchmark's own, one core and all cores) timed interleaved (medians
-   after warm-up: load that comes and goes hits them alike), and NumPy
-   in a block of its own.  Printed: the
+   benchmark's own, one core and all cores) and NumPy, timed in blocks
+   that alternate, each after a pause (``timing.block_medians``: load
+   that comes and goes hits them alike, and no thread pool spins on the
+   cores of the next).  Printed: the
    tuned schedule's speed as a multiple of the best hand schedule's and of
    NumPy's.
 2. **What the cost model saves** (``--compare-model``): the same search
@@ -36,7 +37,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import bench_cpu  # noqa: E402
 
 import lt_mlir  # noqa: E402
-from lt_mlir.runtime.timing import interleaved_medians, median_seconds  # noqa: E402
+from lt_mlir.runtime.timing import block_medians  # noqa: E402
 from lt_mlir.search.cli import tune  # noqa: E402
 
 
@@ -62,12 +63,13 @@ def goals(ws: list, args) -> list:
             continue
         hand = {k: f for k, f in w.variants.items() if k.startswith("lt_mlir") and k not in ("lt_mlir default", "lt_mlir tuned")
                 and "reassoc" not in k}
-        # lt_mlir's variants interleaved (load that comes and goes hits them
-        # alike; they share one OpenMP runtime), NumPy in a block of its own
+        # every variant in blocks that alternate, each after a pause
+        # (block_medians): OpenMP's threads and OpenBLAS's spin after a call
+        # and would steal the next variant's cores
         ours = {"tuned": tuned, "default": w.variants["lt_mlir default"]}
         ours.update((k, f) for k, f in hand.items() if bench_cpu.check(w, k, f()) is None)
-        times = interleaved_medians(ours, repeat=args.repeat, warmup=2)
-        times["NumPy"] = median_seconds(w.variants["NumPy"], args.repeat, warmup=2)
+        ours["NumPy"] = w.variants["NumPy"]
+        times = block_medians(ours, rounds=args.rounds, per_block=4)
         hands = {k: v for k, v in times.items() if k in hand}
         best_hand = min(hands, key=hands.get) if hands else None
         row = {
@@ -113,7 +115,7 @@ def main() -> int:
     p.add_argument("--strategy", default="evolution")
     p.add_argument("--budget", type=int, default=300)
     p.add_argument("--seconds", type=float, default=None, help="at most this long a search")
-    p.add_argument("--repeat", type=int, default=20)
+    p.add_argument("--rounds", type=int, default=8, help="rounds of timing blocks (4 timed calls a variant each)")
     p.add_argument("--compare-model", action="store_true", help="with and without the cost model, over --seeds")
     p.add_argument("--seeds", default="0,1,2,3,4")
     args = p.parse_args()

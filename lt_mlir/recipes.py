@@ -60,6 +60,22 @@ def default_rows(width: int) -> int:
     return 3 if width <= 8 else 4
 
 
+def vector_registers(width: int) -> int:
+    """Vector registers of an x86 CPU whose float vectors hold ``width``
+    lanes: 16 up to AVX2, 32 with AVX-512."""
+    return 16 if width <= 8 else 32
+
+
+def register_tile_shapes(width: int) -> list[tuple[int, int]]:
+    """Register tiles (``rows``, ``vectors``) beside the default ``(default_rows(width), 3)``
+    that fill the register file: ``rows * vectors`` accumulators,
+    ``vectors`` loads of B and one broadcast of A a k step.  With 16
+    registers 4 x 3 and 6 x 2 (12 accumulators, 16 and 15 registers); with
+    32, 6 x 4 and 8 x 3 (24; 29 and 28).  Which wins depends on the
+    problem's shape and the core; a search tries them all."""
+    return [(4, 3), (6, 2)] if vector_registers(width) == 16 else [(6, 4), (8, 3)]
+
+
 def register_tile(
     schedule: Schedule,
     rows: int | None = None,

@@ -13,7 +13,7 @@ import lt_mlir
 from lt_mlir import programs
 from lt_mlir.env import LoopToolEnv
 from lt_mlir.evaluate import Evaluator, Limits
-from lt_mlir.runtime.timing import time_call
+from lt_mlir.runtime.timing import block_medians, time_call
 from lt_mlir.schedule import Schedule
 from lt_mlir.search.measure import make_measurer
 from lt_mlir.tui.session import Session
@@ -52,6 +52,23 @@ def test_time_call_samples_last_the_minimum():
     t = time_call(run, samples=5, min_sample_s=1e-3)
     assert t.number > 1 and t.samples == 5 and t.median_s * t.number >= 0.5e-3  # calibrated to ~1 ms a sample
     assert calls[0] >= 5 * t.number
+
+
+def test_block_medians_alternate_blocks_after_a_pause():
+    """Each round: a pause, one untimed call, then the timed block, for
+    each callable in turn; the median is of the timed calls only."""
+    log = []
+
+    def make(name, seconds):
+        def run():
+            log.append((name, time.perf_counter()))
+            time.sleep(seconds)
+        return run
+
+    got = block_medians({"a": make("a", 0.002), "b": make("b", 0.004)}, rounds=2, per_block=3, settle_s=0.05)
+    assert [n for n, _ in log] == ["a"] * 4 + ["b"] * 4 + ["a"] * 4 + ["b"] * 4
+    assert 0.002 <= got["a"] < 0.004 <= got["b"] < 0.02
+    assert log[4][1] - log[3][1] >= 0.05 + 0.002  # the pause before b's block
 
 
 def test_remeasure_is_interleaved_and_keeps_order():

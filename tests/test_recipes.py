@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import lt_mlir as lt
-from lt_mlir.recipes import default_rows, register_tile
+from lt_mlir.recipes import default_rows, register_tile, register_tile_shapes, vector_registers
 from lt_mlir.testing.guard import guarded_copy
 
 
@@ -31,6 +31,8 @@ def program(m, k, n, clipped):
         (33, 64, 50, 8, 4, 3, True),  # tails in m and n (50 = 2 x 24 r 2), parallel
         (7, 9, 16, 16, 4, 3, False),  # one AVX-512-wide tile: no n split
         (10, 5, 13, 4, 3, 2, True),  # 13 = 1 x 8 r 5: vector and scalar tails
+        (37, 20, 40, 8, 6, 2, True),  # register_tile_shapes' 6 x 2 on AVX2: m tail 1, n 40 = 2 x 16 r 8
+        (29, 11, 100, 16, 8, 3, False),  # AVX-512's 8 x 3: m tail 5, n 100 = 2 x 48 r 4
     ],
 )
 @pytest.mark.parametrize("clipped", [False, True])
@@ -58,6 +60,20 @@ def test_default_width_and_rows_follow_the_host():
     assert f"vectorize {w}" in s.loop_tree
     assert f"for m' in {default_rows(w)} " in s.loop_tree
     assert default_rows(8) == 3 and default_rows(16) == 4
+
+
+def test_register_tile_shapes_fill_the_register_file():
+    """Each shape's accumulators, loads of B and the broadcast of A fit the
+    register file, hold more accumulators than the default tile and fill
+    it to within four registers."""
+    for width in (4, 8, 16):
+        regs, default = vector_registers(width), default_rows(width) * 3
+        shapes = register_tile_shapes(width)
+        assert len(shapes) == 2 and (default_rows(width), 3) not in shapes
+        for rows, vectors in shapes:
+            used = rows * vectors + vectors + 1
+            assert regs - 4 <= used <= regs and rows * vectors > default
+    assert vector_registers(8) == 16 and vector_registers(16) == 32
 
 
 def test_refuses_other_structures():

@@ -211,6 +211,13 @@ def test_recipe_seeds_are_the_recipes_schedules_as_replayable_moves():
     seeds = recipe_seeds(start)
     assert len(seeds) >= 4 and len({c.schedule.key for c in seeds}) == len(seeds)
     assert any("lt.cache" in c.text for c in seeds) and any("lt.parallel" in c.text for c in seeds)
+    # the default rows and the larger tiles of register_tile_shapes, for the target's width
+    from lt_mlir.recipes import default_rows, register_tile_shapes
+    from lt_mlir.targets import get_target
+
+    width = get_target("cpu").vector_width(4)
+    splits = {str(m) for c in seeds for m in c.moves}
+    assert {f"split_{r}@L0" for r in [default_rows(width)] + [r for r, _ in register_tile_shapes(width)]} <= splits
     A = np.random.default_rng(0).standard_normal((16, 32)).astype(np.float32)
     B = np.random.default_rng(1).standard_normal((32, 64)).astype(np.float32)
     for c in seeds:

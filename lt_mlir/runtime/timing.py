@@ -30,6 +30,26 @@ def interleaved_medians(fns: dict, repeat: int = 20, warmup: int = 1) -> dict:
     return {name: sorted(t)[len(t) // 2] for name, t in times.items()}
 
 
+def block_medians(fns: dict, rounds: int = 5, per_block: int = 4, settle_s: float = 0.3) -> dict:
+    """Median seconds of each callable, timed in blocks that alternate:
+    each round runs every callable once untimed, then ``per_block`` times
+    timed, after sleeping ``settle_s``.  For callables with thread pools of
+    their own (OpenMP's, whose threads spin 200 ms after a parallel loop;
+    OpenBLAS's; Numba's): timed back to back, one's spinning threads
+    steal the cores of the next; in blocks after a pause, each runs on a
+    quiet machine, and the rounds spread drift in load over all of them."""
+    times: dict = {name: [] for name in fns}
+    for _ in range(max(1, rounds)):
+        for name, fn in fns.items():
+            time.sleep(settle_s)
+            fn()
+            for _ in range(max(1, per_block)):
+                start = time.perf_counter()
+                fn()
+                times[name].append(time.perf_counter() - start)
+    return {name: sorted(t)[len(t) // 2] for name, t in times.items()}
+
+
 @dataclass(frozen=True)
 class Timing:
     """Seconds per call of a timed function: the median over ``samples``
