@@ -165,9 +165,6 @@ def test_online_fit_learns_the_search_s_own_ranking(records, pretrained):
     after = score()
     assert after > 0.8 and after > before + 0.3
     assert model._online.num_trees() <= cost_model.ONLINE_ROUNDS  # a fit's cost is bounded
-    # what it said of each batch before learning from it (the first only with the pre-trained model)
-    rho, counted = model.batch_spearman()
-    assert counted == (12 if pretrained else 11) and -1 <= rho <= 1
 
 
 def test_fit_is_deterministic_and_groups_default_to_the_batch(records):
@@ -181,7 +178,6 @@ def test_fit_is_deterministic_and_groups_default_to_the_batch(records):
     probe = [np.asarray(r["features"], float) for r in records[:20]]
     np.testing.assert_array_equal(models[0].predict(probe), models[1].predict(probe))
     assert len(set(models[0].groups)) == 4
-    assert models[0].batch_spearman()[1] == 4
 
 
 def test_a_model_for_other_features_is_set_aside():

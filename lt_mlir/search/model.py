@@ -243,7 +243,6 @@ class CostModel:
         self.weights: np.ndarray | None = None  # the ridge fallback's
         self._fitted = 0  # samples the current fit has seen
         self._batch = 0  # the implicit group of samples added without one: those since the last fit
-        self._guesses: list[float | None] = []  # each sample's score before the model learnt from it
 
     @classmethod
     def pretrained(cls, path: str | None = None) -> "CostModel":
@@ -273,17 +272,12 @@ class CostModel:
         self.xs.append(x)
         self.ys.append(target(speedup if speedup and speedup > 0 else None))
         self.groups.append(("fit", self._batch) if group is None else ("given", group))
-        self._guesses.append(None)
 
     def fit(self) -> None:
         """Learn from every sample added so far (nothing to do when none is new)."""
         self._batch += 1
         if len(self.ys) == self._fitted:
             return
-        fresh = range(self._fitted, len(self.ys))
-        if self.ready:  # what the model said of them before it learnt from them
-            for i, guess in zip(fresh, self.predict([self.xs[i] for i in fresh])):
-                self._guesses[i] = float(guess)
         self._fitted = len(self.ys)
         x, y = np.stack(self.xs), np.asarray(self.ys)
         if not self.lightgbm:
@@ -332,18 +326,3 @@ class CostModel:
         if not self.ready:
             return np.arange(len(xs))
         return np.argsort(-self.predict(xs), kind="stable")
-
-    def batch_spearman(self) -> tuple[float, int]:
-        """How well the model ranked this search's batches: the within-batch
-        Spearman of the scores it gave each sample before learning from it
-        (out of sample) against the measurements, and how many batches
-        counted (at least 3 samples scored before they were measured, not
-        all equal)."""
-        batches: dict = {}
-        for g, guess, y in zip(self.groups, self._guesses, self.ys):
-            if guess is not None:
-                predicted, measured = batches.setdefault(g, ([], []))
-                predicted.append(guess)
-                measured.append(y)
-        counted = sum(1 for _, m in batches.values() if len(m) >= 3 and np.ptp(m) > 0)
-        return within_batch_spearman(batches.values()), counted
