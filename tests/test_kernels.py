@@ -540,3 +540,24 @@ def test_a_bound_call_reruns_on_the_same_arrays_after_one_check(add8):
             add8.bind(*args)
     with pytest.raises(lt_mlir.ArgumentError, match=r"takes 3 arrays; got 2"):
         add8.bind(a, b)
+
+
+def test_inputs_bound_once_give_fresh_outputs_each_run(add8):
+    """``bind_inputs``: the inputs checked once; every run returns a new
+    output array of its own (zeroed first by default), reading the inputs'
+    current contents."""
+    a, b = _g(np.arange(8)), _g(np.arange(8) * 10, side="start")
+    run = add8.bind_inputs(a, b)
+    first, second = run(), run()
+    assert first is not second and not np.shares_memory(first, second)
+    assert np.array_equal(first, np.arange(8) * 11) and np.array_equal(second, first)
+    a[:] = 2.0
+    assert np.array_equal(add8.bind_inputs(a, b, zero_outputs=False)(), 2.0 + np.arange(8) * 10)
+    assert np.array_equal(run(), 2.0 + np.arange(8) * 10)
+    assert np.array_equal(first, np.arange(8) * 11)  # an earlier result is the caller's, untouched
+    with pytest.raises(lt_mlir.ArgumentError, match=r"argument 0\b.*dtype"):
+        add8.bind_inputs(_g(np.ones(8), np.float64), b)
+    with pytest.raises(lt_mlir.ArgumentError, match=r"argument 1\b.*shape"):
+        add8.bind_inputs(a, _g(np.ones(9)))
+    with pytest.raises(lt_mlir.ArgumentError, match=r"takes 2 inputs; got 3"):
+        add8.bind_inputs(a, b, a)
