@@ -34,7 +34,7 @@ import numpy as np
 import lt_mlir
 from lt_mlir.frontend import clear_cache
 from lt_mlir.lowering.machine import host_vector_width
-from lt_mlir.recipes import register_tile
+from lt_mlir.recipes import register_tile, vector_rows
 from lt_mlir.runtime.timing import block_medians
 
 try:
@@ -132,15 +132,11 @@ def tiled(schedule, parallel):
 
 def conv_rows(schedule, parallel):
     """conv2d: loop_tool's default puts the output channel o innermost
-    (C[o, y, x] and W[o, c, ky, kx] strided); move x innermost and y, o
-    outermost, so that one output row C[o, y, :] (x as vectors of this
-    CPU's width, unrolled) stays in registers while c, ky, kx accumulate."""
-    schedule.swap(7).swap(6).swap(7)  # c, y, ky, o, kx, x
-    schedule.swap(3).swap(5).swap(4)  # y, o, c, ky, kx, x
-    schedule.vectorize(8, host_vector_width(4)).unroll(8).unroll(7)
-    if parallel:
-        schedule.parallel(3)
-    return schedule
+    (C[o, y, x] and W[o, c, ky, kx] strided); ``recipes.vector_rows``
+    moves x innermost and y, o outermost, so that one output row C[o, y, :]
+    (x as vectors of this CPU's width, unrolled) stays in registers while
+    c, ky, kx accumulate."""
+    return vector_rows(schedule, parallel=parallel)
 
 
 def const(lt, value):

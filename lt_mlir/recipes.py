@@ -51,6 +51,7 @@ from .dialect import lt
 from .dialect.loop_tree import preorder_loops
 from .errors import PassError
 from .lowering.machine import host_vector_width
+from .mlir import ir
 from .schedule import Schedule
 
 
@@ -119,6 +120,79 @@ def register_tile(
         schedule.distribute(0).swap(3).cache(3, 1)
     if parallel:
         schedule.parallel(3 if pack else 0)
+    return schedule
+
+
+def _reduction_band(module) -> tuple[list, list[str], list[str]]:
+    """The loops around the module's one ``lt.reduce`` (outermost first),
+    their dims, and the dims of the element it reduces into (the output's
+    indices, outermost first); refuses (``PassError``) anything else."""
+    found = []
+
+    def visit(op):
+        if op.name == "lt.reduce":
+            found.append(op)
+        return ir.WalkResult.ADVANCE
+
+    module.operation.walk(visit, ir.WalkOrder.PRE_ORDER)
+    if len(found) != 1:
+        raise PassError(f"error: vector_rows wants a nest with one reduction, not {len(found)}")
+    reduce = found[0]
+    band = list(reversed(lt.enclosing_loops(reduce)))
+    for outer, inner in zip(band, band[1:]):
+        if sum(1 for o in lt.body_ops(lt.loop_body(outer)) if lt.is_loop(o)) != 1 or inner.parent != outer:
+            raise PassError("error: vector_rows wants the reduction's loops perfectly nested (one loop in each)")
+    dims = [lt.loop_dim(loop) for loop in band]
+    out = []
+    for index in list(reduce.operands)[2:]:
+        owner = index.owner
+        if getattr(owner, "name", None) != "lt.dim":
+            raise PassError("error: vector_rows wants the output indexed by plain dims")
+        out.append(ir.StringAttr(owner.attributes["dim"]).value)
+    if len(set(dims)) != len(dims) or not set(out) <= set(dims):
+        raise PassError(f"error: vector_rows wants one loop per dim around the reduction, not loops over {dims}")
+    return band, dims, out
+
+
+def vector_rows(schedule: Schedule, width: int | None = None, parallel: bool = False, max_vectors: int = 8) -> Schedule:
+    """Keep a row of the output in vector registers while the reduction
+    runs (what a person does to loop_tool's default schedule of a
+    convolution, whose output channel it puts innermost): the loops around
+    the module's one reduction, a perfect nest, are reordered to the
+    output's dims but its innermost, then the reduced dims, then the
+    output's innermost (contiguous) dim, which is vectorized by ``width``
+    (this CPU's by default) and unrolled, its accumulators in registers;
+    the reduced loop inside it next to it is unrolled when it runs at most
+    8 times.  For conv2d's ``C[o, y, x] += X[c, y + ky, x + kx] * W[o, c,
+    ky, kx]`` with loops c, y, ky, x, kx, o: y, o, c, ky, kx, x.
+    ``parallel``: the outermost of those loops on every core.  Refuses
+    (``PassError``) another structure, or a row wider than ``max_vectors``
+    vectors."""
+    module = schedule.module  # kept alive while its loops are read
+    band, dims, out = _reduction_band(module)
+    first = preorder_loops(module).index(band[0])
+    inner = out[-1]
+    target = [d for d in dims if d in out and d != inner] + [d for d in dims if d not in out] + [inner]
+    width = width or host_vector_width(lt.element_bytes(module.operation))
+    row = lt.loop_size(band[dims.index(inner)])
+    if row < width or row > max_vectors * width:
+        raise PassError(f"error: vector_rows wants the output's innermost dim {inner} of {width} to "
+                        f"{max_vectors * width} elements ({max_vectors} vectors of {width}), not {row}")
+    inner_reduced = lt.loop_size(band[dims.index(target[-2])]) if len(target) > 1 and target[-2] not in out else 0
+    del module, band
+    current = list(dims)
+    for i, d in enumerate(target):  # adjacent interchanges, outermost first
+        j = current.index(d)
+        while j > i:
+            schedule.swap(first + j - 1)
+            current[j - 1], current[j] = current[j], current[j - 1]
+            j -= 1
+    last = first + len(target) - 1
+    schedule.vectorize(last, width).unroll(last)
+    if 0 < inner_reduced <= 8:
+        schedule.unroll(last - 1)
+    if parallel:
+        schedule.parallel(first)
     return schedule
 
 

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import lt_mlir as lt
-from lt_mlir.recipes import default_rows, register_tile, register_tile_shapes, vector_registers
+from lt_mlir.recipes import default_rows, register_tile, register_tile_shapes, vector_registers, vector_rows
 from lt_mlir.testing.guard import guarded_copy
 
 
@@ -87,3 +87,58 @@ def test_refuses_other_structures():
         register_tile(tiled)  # already tiled
     with pytest.raises(lt.PassError, match="does not fit C of 33 x 48"):
         register_tile(c.schedule, width=64)
+
+
+def conv2d(c, o, h, w, kh, kw):
+    """The frontend's conv2d (benchmarks/bench_cpu.py's): C[o, y, x] = sum
+    over c, ky, kx of X[c, y + ky, x + kx] W[o, c, ky, kx], and its float64
+    reference."""
+    rng = np.random.default_rng(c * 100 + o + h + w)
+    X = rng.standard_normal((c, h + kh - 1, w + kw - 1)).astype(np.float32)
+    W = rng.standard_normal((o, c, kh, kw)).astype(np.float32)
+    s = lt.SymbolGenerator()
+    x = lt.Tensor(X).to(s.c, s.h, s.w)
+    win = x[s.c, s.y + s.ky, s.x + s.kx]
+    t = (win * lt.Tensor(W).to(s.o, s.c, s.ky, s.kx)).sum(s.c, s.ky, s.kx).transpose(s.o, s.y, s.x)
+    X64, W64 = X.astype(np.float64), W.astype(np.float64)
+    ref = np.zeros((o, h, w))
+    for ky in range(kh):
+        for kx in range(kw):
+            ref += np.einsum("oc,cyx->oyx", W64[:, :, ky, kx], X64[:, ky : ky + h, kx : kx + w])
+    return X, W, t, ref
+
+
+@pytest.mark.parametrize(
+    "shape,width,parallel,unrolled",
+    [
+        ((3, 5, 13, 29, 3, 3), 8, True, True),  # a row of 29 = 3 vectors of 8 and a tail of 5; kx unrolled
+        ((2, 4, 9, 16, 2, 11), 4, False, False),  # kx of 11 stays a loop; 4 vectors of 4
+        ((16, 16, 8, 32, 3, 3), 16, False, True),  # AVX-512's width: 2 vectors
+    ],
+)
+def test_vector_rows_keeps_an_output_row_in_registers(shape, width, parallel, unrolled):
+    X, W, t, ref = conv2d(*shape)
+    s = vector_rows(t.schedule, width=width, parallel=parallel)
+    lines = s.loop_tree.splitlines()
+    band = [line.split()[1] for line in lines[4:10]]
+    assert band == ["y", "o", "c", "ky", "kx", "x"]  # output dims, reduced dims, the row
+    assert lines[9].endswith(f"[unroll full, vectorize {width}]")
+    assert lines[8].endswith("[unroll full]") == unrolled
+    assert lines[4].endswith("[parallel]") == parallel
+    out = guarded_copy(np.full(ref.shape, np.nan, np.float32))
+    s.compile()(guarded_copy(X, readonly=True), guarded_copy(W, readonly=True), out)
+    np.testing.assert_allclose(out, ref, rtol=1e-4, atol=1e-4 * np.abs(ref).max())
+
+
+def test_vector_rows_refuses_what_it_cannot_keep_in_registers():
+    s = lt.SymbolGenerator()
+    rows = lt.Tensor(np.ones((4096, 8), np.float32)).to(s.r, s.c).sum(s.c)
+    with pytest.raises(lt.PassError, match=r"innermost dim r of 8 to 64 elements \(8 vectors of 8\), not 4096$"):
+        vector_rows(rows.schedule, width=8)  # R[r]: a row of 4096 outputs
+    _, _, wide, _ = program(4, 8, 100, False)
+    with pytest.raises(lt.PassError, match="perfectly nested"):
+        vector_rows(wide.schedule, width=8)  # m holds C's initialisation beside k: register_tile's nest
+    x = lt.Tensor(np.ones((4, 16), np.float32)).to(s.i, s.j)
+    two = x.sum(s.j) + x.max_reduce(s.j)
+    with pytest.raises(lt.PassError, match="one reduction, not 2"):
+        vector_rows(two.schedule, width=8)

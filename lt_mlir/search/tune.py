@@ -464,7 +464,8 @@ def recipe_seeds(start: Schedule, target="cpu") -> list[Candidate]:
     """The documented hand schedules (``lt_mlir.recipes``) of the start, as
     move sequences a search can mutate: ``register_tile``'s variants on a
     CPU target (from the start, or after the two moves that put a
-    programs.matmul nest into loop_tool's contraction form),
+    programs.matmul nest into loop_tool's contraction form) and
+    ``vector_rows``' (one core and all),
     ``gpu_tiled_matmul``'s on a GPU target.  A recipe that refuses the
     start gives no seed; duplicates are dropped."""
     from .. import recipes
@@ -476,6 +477,7 @@ def recipe_seeds(start: Schedule, target="cpu") -> list[Candidate]:
         width = t.vector_width(lt.element_bytes(start.module.operation))
         tries = [(recipes.register_tile, dict(options, width=width), prefix)
                  for prefix in ([], _CONTRACTION_FORM) for options in _cpu_tiles(width)]
+        tries += [(recipes.vector_rows, dict(width=width, parallel=par), []) for par in (False, True)]
     out, seen = [], {start.key}
     for recipe, options, prefix in tries:
         s = space.replay(start, prefix, target) if prefix else start.copy()
