@@ -561,3 +561,27 @@ def test_inputs_bound_once_give_fresh_outputs_each_run(add8):
         add8.bind_inputs(a, _g(np.ones(9)))
     with pytest.raises(lt_mlir.ArgumentError, match=r"takes 2 inputs; got 3"):
         add8.bind_inputs(a, b, a)
+
+
+def test_bind_inputs_of_any_entry_point_calls_it_with_fresh_outputs():
+    """EntryPoint's ``bind_inputs`` (what the CUDA kernel uses): each run
+    is an ordinary call on the inputs and new output arrays, zeroed unless
+    told otherwise."""
+    from lt_mlir.dtypes import ArgSpec
+    from lt_mlir.runtime.specs import EntryPoint
+
+    class Doubler(EntryPoint):
+        def __init__(self):
+            self._set_specs([ArgSpec(0, (3,), "f32", False), ArgSpec(1, (3,), "f32", True)])
+            self.seen = []
+
+        def __call__(self, x, out):
+            self.seen.append(out.copy())
+            out += 2 * x
+
+    k, x = Doubler(), np.arange(3, dtype=np.float32)
+    run = k.bind_inputs(x)
+    first, second = run(), run()
+    assert first is not second and np.array_equal(first, [0, 2, 4]) and np.array_equal(second, first)
+    assert all(np.array_equal(s, np.zeros(3)) for s in k.seen)  # zeroed before each call
+    assert k.bind_inputs(x, zero_outputs=False)().shape == (3,)

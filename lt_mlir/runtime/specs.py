@@ -28,6 +28,21 @@ class EntryPoint:
     def inputs(self) -> list:
         return self.specs[: self._n_inputs]
 
+    def bind_inputs(self, *inputs, zero_outputs: bool = True):
+        """A call on ``inputs`` (the read-only arguments) that returns fresh
+        outputs each time it runs; ``zero_outputs=False``: uninitialised,
+        for a kernel that writes every output element before reading it.
+        Here an ordinary call each time; the CPU ``Kernel`` checks the
+        inputs once instead."""
+        new = np.zeros if zero_outputs else np.empty
+
+        def run():
+            out = [new(s.shape, s.dtype) for s in self.outputs]
+            self(*inputs, *out)
+            return out[0] if len(out) == 1 else tuple(out)
+
+        return run
+
     @property
     def outputs(self) -> list:
         return self.specs[self._n_inputs :]
