@@ -637,14 +637,10 @@ def run(quick: bool, only: str | None, rounds: int) -> tuple[list, dict]:
                 else:
                     checked[label] = fn
                 bar.advance(task)
-            if not quick:
-                bar.update(task, description=f"{w.name}: timing {len(checked)} variants")
-                times = block_medians(checked, rounds=rounds, per_block=4)
-                times = {k: times[k] for k in w.variants if k in times}
-            else:
-                times = {}
+            bar.update(task, description=f"{w.name}: timing {len(checked)} variants")
+            times = {} if quick else block_medians(checked, rounds=rounds, per_block=4)
             rows.append({"workload": w.name, "unit": w.unit, "amount": w.amount, "seconds": times,
-                         "errors": errors, "notes": w.notes, "checked": [v for v in w.variants if v not in errors]})
+                         "errors": errors, "notes": w.notes, "checked": list(checked)})
     return rows, host()
 
 

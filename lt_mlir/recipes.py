@@ -172,13 +172,14 @@ def vector_rows(schedule: Schedule, width: int | None = None, parallel: bool = F
     band, dims, out = _reduction_band(module)
     first = preorder_loops(module).index(band[0])
     inner = out[-1]
-    target = [d for d in dims if d in out and d != inner] + [d for d in dims if d not in out] + [inner]
+    reduced = [d for d in dims if d not in out]
+    target = [d for d in dims if d in out and d != inner] + reduced + [inner]
     width = width or host_vector_width(lt.element_bytes(module.operation))
     row = lt.loop_size(band[dims.index(inner)])
     if row < width or row > max_vectors * width:
         raise PassError(f"error: vector_rows wants the output's innermost dim {inner} of {width} to "
                         f"{max_vectors * width} elements ({max_vectors} vectors of {width}), not {row}")
-    inner_reduced = lt.loop_size(band[dims.index(target[-2])]) if len(target) > 1 and target[-2] not in out else 0
+    inner_reduced = lt.loop_size(band[dims.index(reduced[-1])]) if reduced else 0
     del module, band
     current = list(dims)
     for i, d in enumerate(target):  # adjacent interchanges, outermost first

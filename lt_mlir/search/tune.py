@@ -442,18 +442,10 @@ def beam(tuner: Tuner, rng, workers: int = 1, width: int = 4) -> None:
 
 
 # The recipes' variants a search starts from (``recipe_seeds``): CPU register
-# tiles (rows x vectors of the host's width, packed or not, parallel or not)
-# and GPU shared-memory tiles.
+# tiles (rows x vectors of the target's width, packed or not, parallel or
+# not; packed, the larger tiles of ``recipes.register_tile_shapes``) and GPU
+# shared-memory tiles.
 _CPU_TILES = [dict(vectors=v, pack=p, parallel=par) for par in (False, True) for v in (3, 2, 1) for p in (True, False)]
-
-
-def _cpu_tiles(width: int) -> list[dict]:
-    """``_CPU_TILES`` and, packed, the larger register tiles that fill the
-    register file (``recipes.register_tile_shapes``)."""
-    from .. import recipes
-
-    return _CPU_TILES + [dict(rows=r, vectors=v, pack=True, parallel=par)
-                         for par in (False, True) for r, v in recipes.register_tile_shapes(width)]
 _GPU_TILES = [dict(tile=t, regs=r) for t, r in ((32, 2), (64, 4), (32, 4), (64, 8))]
 # Moves that put programs.matmul's nest (m { n { init; k } }) into loop_tool's
 # default contraction form (m { n: init } k { n }), which register_tile takes.
@@ -475,8 +467,10 @@ def recipe_seeds(start: Schedule, target="cpu") -> list[Candidate]:
         tries = [(recipes.gpu_tiled_matmul, options, []) for options in _GPU_TILES]
     else:
         width = t.vector_width(lt.element_bytes(start.module.operation))
+        tiles = _CPU_TILES + [dict(rows=r, vectors=v, pack=True, parallel=par)
+                              for par in (False, True) for r, v in recipes.register_tile_shapes(width)]
         tries = [(recipes.register_tile, dict(options, width=width), prefix)
-                 for prefix in ([], _CONTRACTION_FORM) for options in _cpu_tiles(width)]
+                 for prefix in ([], _CONTRACTION_FORM) for options in tiles]
         tries += [(recipes.vector_rows, dict(width=width, parallel=par), []) for par in (False, True)]
     out, seen = [], {start.key}
     for recipe, options, prefix in tries:
