@@ -547,7 +547,7 @@ def workloads(quick: bool, only: str | None) -> list:
             return d.T @ d / np.float32(n - 1)
 
         w.variants["NumPy"] = np_cov
-        add_peers(w, p_covariance, (X,), nb_covariance, reassoc=True)
+        add_peers(w, p_covariance, (X,), nb_covariance, reassoc=True, tile=True)
         out.append(w)
     n = 18 if quick else 130
     if want("heat"):

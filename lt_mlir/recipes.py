@@ -28,6 +28,13 @@ the register file (16 vector registers with AVX2: 3 x 3 leaves room for
 B, the broadcast and a temporary; 32 with AVX-512: 4 x 3).
 ``parallel=True`` runs the tile rows on every core (OpenMP over L0).
 
+Another loop order, or a contraction inside a larger program (programs.matmul's
+``m { n { C <- 0; k { C += .. } } }``; covariance's product of the centred
+matrix with itself after the nests that compute it), is first brought to
+``for i { for k { for j } }``: the loops around the largest reduction into
+two dims are distributed until each holds only the next, then interchanged
+(``_contraction``); the tile moves are the same from there.
+
 ``pack=True`` (the default; when N is wider than one tile) also packs B: C's
 initialisation gets a nest of its own, the panels of B (K x vectors*W)
 become the outermost loop, and ``lt-cache`` copies each panel into a
@@ -86,47 +93,64 @@ def register_tile(
     pack: bool = True,
 ) -> Schedule:
     """Apply the register-tile moves (module docstring) to ``schedule``,
-    which must hold loop_tool's default schedule of a contraction; returns
-    it.  ``width``: lanes a vector (default: this CPU's for the element
-    type); ``rows`` (default ``default_rows(width)``) and ``vectors``: the
-    tile of C, ``rows x vectors*width`` elements; ``pack``: copy panels of
-    B (module docstring; ignored when one tile spans N).  Refuses
-    (``PassError``) another loop structure, or a tile wider than the
-    problem."""
+    which must hold loop_tool's default schedule of a contraction, or any
+    other nest with a contraction in it (``_contraction``); returns it.
+    ``width``: lanes a vector (default: this CPU's for the element type);
+    ``rows`` (default ``default_rows(width)``) and ``vectors``: the tile of
+    C, ``rows x vectors*width`` elements; ``pack``: copy panels of B (module
+    docstring; ignored when one tile spans N, or when B is not an argument
+    of the function, which ``lt-cache`` copies).  Refuses (``PassError``)
+    another loop structure, or a tile wider than the problem."""
     module = schedule.module  # a fresh parse: kept alive while its loops are read
     loops = preorder_loops(module)
     dims = [lt.loop_dim(loop) for loop in loops]
-    if len(dims) != 4 or dims[1] != dims[3] or len({dims[0], dims[1], dims[2]}) != 3:
-        raise PassError(
-            "error: register_tile wants loop_tool's default contraction schedule "
-            f"(for m {{ for n: init }} for k {{ for n }}), not loops over {dims}"
-        )
-    m, n = lt.loop_size(loops[0]), lt.loop_size(loops[1])
     width = width or host_vector_width(lt.element_bytes(module.operation))
     rows = rows or default_rows(width)
     if rows < 1 or vectors < 1 or width < 1:
         raise PassError("error: register_tile needs rows, vectors and width of at least 1")
-    if rows > m or width > n:
-        raise PassError(f"error: a {rows} x {width} tile does not fit C of {m} x {n}")
+    if len(dims) == 4 and dims[1] == dims[3] and len({dims[0], dims[1], dims[2]}) == 3:
+        m, n = lt.loop_size(loops[0]), lt.loop_size(loops[1])
+        _fits(rows, width, m, n)
+        del module, loops
+        tile = min(vectors * width, n - n % width)
+        schedule.split(0, rows).distribute(1).swap(3)
+        _tile_columns(schedule, 3, tile, n, width)
+        if pack and tile < n:
+            schedule.distribute(0).swap(3).cache(3, 1)
+        if parallel:
+            schedule.parallel(3 if pack and tile < n else 0)
+        return schedule
+    del module, loops
+    first, m, n, b_arg = _contraction(schedule)
+    _fits(rows, width, m, n)
     tile = min(vectors * width, n - n % width)
-    schedule.split(0, rows).distribute(1).swap(3)
-    if tile < n:
-        schedule.split(5, tile).swap(4).swap(3)
-        schedule.vectorize(6, width).unroll(6).unroll(5)
-    else:
-        schedule.vectorize(5, width).unroll(5).unroll(4)
-        pack = False
-    if pack:
-        schedule.distribute(0).swap(3).cache(3, 1)
+    schedule.split(first, rows).swap(first + 1)  # i/rows, k, i', j
+    _tile_columns(schedule, first + 1, tile, n, width)
+    if pack and tile < n and b_arg is not None:
+        schedule.swap(first).cache(first, b_arg)
     if parallel:
-        schedule.parallel(3 if pack else 0)
+        schedule.parallel(first)
     return schedule
 
 
-def _reduction_band(module) -> tuple[list, list[str], list[str]]:
-    """The loops around the module's one ``lt.reduce`` (outermost first),
-    their dims, and the dims of the element it reduces into (the output's
-    indices, outermost first); refuses (``PassError``) anything else."""
+def _fits(rows: int, width: int, m: int, n: int) -> None:
+    if rows > m or width > n:
+        raise PassError(f"error: a {rows} x {width} tile does not fit C of {m} x {n}")
+
+
+def _tile_columns(schedule: Schedule, k: int, tile: int, n: int, width: int) -> None:
+    """The register tile of a nest ``k { i' { j } }`` whose k loop is at
+    ``k`` (under the loop over row tiles): j split by ``tile`` with the
+    column tiles outside k (when N is wider than one tile), the tile's
+    columns vectorized by ``width`` and unrolled, its rows unrolled."""
+    if tile < n:
+        schedule.split(k + 2, tile).swap(k + 1).swap(k)  # j/tile, k, i', j'
+        schedule.vectorize(k + 3, width).unroll(k + 3).unroll(k + 2)
+    else:
+        schedule.vectorize(k + 2, width).unroll(k + 2).unroll(k + 1)
+
+
+def _reductions(module) -> list:
     found = []
 
     def visit(op):
@@ -135,20 +159,136 @@ def _reduction_band(module) -> tuple[list, list[str], list[str]]:
         return ir.WalkResult.ADVANCE
 
     module.operation.walk(visit, ir.WalkOrder.PRE_ORDER)
+    return found
+
+
+def _plain_dims(values, who: str) -> list[str]:
+    """The dims of indices that are plain ``lt.dim`` values, or a refusal."""
+    out = []
+    for index in values:
+        owner = index.owner
+        if getattr(owner, "name", None) != "lt.dim":
+            raise PassError(f"error: {who} wants the output indexed by plain dims")
+        out.append(ir.StringAttr(owner.attributes["dim"]).value)
+    return out
+
+
+def _imperfect(band: list, statements: bool = True):
+    """The outermost loop of ``band`` (outermost first) that holds more
+    than the next loop of the band (another loop, or with ``statements`` a
+    store or a reduction beside it), or None."""
+    kinds = ("memref.store", "lt.reduce") if statements else ()
+    for outer, inner in zip(band, band[1:]):
+        ops = lt.body_ops(lt.loop_body(outer))
+        if inner.parent != outer or any(o != inner and (lt.is_loop(o) or o.name in kinds) for o in ops):
+            return outer
+    return None
+
+
+def _contraction(schedule: Schedule) -> tuple[int, int, int, int | None]:
+    """Make the module's largest contraction ``C[i, j] += f(A[.., i, ..],
+    B[.., j])`` a perfect nest ``for i { for k { for j }}}`` (``lt.reduce``
+    under three loops, one a dim, two of them C's; its loops distributed
+    until each holds only the next, then interchanged) and return the
+    position of its i loop, the extents of i and j, and the argument number
+    of B (the operand read at j but not at i) when it is a function
+    argument.  Refuses (``PassError``) a module without such a nest, or one
+    whose loops cannot be distributed or interchanged."""
+    module = schedule.module
+    reduce, band, dims, (i, j) = _largest_contraction(module)
+    for _ in range(2):  # a band of three loops needs at most two distributions
+        outer = _imperfect(band)
+        if outer is None:
+            break
+        at = preorder_loops(module).index(outer)
+        del module, reduce, band, outer
+        schedule.distribute(at)
+        module = schedule.module
+        reduce, band, dims, (i, j) = _largest_contraction(module)
+    if _imperfect(band) is not None:
+        raise PassError("error: register_tile could not make the contraction's loops a perfect nest")
+    first = preorder_loops(module).index(band[0])
+    (k,) = [d for d in dims if d not in (i, j)]
+    m, n = lt.loop_size(band[dims.index(i)]), lt.loop_size(band[dims.index(j)])
+    b_arg = _b_argument(band, i, j)
+    del module, reduce, band
+    _reorder(schedule, first, dims, [i, k, j])
+    return first, m, n, b_arg
+
+
+def _largest_contraction(module) -> tuple:
+    """The ``lt.reduce`` into two dims under one loop over each of them and
+    one more (the most iterations, when there are several), its loops
+    (outermost first), their dims and the output's dims; refuses
+    (``PassError``) a module without one."""
+    best = None
+    for reduce in _reductions(module):
+        band = list(reversed(lt.enclosing_loops(reduce)))
+        dims = [lt.loop_dim(loop) for loop in band]
+        try:
+            out = _plain_dims(list(reduce.operands)[2:], "register_tile")
+        except PassError:
+            continue
+        if len(band) != 3 or len(set(dims)) != 3 or len(out) != 2 or not set(out) <= set(dims):
+            continue
+        work = lt.loop_size(band[0]) * lt.loop_size(band[1]) * lt.loop_size(band[2])
+        if best is None or work > best[0]:
+            best = (work, reduce, band, dims, out)
+    if best is None:
+        raise PassError(
+            "error: register_tile wants loop_tool's default contraction schedule "
+            "(for m { for n: init } for k { for n }) or a nest C[i, j] += f(A, B) under "
+            "one loop over each of i, j and k"
+        )
+    return best[1:]
+
+
+def _b_argument(band, i: str, j: str) -> int | None:
+    """The argument number of the function argument the contraction reads
+    at j and not at i (its B), or None (no such read, or a local buffer)."""
+    found = []
+
+    def visit(op):
+        if op.name == "memref.load":
+            try:
+                dims = _plain_dims(list(op.operands)[1:], "register_tile")
+            except PassError:
+                return ir.WalkResult.ADVANCE
+            base = op.operands[0]
+            if j in dims and i not in dims and isinstance(base, ir.BlockArgument) \
+                    and base.owner.owner.operation.name == "func.func":
+                found.append(base.arg_number)
+        return ir.WalkResult.ADVANCE
+
+    band[-1].walk(visit, ir.WalkOrder.PRE_ORDER)
+    return found[0] if len(set(found)) == 1 else None
+
+
+def _reorder(schedule: Schedule, first: int, dims: list[str], target: list[str]) -> None:
+    """Interchange the perfect nest of loops over ``dims`` at position
+    ``first`` (adjacent swaps, outermost first) into the order ``target``."""
+    current = list(dims)
+    for i, d in enumerate(target):
+        j = current.index(d)
+        while j > i:
+            schedule.swap(first + j - 1)
+            current[j - 1], current[j] = current[j], current[j - 1]
+            j -= 1
+
+
+def _reduction_band(module) -> tuple[list, list[str], list[str]]:
+    """The loops around the module's one ``lt.reduce`` (outermost first),
+    their dims, and the dims of the element it reduces into (the output's
+    indices, outermost first); refuses (``PassError``) anything else."""
+    found = _reductions(module)
     if len(found) != 1:
         raise PassError(f"error: vector_rows wants a nest with one reduction, not {len(found)}")
     reduce = found[0]
     band = list(reversed(lt.enclosing_loops(reduce)))
-    for outer, inner in zip(band, band[1:]):
-        if sum(1 for o in lt.body_ops(lt.loop_body(outer)) if lt.is_loop(o)) != 1 or inner.parent != outer:
-            raise PassError("error: vector_rows wants the reduction's loops perfectly nested (one loop in each)")
+    if _imperfect(band, statements=False) is not None:
+        raise PassError("error: vector_rows wants the reduction's loops perfectly nested (one loop in each)")
     dims = [lt.loop_dim(loop) for loop in band]
-    out = []
-    for index in list(reduce.operands)[2:]:
-        owner = index.owner
-        if getattr(owner, "name", None) != "lt.dim":
-            raise PassError("error: vector_rows wants the output indexed by plain dims")
-        out.append(ir.StringAttr(owner.attributes["dim"]).value)
+    out = _plain_dims(list(reduce.operands)[2:], "vector_rows")
     if len(set(dims)) != len(dims) or not set(out) <= set(dims):
         raise PassError(f"error: vector_rows wants one loop per dim around the reduction, not loops over {dims}")
     return band, dims, out
@@ -181,13 +321,7 @@ def vector_rows(schedule: Schedule, width: int | None = None, parallel: bool = F
                         f"{max_vectors * width} elements ({max_vectors} vectors of {width}), not {row}")
     inner_reduced = lt.loop_size(band[dims.index(reduced[-1])]) if reduced else 0
     del module, band
-    current = list(dims)
-    for i, d in enumerate(target):  # adjacent interchanges, outermost first
-        j = current.index(d)
-        while j > i:
-            schedule.swap(first + j - 1)
-            current[j - 1], current[j] = current[j], current[j - 1]
-            j -= 1
+    _reorder(schedule, first, dims, target)
     last = first + len(target) - 1
     schedule.vectorize(last, width).unroll(last)
     if 0 < inner_reduced <= 8:

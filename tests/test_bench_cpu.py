@@ -23,4 +23,4 @@ def test_bench_cpu_quick_checks_every_workload():
         assert any(n.startswith(want) for n in names), (want, proc.stdout)
     for line in lines:
         assert "lt_mlir default" in line and "wrong" not in line, line
-    assert sum("lt_mlir tiled x" in line for line in lines) == 4  # the matmuls, serial and parallel
+    assert sum("lt_mlir tiled x" in line for line in lines) == 5  # the matmuls and covariance, serial and parallel

@@ -87,6 +87,50 @@ def test_refuses_other_structures():
         register_tile(tiled)  # already tiled
     with pytest.raises(lt.PassError, match="does not fit C of 33 x 48"):
         register_tile(c.schedule, width=64)
+    from lt_mlir import programs
+
+    with pytest.raises(lt.PassError, match=r"or a nest C\[i, j\] \+= f\(A, B\) under one loop over each"):
+        register_tile(lt.Schedule(programs.softmax(8, 16)))  # reductions into one dim only
+
+
+@pytest.mark.parametrize("m,k,n,rows,parallel", [(37, 20, 50, 4, True), (9, 7, 64, 3, False)])
+def test_register_tile_takes_a_contraction_in_another_loop_order(m, k, n, rows, parallel):
+    """programs.matmul's nest (m { n { C <- 0; k { C += A B } } }): the
+    recipe distributes the initialisation out, interchanges k outside n,
+    tiles (m tail 1 and an n tail of 2; or n = 2 x 24 + 16) and packs B,
+    an argument."""
+    from lt_mlir import programs
+
+    s = register_tile(lt.Schedule(programs.matmul(m, n, k)), rows=rows, width=8, parallel=parallel)
+    assert s.steps[:2] == ["lt-distribute{loop=1}", "lt-distribute{loop=0}"]
+    assert "alloc f32[k, n]" in s.loop_tree and "[unroll full, vectorize 8]" in s.loop_tree
+    assert ("[parallel]" in s.loop_tree) == parallel
+    rng = np.random.default_rng(m + k + n)
+    A = rng.standard_normal((m, k)).astype(np.float32)
+    B = rng.standard_normal((k, n)).astype(np.float32)
+    out = guarded_copy(np.full((m, n), np.nan, np.float32))
+    s.compile()(guarded_copy(A, readonly=True), guarded_copy(B, readonly=True), out)
+    np.testing.assert_allclose(out, A.astype(np.float64) @ B, rtol=1e-5, atol=1e-4)
+
+
+def test_register_tile_takes_the_contraction_of_a_larger_program():
+    """Covariance (benchmarks/bench_cpu.py's): a mean, a centred matrix D
+    and then C[m, p] += D[n, m] D[n, p] inside n's loop beside D's nest.
+    The recipe tiles the contraction, the largest nest with a reduction
+    into two dims, and leaves D (a local buffer, which lt-cache does not
+    copy) unpacked; m = 29 = 9 x 3 r 2 and p = 29 = 24 + 5."""
+    n, m = 37, 29
+    X = np.random.default_rng(5).standard_normal((n, m)).astype(np.float32)
+    s = lt.SymbolGenerator()
+    x = lt.Tensor(X).to(s.n, s.m)
+    d = x - x.sum(s.n) * (1.0 / n)
+    t = (d * d.to(s.n, s.p)).sum(s.n)
+    tiled = register_tile(t.schedule, width=8)
+    assert "for m' in 3 : L11 [unroll full]" in tiled.loop_tree and "lt.cache" not in tiled.text
+    out = guarded_copy(np.full((m, m), np.nan, np.float32))
+    tiled.compile()(guarded_copy(X, readonly=True), out)
+    d64 = X.astype(np.float64) - X.astype(np.float64).mean(0)
+    np.testing.assert_allclose(out, d64.T @ d64, rtol=1e-4, atol=1e-4)
 
 
 def conv2d(c, o, h, w, kh, kw):

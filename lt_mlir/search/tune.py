@@ -447,17 +447,13 @@ def beam(tuner: Tuner, rng, workers: int = 1, width: int = 4) -> None:
 # shared-memory tiles.
 _CPU_TILES = [dict(vectors=v, pack=p, parallel=par) for par in (False, True) for v in (3, 2, 1) for p in (True, False)]
 _GPU_TILES = [dict(tile=t, regs=r) for t, r in ((32, 2), (64, 4), (32, 4), (64, 8))]
-# Moves that put programs.matmul's nest (m { n { init; k } }) into loop_tool's
-# default contraction form (m { n: init } k { n }), which register_tile takes.
-_CONTRACTION_FORM = [space.Move("distribute", 1), space.Move("swap_down", 2)]
 
 
 def recipe_seeds(start: Schedule, target="cpu") -> list[Candidate]:
     """The documented hand schedules (``lt_mlir.recipes``) of the start, as
     move sequences a search can mutate: ``register_tile``'s variants on a
-    CPU target (from the start, or after the two moves that put a
-    programs.matmul nest into loop_tool's contraction form) and
-    ``vector_rows``' (one core and all),
+    CPU target (of the start's largest contraction, whatever its loop
+    order) and ``vector_rows``' (one core and all),
     ``gpu_tiled_matmul``'s on a GPU target.  A recipe that refuses the
     start gives no seed; duplicates are dropped."""
     from .. import recipes
@@ -469,14 +465,11 @@ def recipe_seeds(start: Schedule, target="cpu") -> list[Candidate]:
         width = t.vector_width(lt.element_bytes(start.module.operation))
         tiles = _CPU_TILES + [dict(rows=r, vectors=v, pack=True, parallel=par)
                               for par in (False, True) for r, v in recipes.register_tile_shapes(width)]
-        tries = [(recipes.register_tile, dict(options, width=width), prefix)
-                 for prefix in ([], _CONTRACTION_FORM) for options in tiles]
-        tries += [(recipes.vector_rows, dict(width=width, parallel=par), []) for par in (False, True)]
+        tries = [(recipes.register_tile, dict(options, width=width)) for options in tiles]
+        tries += [(recipes.vector_rows, dict(width=width, parallel=par)) for par in (False, True)]
     out, seen = [], {start.key}
-    for recipe, options, prefix in tries:
-        s = space.replay(start, prefix, target) if prefix else start.copy()
-        if s is None:
-            continue
+    for recipe, options in tries:
+        s = start.copy()
         try:
             recipe(s, **options)
         except LtError:
