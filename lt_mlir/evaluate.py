@@ -46,7 +46,7 @@ import numpy as np
 from .dialect.entry import find_function, signature
 from .errors import LtError
 from .runtime.specs import random_inputs
-from .runtime.timing import Timing, time_call
+from .runtime.timing import OPENMP_SETTLE_S, Timing, time_call
 from .targets import CompileOptions, get_target
 
 MAX_LIMIT_S = 86400.0  # a day: the longest limit (no limit is no isolation: isolated=False)
@@ -246,8 +246,10 @@ class Bench:
 
     def remeasure(self, texts: list[str], rounds: int = 5) -> list[Measurement]:
         """Each text timed ``rounds`` times, one sample of each a round
-        (drift hits them alike); the medians, with the start's time taken
-        in the same rounds as the baseline."""
+        (drift hits them alike), a sample after a parallel schedule's
+        after a pause (``OPENMP_SETTLE_S``: its threads spin on after it);
+        the medians, with the start's time taken in the same rounds as the
+        baseline."""
         if self.start_error:
             return [Measurement(t, error=self.start_error, worker=self.name) for t in texts]
         order = [self.config.start_text] + [t for t in dict.fromkeys(texts) if t != self.config.start_text]
@@ -264,10 +266,14 @@ class Bench:
                     sample[t] = lambda run=kernel.bind(*arrays): time_call(run, 3, c.min_sample_s, c.budget_s / 4).median_s
             except Exception as e:  # noqa: BLE001
                 errors[t] = message(e)
+        after_parallel = False
         for _ in range(max(1, rounds)):
             self._stage("run")  # each round within the run limit
             for t, take in sample.items():
+                if after_parallel:  # the last one's OpenMP threads still spin on the cores
+                    time.sleep(OPENMP_SETTLE_S)
                 samples[t].append(take())
+                after_parallel = "lt.parallel" in t
         base = Timing.of(samples[self.config.start_text]).median_s if samples[self.config.start_text] else None
         out = []
         for t in texts:

@@ -71,12 +71,20 @@ def test_block_medians_alternate_blocks_after_a_pause():
     assert log[4][1] - log[3][1] >= 0.05 + 0.002  # the pause before b's block
 
 
-def test_remeasure_is_interleaved_and_keeps_order():
+def test_remeasure_is_interleaved_and_keeps_order(monkeypatch):
+    """One sample of each a round, the start first; a sample that follows a
+    parallel schedule's waits for its OpenMP threads to stop spinning."""
+    import lt_mlir.evaluate as evaluate
+    from lt_mlir.runtime.timing import OPENMP_SETTLE_S
+
+    pauses = []
+    monkeypatch.setattr(evaluate.time, "sleep", pauses.append)
     with Evaluator(START, isolated=False) as ev:
         a, b = Schedule(START).split(0, 8).text, Schedule(START).parallel(0).text
         got = ev.remeasure([b, a], rounds=3)
     assert [m.text for m in got] == [b, a]
     assert all(m.ok and m.timing.samples == 3 and m.baseline_s > 0 for m in got)
+    assert pauses == [OPENMP_SETTLE_S] * 3  # before a, after b, in each round
 
 
 def test_a_compile_past_its_limit_is_abandoned_and_the_next_one_runs():

@@ -30,7 +30,13 @@ def interleaved_medians(fns: dict, repeat: int = 20, warmup: int = 1) -> dict:
     return {name: sorted(t)[len(t) // 2] for name, t in times.items()}
 
 
-def block_medians(fns: dict, rounds: int = 5, per_block: int = 4, settle_s: float = 0.3) -> dict:
+# How long OpenMP's threads keep spinning after a parallel loop (libiomp5's
+# KMP_BLOCKTIME, 200 ms) and a margin: a pause this long before a timing
+# gives it the cores.
+OPENMP_SETTLE_S = 0.3
+
+
+def block_medians(fns: dict, rounds: int = 5, per_block: int = 4, settle_s: float = OPENMP_SETTLE_S) -> dict:
     """Median seconds of each callable, timed in blocks that alternate:
     each round runs every callable once untimed, then ``per_block`` times
     timed, after sleeping ``settle_s``.  For callables with thread pools of
