@@ -188,6 +188,10 @@ class BodyPlan:
         return None
 
     def emit_reduce_lanes(self, op, kind: str, value, lead, base, mask=None) -> None:
+        """``acc[lead, base + lane] <kind>= value[lane]`` for each lane (under
+        ``mask``); a parallel reduction's (atomic: other iterations of a
+        parallel or GPU-mapped loop share the elements) one atomic update a
+        lane."""
         return None
 
     # -- classification helpers
@@ -364,9 +368,6 @@ class BodyPlan:
     def _reduce(self, op) -> None:
         value, acc, *indices = list(op.operands)
         kind = ir.StringAttr(op.attributes["kind"]).value
-        atomic = "lt.atomic" in op.attributes or any(op == a for a in self.atomic)
-        if atomic and any(self._varying(i) for i in indices):
-            raise NotVectorizable("a parallel reduction cannot also be vectorized along its index", op)
         if not any(self._varying(i) for i in indices):
             if not self._varying(value):
                 if kind in ("max", "min"):

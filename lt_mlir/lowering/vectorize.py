@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from ..analysis.vector_plan import PREDICATES, BodyPlan
 from ..dialect import lt
-from ..mlir import arith, ir, memref, vector
+from ..mlir import arith, ir, memref, scf, vector
 from .combine import combine, is_float
 
 _COMBINING = {"add": "add", "mul": "mul", "max": "maximumf", "min": "minimumf"}
@@ -198,6 +198,9 @@ class _Vectorizer(BodyPlan):
         vec = self.as_vector(value, op)
         acc = op.operands[1]
         vt = self._vector_type(value.type)
+        if "lt.atomic" in op.attributes or any(op == a for a in self.atomic):
+            self._atomic_lanes(op, vec, lead, base, mask)
+            return
         with ir.InsertionPoint(op), op.location:
             if mask is not None:
                 old = vector.MaskedLoadOp(vt, acc, lead + [base], mask, self._zeros(value.type)).result
@@ -205,6 +208,30 @@ class _Vectorizer(BodyPlan):
             else:
                 old = vector.LoadOp(vt, acc, lead + [base]).result
                 vector.StoreOp(combine(kind, old, vec), acc, lead + [base])
+
+    def _atomic_lanes(self, op, vec, lead, base, mask) -> None:
+        """A parallel reduction vectorized along its index: its lanes update
+        distinct elements, each shared with other iterations of the parallel
+        (or GPU-mapped) loop, so each lane is one scalar ``lt.reduce``
+        marked atomic (lowered like any atomic reduction), under its bit of
+        ``mask`` when there is one."""
+        for lane in range(self.width):
+            with ir.InsertionPoint(op), op.location:
+                where = ir.InsertionPoint(op)
+                if mask is not None:
+                    bit = vector.ExtractOp(mask, [], [lane]).result
+                    guard = scf.IfOp(bit)
+                    with ir.InsertionPoint(guard.then_block):
+                        scf.YieldOp([])
+                    where = ir.InsertionPoint(list(guard.then_block.operations)[0])
+                with where:
+                    scalar = vector.ExtractOp(vec, [], [lane]).result
+                    index = arith.AddIOp(base, arith.ConstantOp(ir.IndexType.get(), lane).result).result
+                    ir.Operation.create(
+                        "lt.reduce",
+                        operands=[scalar, op.operands[1], *lead, index],
+                        attributes={"kind": op.attributes["kind"], "lt.atomic": ir.UnitAttr.get()},
+                    )
 
 
 def _inside(value, op) -> bool:
