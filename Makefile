@@ -7,7 +7,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test lint lit pytest tmux bench tune gpu-artifacts clean
+.PHONY: demo test lint lit pytest tmux bench tune fuzz gpu-artifacts clean
 
 # The install goes through uv (from PyPI, pinned): it downloads the wheels in
 # parallel and installs them in a fraction of pip's time; pip does it if uv
@@ -69,6 +69,14 @@ bench: $(STAMP)
 tune: $(STAMP)
 	$(PY) -m pip install --quiet -e '.[test,bench]'
 	$(PY) benchmarks/bench_cpu.py --tune 60
+
+# The long differential-fuzzing run (100,000 schedules of seed 29 on 2
+# workers: about an hour on a 2-core host) and the seeded bugs it must catch
+# (lt_mlir/testing/mutants.py); the tables go to docs/fuzz.md and
+# docs/fuzz-mutants.md.
+fuzz: $(STAMP)
+	$(PY) -m lt_mlir.testing.fuzz --schedules 100000 --seed 29 --workers 2 --markdown docs/fuzz.md
+	$(PY) -m lt_mlir.testing.fuzz --mutants --seed 1 --markdown docs/fuzz-mutants.md
 
 # PTX + launch plans of the GPU tests and benchmarks, for a GPU machine
 # without torch-mlir (see README, "On an NVIDIA GPU").

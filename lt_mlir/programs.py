@@ -106,6 +106,31 @@ def lower_row_sum(m: int, n: int, m_blocks: Sequence[int] = (), n_blocks: Sequen
     return _text(b)
 
 
+def sweep(t: int, n: int, blocks: Sequence[int] = ()) -> str:
+    """``t`` in-place smoothing sweeps: Y <- X (n + 1 elements), then for
+    each step, for j < n in order, Y[j] <- 0.5 (Y[j] + Y[j + 1]).  Each
+    iteration reads the element the next one writes, and each step reads
+    what the one before wrote: interchanging the loops or running either in
+    parallel changes the result (what the passes' dependence checks must
+    refuse)."""
+    x_t, y_t = memref([n + 1], "f32"), memref([n + 1], "f32")
+    b = Builder()
+    with b.func("sweep", [("X", x_t), ("Y", y_t)]) as (X, Y):
+        half = b.constant(0.5, "f32", name="half")
+        one = b.constant(1, "index", name="one")
+        with b.nest("k", n + 1):
+            k = b.dim("k", name="k")
+            b.store(b.load(X, [k], name="x"), Y, [k])
+        with b.nest("t", t):
+            with b.nest("j", n, blocks):
+                j = b.dim("j", name="j")
+                right = b.load(Y, [b.binary("addi", j, one, name="jr")], name="right")
+                here = b.load(Y, [j], name="here")
+                total = b.binary("addf", here, right, name="sum")
+                b.store(b.binary("mulf", total, half, name="avg"), Y, [j])
+    return _text(b)
+
+
 def col_sum(m: int, n: int) -> str:
     """S[n] = sum_m A[m, n] (columns outside: each column's sum is one chain)."""
     a, s = memref([m, n], "f32"), memref([n], "f32")

@@ -3,7 +3,8 @@ against NumPy on guard-paged arrays.
 
 For every schedule the fuzzer picks a reference program at an odd size
 (pointwise add, row sum, row max, matmul, clipped matmul, conv1d, conv2d,
-softmax), then 1-8 random transformations: a pass from the registry (every
+softmax, in-place smoothing sweeps whose loops carry dependences), then 1-8
+random transformations: a pass from the registry (every
 ``lt-*`` pass there, so passes added later are fuzzed too), a random loop
 among the current ones (now and then one that does not exist), random
 factors 2..64 (non-divisors included), widths from {2, 4, 8, 16}, resize
@@ -53,17 +54,24 @@ and the loop tree, and replays in this process with either of::
     .venv/bin/python -c "from lt_mlir.testing import fuzz; fuzz.replay_pipeline('row_max', (7, 33), 'builtin.module(lt-vectorize{loop=1 width=8}, lt-swap{loop=0})')"
 
 CI runs 2,000 schedules of a fixed seed (``tests/test_fuzz.py``).  The
-long run, before a release or after changing a pass::
+long run, before a release or after changing a pass, is ``make fuzz``
+(100,000 schedules of seed 29, then the seeded bugs; the tables go to
+``docs/fuzz.md`` and ``docs/fuzz-mutants.md``), or by hand::
 
     .venv/bin/python -m lt_mlir.testing.fuzz --schedules 20000 --seed 1 --workers 2
 
-A schedule costs about 0.1 s of CPU (the LLVM O3 compile is most of it),
-so that is 15-20 minutes on two idle cores and longer on a shared machine;
+A schedule costs about 65 ms of CPU (the LLVM O3 compile and, for a
+GPU-mapped one, the PTX and ptxas are most of it; a worker reuses the kernel
+of a module it compiled before, about a quarter of them): 2,000 schedules
+take about 70 s on two idle cores, 100,000 about an hour;
 ``--time-limit 1500`` stops handing out schedules after 25 minutes (the
 summary says how many ran) and ``--first N`` carries on from schedule N
 later.  A new seed gives new schedules.  The exit status is 1 when
 anything failed.  ``--programs`` and ``--passes`` restrict the choice,
-``--mutants`` adds a deliberately wrong pass (``lt-fuzz-drop-tail``), and
+``--mutant-pass`` adds a deliberately wrong pass (``lt-fuzz-drop-tail``),
+``--mutant NAME`` runs with one of the seeded bugs of ``mutants.py``,
+``--mutants`` fuzzes with each in turn and reports after how many schedules
+each was caught (each must be, within 2,000), and
 the ``mutant-*`` programs (a wrong reference, an out-of-bounds read) exist
 to show that the fuzzer notices (``tests/test_fuzz.py``).
 """
@@ -82,7 +90,7 @@ import sys
 import tempfile
 import time
 import traceback
-from collections import Counter
+from collections import Counter, OrderedDict
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -102,6 +110,13 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 def _uniform(rng, shape):
     return rng.uniform(-1.0, 1.0, size=shape).astype(np.float32)
+
+
+def _maybe_negative(rng, shape):
+    """Uniform in [-1, 1), or, half the time, every element in [-3, -1): a
+    max over all-negative values tells a wrong identity (0 for -inf) from
+    the right one, which mixed signs never do."""
+    return _uniform(rng, shape) - np.float32(2.0 if rng.random() < 0.5 else 0.0)
 
 
 def _f64(xs):
@@ -169,6 +184,19 @@ def _ref_conv2d(xs, size):
     x, w = _f64(xs)
     c, _, _, kh, kw = size
     return [(_conv2d_ref(x, w), _conv2d_ref(np.abs(x), np.abs(w)), c * kh * kw)]
+
+
+def _sweep_ref(x, steps: int):
+    y = x.copy()
+    for _ in range(steps):
+        for j in range(len(y) - 1):
+            y[j] = 0.5 * (y[j] + y[j + 1])
+    return y
+
+
+def _ref_sweep(xs, size):
+    (x,) = _f64(xs)
+    return [(_sweep_ref(x, size[0]), _sweep_ref(np.abs(x), size[0]), size[0] + 1)]
 
 
 def _ref_softmax(xs, size):
@@ -255,7 +283,7 @@ PROGRAMS: dict[str, Program] = {
             "row_max",
             ((7, 33), (13, 50)),
             lambda m, n: _programs_module().row_max(m, n),
-            lambda rng, s: [_uniform(rng, s)],
+            lambda rng, s: [_maybe_negative(rng, s)],
             _ref_row_max,
             "programs.row_max({})",
         ),
@@ -292,10 +320,18 @@ PROGRAMS: dict[str, Program] = {
             "programs.conv2d({})",
         ),
         Program(
+            "sweep",
+            ((3, 13), (5, 33)),
+            lambda t, n: _programs_module().sweep(t, n),
+            lambda rng, s: [_uniform(rng, s[1] + 1)],
+            _ref_sweep,
+            "programs.sweep({})",
+        ),
+        Program(
             "softmax",
             ((7, 33), (13, 50)),
             lambda m, n: _programs_module().softmax(m, n),
-            lambda rng, s: [_uniform(rng, s)],
+            lambda rng, s: [_maybe_negative(rng, s)],
             _ref_softmax,
             "programs.softmax({})",
         ),
@@ -443,15 +479,32 @@ class _Failed(Exception):
         self.kind, self.detail = kind, detail
 
 
+_KERNELS: OrderedDict = OrderedDict()  # this worker's compiled kernels by (module text, bounds check)
+_KERNELS_KEPT = 256
+
+
 def _compile(module, check_bounds: bool, workaround: bool = False):
     """``lt_mlir.compile``; returns ``(kernel, note)`` (no note: the -inf
     literal workaround this once needed is fixed in lowering/llvm.py).
     GPU-mapped schedules compile for ``cuda-emulated``: the GPU lowering
-    with blocks and threads run one after another on the CPU."""
+    with blocks and threads run one after another on the CPU.  A module
+    this worker compiled before (many schedules end in the same IR: most
+    steps are refused) reuses its kernel, run on the new schedule's inputs;
+    an error is not kept."""
     import lt_mlir
 
-    target = "cuda-emulated" if "lt.gpu" in str(module) else "cpu"
-    return lt_mlir.compile(module, check_bounds=check_bounds, target=target), None
+    text = str(module)
+    key = (text, check_bounds)
+    kernel = _KERNELS.get(key)
+    if kernel is None:
+        target = "cuda-emulated" if "lt.gpu" in text else "cpu"
+        kernel = lt_mlir.compile(module, check_bounds=check_bounds, target=target)
+        _KERNELS[key] = kernel
+        if len(_KERNELS) > _KERNELS_KEPT:
+            _KERNELS.popitem(last=False)
+    else:
+        _KERNELS.move_to_end(key)
+    return kernel, None
 
 
 def _compare(got: np.ndarray, ref, scale, length: int, what: str) -> str | None:
@@ -501,13 +554,20 @@ def _check_ptx(module) -> bool:
 
     if nvptx.ptxas_path() is None:
         return False
+    text = str(module)
+    if text in _PTX_ASSEMBLED:  # this worker assembled the same module's PTX before
+        return True
     try:
         complaint = nvptx.assemble(lt_mlir.compiler.lower_cuda(module).ptx)
     except Exception as e:  # noqa: BLE001 - the emulated lowering accepted it
         raise _Failed("ptx-exception", _describe_exception(e)) from None
     if complaint:
         raise _Failed("invalid-ptx", complaint)
+    _PTX_ASSEMBLED.add(text)
     return True
+
+
+_PTX_ASSEMBLED: set = set()  # module texts whose PTX ptxas assembled, in this worker
 
 
 def run_one(task: dict, seed: int, programs: tuple, passes: list, notify=None, verbose=None, context=None) -> dict:
@@ -667,7 +727,11 @@ def _worker_main(args) -> None:
     proto = os.fdopen(os.dup(1), "w", buffering=1)
     os.dup2(2, 1)
     sys.stdout = sys.stderr
-    passes = fuzz_passes(args.mutants, tuple(args.passes.split(",")) if args.passes else None)
+    if args.mutant:
+        from . import mutants
+
+        mutants.install(args.mutant)
+    passes = fuzz_passes(args.mutant_pass, tuple(args.passes.split(",")) if args.passes else None)
     programs = tuple(args.programs.split(","))
 
     def send(msg):
@@ -1019,12 +1083,14 @@ def _execute(
     return [results[i] for i in sorted(results)], restarts
 
 
-def _worker_args(seed: int, programs, passes, mutants: bool) -> list[str]:
+def _worker_args(seed: int, programs, passes, mutants: bool, mutant: str | None = None) -> list[str]:
     args = ["--seed", str(seed), "--programs", ",".join(programs)]
     if passes:
         args += ["--passes", ",".join(passes)]
     if mutants:
-        args.append("--mutants")
+        args.append("--mutant-pass")
+    if mutant:
+        args += ["--mutant", mutant]
     return args
 
 
@@ -1041,13 +1107,15 @@ def run(
     recycle: int = 1000,
     progress: Callable[[str], None] | None = None,
     time_limit: float | None = None,
+    mutant: str | None = None,
 ) -> Summary:
     """Fuzz schedules ``first .. first + schedules - 1`` of ``seed`` on
     ``workers`` worker processes (after one untransformed baseline per
     program and size); returns the summary, failures included.
 
     ``programs``/``passes`` restrict the choice (default: every non-mutant
-    program, every ``lt-*`` pass); ``mutants`` adds ``lt-fuzz-drop-tail``.
+    program, every ``lt-*`` pass); ``mutants`` adds ``lt-fuzz-drop-tail``;
+    ``mutant``: the workers run with that seeded bug (``mutants.MUTANTS``).
     ``time_limit`` (seconds): stop handing out schedules after that long
     (``Summary.run`` says how many ran)."""
     programs = tuple(programs or DEFAULT_PROGRAMS)
@@ -1063,7 +1131,7 @@ def run(
     summary = Summary(seed, schedules, workers)
     start = time.monotonic()
     results, summary.restarts = _execute(
-        tasks, _worker_args(seed, programs, passes, mutants), workers, timeout, recycle, progress, time_limit
+        tasks, _worker_args(seed, programs, passes, mutants, mutant), workers, timeout, recycle, progress, time_limit
     )
     summary.elapsed = time.monotonic() - start
     note_kinds = set()
@@ -1141,7 +1209,11 @@ def minimize(failure: Failure, seed: int, workers: int = 2, timeout: float = DEF
 
 
 def _replay(args) -> int:
-    passes = fuzz_passes(args.mutants, tuple(args.passes.split(",")) if args.passes else None)
+    if args.mutant:
+        from . import mutants
+
+        mutants.install(args.mutant)
+    passes = fuzz_passes(args.mutant_pass, tuple(args.passes.split(",")) if args.passes else None)
     programs = tuple(args.programs.split(","))
     print(f"replaying seed {args.seed}, schedule {args.replay} (a crash kills this process)")
     state = run_one({"kind": "schedule", "index": args.replay}, args.seed, programs, passes, verbose=print)
@@ -1169,21 +1241,91 @@ def replay_pipeline(program: str, size, pipeline: str, data=None, seed: int = DE
     return run_one(task, seed, (program,), [], verbose=verbose)
 
 
+def mutation_test(names=None, schedules: int = 2000, seed: int = DEFAULT_SEED, workers: int = 2, chunk: int = 250,
+                  timeout: float = DEFAULT_TIMEOUT, progress: Callable[[str], None] | None = None) -> list[dict]:
+    """Fuzz with each seeded bug of ``mutants.MUTANTS`` (or ``names``) in
+    turn, ``chunk`` schedules at a time, until one fails or ``schedules``
+    ran; per mutant: ``caught`` (the index of the first failing schedule,
+    +1: how many schedules it took) or None, the failure's kind, schedules
+    run."""
+    from . import mutants
+
+    out = []
+    for name in names or list(mutants.MUTANTS):
+        m = mutants.MUTANTS[name]
+        row = {"mutant": name, "layer": m.layer, "what": m.what, "caught": None, "kind": None, "run": 0}
+        for first in range(0, schedules, chunk):
+            s = run(min(chunk, schedules - first), seed, workers, mutants=m.pass_name is not None,
+                    mutant=None if m.pass_name else name, first=first, timeout=timeout, baselines=False)
+            row["run"] += s.run
+            failing = [f for f in s.failures if f.task.get("kind") == "schedule"]
+            if failing:
+                f = min(failing, key=lambda f: f.task["index"])
+                row["caught"], row["kind"] = f.task["index"] + 1, f.kind
+                break
+        if progress:
+            progress(f"{name}: " + (f"caught after {row['caught']} schedules ({row['kind']})" if row["caught"]
+                                    else f"NOT caught in {row['run']} schedules"))
+        out.append(row)
+    return out
+
+
+def mutation_table(rows: list[dict], seed: int) -> str:
+    """The Markdown table of ``mutation_test``'s rows."""
+    lines = [f"Seed {seed}; each mutant fuzzed until the first failure, at most 2,000 schedules.", "",
+             "| mutant | layer | the bug | caught after | as |", "|---|---|---|---|---|"]
+    for r in rows:
+        caught = (f"{r['caught']} schedule{'s' if r['caught'] > 1 else ''}" if r["caught"]
+                  else f"not caught in {r['run']}")
+        lines.append(f"| {r['mutant']} | {r['layer']} | {r['what']} | {caught} | {r['kind'] or ''} |")
+    return "\n".join(lines)
+
+
+def _mutation_test(args) -> int:
+    rows = mutation_test(schedules=args.schedules or 2000, seed=args.seed,
+                         workers=args.workers, timeout=args.timeout,
+                         progress=lambda m: print(m, file=sys.stderr, flush=True))
+    table = mutation_table(rows, args.seed)
+    print(table, flush=True)
+    _write_markdown(args.markdown, "Seeded bugs the fuzzer must catch", table)
+    return 0 if all(r["caught"] for r in rows) else 1
+
+
+def _write_markdown(path: str | None, title: str, body: str, code: bool = False) -> None:
+    """``body`` under ``title``, the command that made it and the host, in ``path``."""
+    if not path:
+        return
+    import platform
+
+    command = "python -m lt_mlir.testing.fuzz " + " ".join(a for a in sys.argv[1:])
+    host = f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores"
+    lines = [f"# {title}", "", f"`{command}`, {time.strftime('%Y-%m-%d')}, on {host}.", ""]
+    lines += ["```", body, "```"] if code else [body]
+    with open(path, "w") as fh:
+        fh.write("\n".join(lines) + "\n")
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="python -m lt_mlir.testing.fuzz", description=__doc__.splitlines()[0])
-    p.add_argument("--schedules", type=int, default=1000, help="schedules to run (default 1000)")
+    p.add_argument("--schedules", type=int, default=None, help="schedules to run (default 1000; with --mutants, 2000 a mutant)")
     p.add_argument("--seed", type=int, default=DEFAULT_SEED, help=f"seed (default {DEFAULT_SEED})")
     p.add_argument("--workers", type=int, default=2, help="worker processes (default 2)")
     p.add_argument("--first", type=int, default=0, help="index of the first schedule (default 0)")
     p.add_argument("--programs", default=",".join(DEFAULT_PROGRAMS), help="comma-separated programs")
     p.add_argument("--passes", default="", help="comma-separated passes (default: every lt-* pass)")
-    p.add_argument("--mutants", action="store_true", help="add the deliberately wrong pass lt-fuzz-drop-tail")
+    p.add_argument("--mutant-pass", action="store_true", help="add the deliberately wrong pass lt-fuzz-drop-tail")
+    p.add_argument("--mutant", default=None, metavar="NAME", help="run with one seeded bug (lt_mlir.testing.mutants)")
+    p.add_argument("--mutants", action="store_true",
+                   help="fuzz with each seeded bug in turn (up to --schedules each, 2000 by default) and report "
+                        "after how many schedules each was caught")
     p.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT, help="seconds per schedule")
     p.add_argument("--time-limit", type=float, default=None, help="stop handing out schedules after this many seconds")
     p.add_argument("--no-baselines", action="store_true", help="skip the untransformed runs")
     p.add_argument("--max-failures", type=int, default=20, help="failure reports to print in full")
     p.add_argument("--no-minimize", action="store_true", help="do not minimise the failures reported in full")
     p.add_argument("--replay", type=int, default=None, metavar="INDEX", help="run one schedule in this process, verbosely")
+    p.add_argument("--markdown", default=None, metavar="PATH",
+                   help="also write the summary (or the --mutants table) to PATH as Markdown, with the command and host")
     p.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     if args.worker:
@@ -1191,13 +1333,16 @@ def main(argv=None) -> int:
         return 0
     if args.replay is not None:
         return _replay(args)
+    if args.mutants:
+        return _mutation_test(args)
     summary = run(
-        args.schedules,
+        args.schedules or 1000,
         args.seed,
         args.workers,
         programs=tuple(args.programs.split(",")),
         passes=tuple(args.passes.split(",")) if args.passes else None,
-        mutants=args.mutants,
+        mutants=args.mutant_pass,
+        mutant=args.mutant,
         first=args.first,
         timeout=args.timeout,
         baselines=not args.no_baselines,
@@ -1212,9 +1357,10 @@ def main(argv=None) -> int:
                 fs[0], args.seed, args.workers, args.timeout,
                 programs=tuple(args.programs.split(",")),
                 passes=tuple(args.passes.split(",")) if args.passes else None,
-                mutants=args.mutants,
+                mutants=args.mutant_pass,
             )
     print(summary.report(args.max_failures), flush=True)
+    _write_markdown(args.markdown, "Differential fuzzing: a long run", summary.text(), code=True)
     return 1 if summary.failures else 0
 
 
