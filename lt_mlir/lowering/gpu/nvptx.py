@@ -250,6 +250,9 @@ def ptx_from_llvm_ir(llvm_ir: str, arch: str) -> str:
     mod = machine.parse_ir(llvm_ir)
     mod.triple = tm.triple
     mod.data_layout = str(tm.target_data)
+    # The kernels are this module's own (before libdevice's hundreds of
+    # functions are linked in: printing each to look costs seconds).
+    kernels = {f.name for f in mod.functions if not f.is_declaration and "ptx_kernel" in str(f)}
     needed = sorted(f.name for f in mod.functions if f.is_declaration and f.name.startswith("__nv_"))
     if needed:
         path = libdevice_path()
@@ -263,7 +266,6 @@ def ptx_from_llvm_ir(llvm_ir: str, arch: str) -> str:
         lib.triple = mod.triple
         lib.data_layout = mod.data_layout
         mod.link_in(lib)
-    kernels = {f.name for f in mod.functions if not f.is_declaration and "ptx_kernel" in str(f)}
     for f in mod.functions:
         if not f.is_declaration and f.name not in kernels:
             f.linkage = "internal"
