@@ -187,8 +187,8 @@ def _imperfect(band: list, statements: bool = True):
 
 def _contraction(schedule: Schedule) -> tuple[int, int, int, int | None]:
     """Make the module's largest contraction ``C[i, j] += f(A[.., i, ..],
-    B[.., j])`` a perfect nest ``for i { for k { for j }}}`` (``lt.reduce``
-    under three loops, one a dim, two of them C's; its loops distributed
+    B[.., j])`` a perfect nest ``for i { for k { for j } }`` (an ``lt.reduce``
+    under three loops over distinct dims, two of them C's; its loops distributed
     until each holds only the next, then interchanged) and return the
     position of its i loop, the extents of i and j, and the argument number
     of B (the operand read at j but not at i) when it is a function

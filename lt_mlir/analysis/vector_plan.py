@@ -188,10 +188,10 @@ class BodyPlan:
         return None
 
     def emit_reduce_lanes(self, op, kind: str, value, lead, base, mask=None) -> None:
-        """``acc[lead, base + lane] <kind>= value[lane]`` for each lane (under
-        ``mask``); a parallel reduction's (atomic: other iterations of a
-        parallel or GPU-mapped loop share the elements) one atomic update a
-        lane."""
+        """``acc[lead, base + lane] <kind>= value[lane]`` for every lane (under
+        ``mask``); when the reduction is atomic (other iterations of a
+        parallel or GPU-mapped loop share its elements), one atomic update
+        a lane."""
         return None
 
     # -- classification helpers
