@@ -97,6 +97,7 @@ from typing import Callable
 import numpy as np
 
 from ..builder import Builder, memref
+from .mutants import MUTANT_PASS, register_mutant_pass  # the deliberately wrong pass (--mutant-pass)
 
 DEFAULT_SEED = 1
 DEFAULT_TIMEOUT = 120.0
@@ -356,31 +357,6 @@ PROGRAMS: dict[str, Program] = {
     ]
 }
 DEFAULT_PROGRAMS = tuple(n for n in PROGRAMS if not n.startswith("mutant-"))
-
-# ------------------------------------------------------------- the mutant pass
-
-MUTANT_PASS = "lt-fuzz-drop-tail"
-
-
-def register_mutant_pass() -> None:
-    """Register ``lt-fuzz-drop-tail{loop=L}``: sets L's tail to 0, losing the
-    last elements of its dim (wrong on purpose; refuses loops without a tail)."""
-    from ..passes.common import find_loop, refuse, set_extent
-    from ..passes.registry import REGISTRY, Option, register, registry
-
-    registry()
-    if MUTANT_PASS in REGISTRY:
-        return
-    from ..dialect import lt
-
-    @register(MUTANT_PASS, Option("loop", int))
-    def drop_tail(module_op, loop: int) -> None:
-        """Drop a loop's tail (a deliberately wrong pass for testing the fuzzer)."""
-        target = find_loop(module_op, loop, MUTANT_PASS)
-        if not lt.loop_tail(target):
-            raise refuse(MUTANT_PASS, f"L{loop} has no tail", target)
-        set_extent(target, lt.loop_size(target), 0)
-
 
 def fuzz_passes(mutants: bool = False, only: tuple | None = None) -> list:
     """The passes schedules draw from: every ``lt-*`` pass of the registry

@@ -44,10 +44,27 @@ def _wrap_pass(name: str, after: Callable) -> None:
     info.run = wrapped
 
 
-def _drop_tail() -> None:
-    from . import fuzz
+MUTANT_PASS = "lt-fuzz-drop-tail"
 
-    fuzz.register_mutant_pass()
+
+def register_mutant_pass() -> None:
+    """Register ``lt-fuzz-drop-tail{loop=L}``: sets L's tail to 0, losing the
+    last elements of its dim (wrong on purpose; refuses loops without a tail)."""
+    from ..passes.common import find_loop, refuse, set_extent
+    from ..passes.registry import REGISTRY, Option, register, registry
+
+    registry()
+    if MUTANT_PASS in REGISTRY:
+        return
+    from ..dialect import lt
+
+    @register(MUTANT_PASS, Option("loop", int))
+    def drop_tail(module_op, loop: int) -> None:
+        """Drop a loop's tail (a deliberately wrong pass for testing the fuzzer)."""
+        target = find_loop(module_op, loop, MUTANT_PASS)
+        if not lt.loop_tail(target):
+            raise refuse(MUTANT_PASS, f"L{loop} has no tail", target)
+        set_extent(target, lt.loop_size(target), 0)
 
 
 def _split_short_tail() -> None:
@@ -174,7 +191,8 @@ def _vector_group_past_tail() -> None:
 MUTANTS = {
     m.name: m
     for m in (
-        Mutant("drop-tail", "pass", "a pass of its own (lt-fuzz-drop-tail) that sets a loop's tail to 0", _drop_tail,
+        Mutant("drop-tail", "pass", "a pass of its own (lt-fuzz-drop-tail) that sets a loop's tail to 0",
+               register_mutant_pass,
                pass_name="lt-fuzz-drop-tail"),
         Mutant("split-short-tail", "pass", "lt-split makes a tail one element short", _split_short_tail),
         Mutant("cache-one-row-short", "pass", "lt-cache copies one row of the tile too few", _cache_one_row_short),
