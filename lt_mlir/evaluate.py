@@ -31,6 +31,7 @@ kernel cache); the search's worker pools and Ray actors run one each.
 
 from __future__ import annotations
 
+import re
 import socket
 import subprocess
 import sys
@@ -273,7 +274,7 @@ class Bench:
                 if after_parallel:  # the last one's OpenMP threads still spin on the cores
                     time.sleep(OPENMP_SETTLE_S)
                 samples[t].append(take())
-                after_parallel = "lt.parallel" in t
+                after_parallel = has_parallel_loop(t)
         base = Timing.of(samples[self.config.start_text]).median_s if samples[self.config.start_text] else None
         out = []
         for t in texts:
@@ -283,6 +284,14 @@ class Bench:
             timing = Timing.of(samples[t], 0)
             out.append(Measurement(t, timing.median_s, timing, baseline_s=base, worker=self.name))
         return out
+
+
+_PARALLEL = re.compile(r"[{,]\s*lt\.parallel\b")
+
+
+def has_parallel_loop(text: str) -> bool:
+    """Whether an lt module text has a loop annotated ``lt.parallel``."""
+    return bool(_PARALLEL.search(text))
 
 
 # ------------------------------------------------------------ the isolated runner

@@ -216,15 +216,14 @@ class _Vectorizer(BodyPlan):
         marked atomic (lowered like any atomic reduction), under its bit of
         ``mask`` when there is one."""
         for lane in range(self.width):
-            with ir.InsertionPoint(op), op.location:
-                where = ir.InsertionPoint(op)
+            with op.location:
+                at = ir.InsertionPoint(op)
                 if mask is not None:
-                    bit = vector.ExtractOp(mask, [], [lane]).result
-                    guard = scf.IfOp(bit)
+                    with at:
+                        guard = scf.IfOp(vector.ExtractOp(mask, [], [lane]).result)
                     with ir.InsertionPoint(guard.then_block):
-                        scf.YieldOp([])
-                    where = ir.InsertionPoint(list(guard.then_block.operations)[0])
-                with where:
+                        at = ir.InsertionPoint(scf.YieldOp([]))
+                with at:
                     scalar = vector.ExtractOp(vec, [], [lane]).result
                     index = arith.AddIOp(base, arith.ConstantOp(ir.IndexType.get(), lane).result).result
                     ir.Operation.create(

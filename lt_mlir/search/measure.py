@@ -75,7 +75,7 @@ from dataclasses import dataclass
 from multiprocessing.connection import wait as _wait_ready
 
 from ..errors import LtError
-from ..evaluate import Bench, Config, Evaluator, Limits, Measurement
+from ..evaluate import Bench, Config, Evaluator, Limits, Measurement, has_parallel_loop
 from ..targets import get_target
 
 _HOOK_VARS = ("LT_SEARCH_DIE_ON", "LT_SEARCH_DIE_DIR", "LT_SEARCH_DIE_ONCE")
@@ -498,14 +498,6 @@ def plan_slots(nodes: list[dict]) -> list[Slot]:
             cpus = tuple(sorted(c for s in narrow for c in s.cpus))
             wide.append(Slot(narrow[0].node_id, narrow[0].where, machine, cpus, 0.0, wide=True))
     return slots + wide
-
-
-_PARALLEL = re.compile(r"[{,]\s*lt\.parallel\b")
-
-
-def has_parallel_loop(text: str) -> bool:
-    """Whether an lt module text has a loop annotated ``lt.parallel``."""
-    return bool(_PARALLEL.search(text))
 
 
 # -- Ray ------------------------------------------------------------------------

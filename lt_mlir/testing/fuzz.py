@@ -97,6 +97,7 @@ from typing import Callable
 import numpy as np
 
 from ..builder import Builder, memref
+from . import mutants
 from .mutants import MUTANT_PASS, register_mutant_pass  # the deliberately wrong pass (--mutant-pass)
 
 DEFAULT_SEED = 1
@@ -457,6 +458,7 @@ class _Failed(Exception):
 
 _KERNELS: OrderedDict = OrderedDict()  # this worker's compiled kernels by (module text, bounds check)
 _KERNELS_KEPT = 256
+_PTX_ASSEMBLED: set = set()  # module texts whose PTX ptxas assembled, in this worker
 
 
 def _compile(module, check_bounds: bool, workaround: bool = False):
@@ -541,9 +543,6 @@ def _check_ptx(module) -> bool:
         raise _Failed("invalid-ptx", complaint)
     _PTX_ASSEMBLED.add(text)
     return True
-
-
-_PTX_ASSEMBLED: set = set()  # module texts whose PTX ptxas assembled, in this worker
 
 
 def run_one(task: dict, seed: int, programs: tuple, passes: list, notify=None, verbose=None, context=None) -> dict:
@@ -704,8 +703,6 @@ def _worker_main(args) -> None:
     os.dup2(2, 1)
     sys.stdout = sys.stderr
     if args.mutant:
-        from . import mutants
-
         mutants.install(args.mutant)
     passes = fuzz_passes(args.mutant_pass, tuple(args.passes.split(",")) if args.passes else None)
     programs = tuple(args.programs.split(","))
@@ -1186,8 +1183,6 @@ def minimize(failure: Failure, seed: int, workers: int = 2, timeout: float = DEF
 
 def _replay(args) -> int:
     if args.mutant:
-        from . import mutants
-
         mutants.install(args.mutant)
     passes = fuzz_passes(args.mutant_pass, tuple(args.passes.split(",")) if args.passes else None)
     programs = tuple(args.programs.split(","))
@@ -1224,8 +1219,6 @@ def mutation_test(names=None, schedules: int = 2000, seed: int = DEFAULT_SEED, w
     ran; per mutant: ``caught`` (the index of the first failing schedule,
     +1: how many schedules it took) or None, the failure's kind, schedules
     run."""
-    from . import mutants
-
     out = []
     for name in names or list(mutants.MUTANTS):
         m = mutants.MUTANTS[name]
