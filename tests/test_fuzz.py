@@ -130,3 +130,5 @@ def test_an_unknown_mutant_is_refused():
 
     with pytest.raises(ValueError, match="unknown mutant 'nope'; have drop-tail, split-short-tail"):
         mutants.install("nope")
+    with pytest.raises(SystemExit, match=r"^lt_mlir.testing.fuzz: unknown mutant 'nope' \(have drop-tail, "):
+        fuzz.main(["--mutant", "nope", "--schedules", "1"])  # one line, exit status 1, before any worker starts

@@ -1297,6 +1297,8 @@ def main(argv=None) -> int:
                    help="also write the summary (or the --mutants table) to PATH as Markdown, with the command and host")
     p.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     args = p.parse_args(argv)
+    if args.mutant and args.mutant not in mutants.MUTANTS:
+        raise SystemExit(f"lt_mlir.testing.fuzz: unknown mutant {args.mutant!r} (have {', '.join(mutants.MUTANTS)})")
     if args.worker:
         _worker_main(args)
         return 0
