@@ -262,6 +262,25 @@ class Schedule:
         depend on each other."""
         return self._move("parallel", loop, _word("schedule", schedule))
 
+    def assume_parallel(self, loop: int, schedule: str = "static") -> "Schedule":
+        """Mark loop ``loop`` parallel WITHOUT the dependence test: for a
+        caller that knows its iterations are independent where the test
+        cannot see it (APPy's ``unsafe=True``; the kernel frontend's CSR
+        rows, disjoint once ``indptr`` is validated).  Recorded as a step
+        of its own (``assume-parallel``), not a pass: no pipeline replays it."""
+        loop = _int("loop", loop)
+        module = clone_module(self.parsed)
+        loops = preorder_loops(module)
+        if not 0 <= loop < len(loops):
+            raise PassError(f"error: assume-parallel: no loop L{loop} (the module has {len(loops)})")
+        with module.context:
+            loops[loop].attributes["lt.parallel"] = ir.UnitAttr.get()
+            if schedule != "static":
+                loops[loop].attributes["lt.schedule"] = ir.StringAttr.get(_word("schedule", schedule))
+        self._states.append(_State(module, f"assume-parallel{{loop={loop}}}"))
+        self._undone.clear()
+        return self
+
     def gpu_map(self, loop: int, to: str) -> "Schedule":
         """Run loop ``loop``'s iterations as CUDA ``"block"``s or
         ``"thread"``s (tails are predicated).  Refuses mappings that break

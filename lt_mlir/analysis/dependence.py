@@ -24,6 +24,7 @@ def is_pure_index_op(op) -> bool:
     """lt.dim, constants and index arithmetic on such values or on values
     from outside the op's block: recomputable anywhere in the same nest
     without changing their value (lt.dim aside, see callers)."""
+    op = op.operation  # an OpView (a clone, say) or the Operation itself
     if op.name in ("lt.dim", "arith.constant"):
         return True
     if not (op.name.startswith("arith.") and len(op.results) == 1 and isinstance(op.results[0].type, ir.IndexType)):

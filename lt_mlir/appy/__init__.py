@@ -463,7 +463,7 @@ class Nest:
                 nested = any(id(loop_node) in inside for inside in outer_parallel)
                 if not gpu and p.unsafe:
                     if not nested:
-                        s = _forced_parallel(s, i)
+                        s.assume_parallel(i)
                         outer_parallel.append({id(n) for n in ast.walk(loop_node)})
                 else:
                     try:
@@ -547,19 +547,6 @@ class Nest:
             with open(prefix + ".args.json", "w") as fh:
                 json.dump({"args": list(t.args), "checks": t.checks}, fh)
         return kernel, t.args, t.checks
-
-
-def _forced_parallel(s: Schedule, loop: int) -> Schedule:
-    """``jit(unsafe=True)``: L``loop`` in parallel without the dependence
-    test (the user vouches for it, as APPy assumes)."""
-    from ..dialect.loop_tree import preorder_loops
-    from ..mlir import ir
-    from ..schedule import Schedule
-
-    module = s.module
-    with module.context:
-        preorder_loops(module)[loop].attributes["lt.parallel"] = ir.UnitAttr.get()
-    return Schedule(module.operation.get_asm(enable_debug_info=True))
 
 
 def _uneven(loop_node, dynamic_loops: list) -> bool:

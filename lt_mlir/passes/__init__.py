@@ -6,6 +6,8 @@ from . import (  # noqa: F401
     cache,
     canonicalize,
     distribute,
+    factor,
+    fuse,
     gpu_map,
     merge,
     parallel,

@@ -1,0 +1,343 @@
+"""Whole NumPy kernels through lt_mlir.kernel against SciPy, Numba and NumPy.
+
+ReACT's operator sequences (SDDMM, SpMM-MM, sparse softmax) and Intrepydd's
+host-loop kernels (Sinkhorn-Knopp as the seed writes it, PageRank power
+iteration), each timed in one process on the same inputs: lt with the
+default redundancy-aware fusion, lt with maximal fusion (TACO's strategy,
+the ablation) and without fusion (every operation a buffer, as NumPy runs
+it), SciPy/NumPy as their users write the kernel, and Numba (``@njit``
+with ``prange`` over rows, as Numba's documentation writes such loops).
+Every result is checked against SciPy/NumPy first.  Timing:
+``lt_mlir.runtime.timing.block_medians`` (blocks that alternate, a pause
+before each: OpenMP's, OpenBLAS's and Numba's threads spin after a
+call).  Ratios are each peer's time over lt's.  A peer that is not
+installed (python-graphblas, torch) is reported as absent.
+
+    python benchmarks/bench_sparse.py [--quick] [--only NAME] [--mtx FILE.mtx] [--markdown docs/bench-sparse.md]
+
+``--mtx`` runs SDDMM, SpMM-MM and sparse softmax on a Matrix Market file
+(``scipy.io.mmread``) instead of the generated matrices.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import sys
+
+import numpy as np
+import scipy.io
+import scipy.sparse as sp
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
+
+from lt_mlir.kernel import CSR, Array, float32, float64, kernel  # noqa: E402
+from lt_mlir.runtime.timing import block_medians  # noqa: E402
+
+
+def _kernels(fusion: str) -> dict:
+    @kernel(fusion=fusion)
+    def sddmm(A: CSR(float32), B: Array(float32, 2), C: Array(float32, 2)):
+        return A * (B @ C.T)
+
+    @kernel(fusion=fusion)
+    def spmm_mm(A: CSR(float32), B: Array(float32, 2), C: Array(float32, 2)):
+        return (A @ B) @ C
+
+    @kernel(fusion=fusion)
+    def sparse_softmax(A: CSR(float32)):
+        m = A.max(axis=1)
+        e = np.exp(A - m[:, None])
+        return e / e.sum(axis=1)[:, None]
+
+    @kernel(fusion=fusion)
+    def sinkhorn(r: Array(float64, 1), c: Array(float64, 1), K: Array(float64, 2), max_iter: int):
+        x = np.full(r.shape[0], 1.0 / r.shape[0])
+        it = 0
+        while it < max_iter:
+            u = 1.0 / x
+            v = c * (1 / (K.T @ u))
+            x = ((1 / r)[:, None] * K) @ v
+            it += 1
+        return x
+
+    @kernel(fusion=fusion)
+    def pagerank(A: CSR(float64), out_degree: Array(float64, 1), damping: float, iterations: int):
+        n = out_degree.shape[0]
+        x = np.full(n, 1.0 / n)
+        for _ in range(iterations):
+            x = damping * (A @ (x / out_degree)) + (1.0 - damping) / n
+        return x
+
+    return dict(sddmm=sddmm, spmm_mm=spmm_mm, sparse_softmax=sparse_softmax, sinkhorn=sinkhorn, pagerank=pagerank)
+
+
+# ------------------------------------------------------------ the peers
+
+
+def scipy_sddmm(A, B, C):
+    return A.multiply(B @ C.T).tocsr()
+
+
+def scipy_spmm_mm(A, B, C):
+    return (A @ B) @ C
+
+
+def scipy_sparse_softmax(A):
+    m = A.max(axis=1).toarray().ravel()
+    rows = np.repeat(np.arange(A.shape[0]), np.diff(A.indptr))
+    e = np.exp(A.data - m[rows])
+    s = np.bincount(rows, weights=e, minlength=A.shape[0])
+    return sp.csr_array(((e / s[rows]).astype(A.dtype), A.indices, A.indptr), shape=A.shape)
+
+
+def numpy_sinkhorn(r, c, K, max_iter):
+    x = np.full(r.shape[0], 1.0 / r.shape[0])
+    it = 0
+    while it < max_iter:
+        u = 1.0 / x
+        v = c * (1 / (K.T @ u))
+        x = ((1 / r)[:, None] * K) @ v
+        it += 1
+    return x
+
+
+def scipy_pagerank(A, out_degree, damping, iterations):
+    n = out_degree.shape[0]
+    x = np.full(n, 1.0 / n)
+    for _ in range(iterations):
+        x = damping * (A @ (x / out_degree)) + (1.0 - damping) / n
+    return x
+
+
+def numba_kernels() -> dict:
+    from numba import njit, prange
+
+    @njit(parallel=True, cache=False)
+    def sddmm(indptr, indices, data, B, C):
+        out = np.empty_like(data)
+        for i in prange(indptr.shape[0] - 1):
+            for p in range(indptr[i], indptr[i + 1]):
+                j = indices[p]
+                s = np.float32(0.0)
+                for k in range(B.shape[1]):
+                    s += B[i, k] * C[j, k]
+                out[p] = data[p] * s
+        return out
+
+    @njit(parallel=True, cache=False)
+    def spmm_mm(indptr, indices, data, B, C):
+        n = indptr.shape[0] - 1
+        out = np.zeros((n, C.shape[1]), dtype=B.dtype)
+        for i in prange(n):
+            t = np.zeros(B.shape[1], dtype=B.dtype)
+            for p in range(indptr[i], indptr[i + 1]):
+                t += data[p] * B[indices[p]]
+            for h in range(B.shape[1]):
+                for j in range(C.shape[1]):
+                    out[i, j] += t[h] * C[h, j]
+        return out
+
+    @njit(parallel=True, cache=False)
+    def sparse_softmax(indptr, data):
+        out = np.empty_like(data)
+        for i in prange(indptr.shape[0] - 1):
+            lo, hi = indptr[i], indptr[i + 1]
+            if hi > lo:
+                m = data[lo:hi].max()
+                s = 0.0
+                for p in range(lo, hi):
+                    out[p] = np.exp(data[p] - m)
+                    s += out[p]
+                for p in range(lo, hi):
+                    out[p] /= s
+        return out
+
+    @njit(parallel=True, cache=False)
+    def sinkhorn(r, c, K, max_iter):
+        n, m = K.shape
+        x = np.full(n, 1.0 / n)
+        inv_r = 1.0 / r
+        v = np.empty(m)
+        for _ in range(max_iter):
+            ktu = np.zeros(m)
+            for i in range(n):
+                u = 1.0 / x[i]
+                for j in range(m):
+                    ktu[j] += K[i, j] * u
+            for j in range(m):
+                v[j] = c[j] / ktu[j]
+            for i in prange(n):
+                s = 0.0
+                for j in range(m):
+                    s += K[i, j] * v[j]
+                x[i] = inv_r[i] * s
+        return x
+
+    @njit(parallel=True, cache=False)
+    def pagerank(indptr, indices, data, out_degree, damping, iterations):
+        n = out_degree.shape[0]
+        x = np.full(n, 1.0 / n)
+        for _ in range(iterations):
+            y = x / out_degree
+            nx = np.empty(n)
+            for i in prange(n):
+                s = 0.0
+                for p in range(indptr[i], indptr[i + 1]):
+                    s += data[p] * y[indices[p]]
+                nx[i] = damping * s + (1.0 - damping) / n
+            x = nx
+        return x
+
+    return dict(sddmm=sddmm, spmm_mm=spmm_mm, sparse_softmax=sparse_softmax, sinkhorn=sinkhorn, pagerank=pagerank)
+
+
+# ------------------------------------------------------------ workloads
+
+
+def workloads(quick: bool, mtx: str | None) -> list:
+    rng = np.random.default_rng(0)
+    n = 1024 if quick else 4096
+    if mtx:
+        A = sp.csr_array(scipy.io.mmread(mtx)).astype(np.float32)
+        A.sum_duplicates()
+        A.sort_indices()
+        label = os.path.basename(mtx)
+    else:
+        A = sp.random(n, n, density=0.01, format="csr", dtype=np.float32, random_state=1)
+        label = f"{n}² 1%"
+    A_sparse = sp.random(n, n, density=0.001, format="csr", dtype=np.float32, random_state=2) if not mtx else A
+    rows, cols = A.shape
+    out = []
+    for K, M in ((64, A), (256, A_sparse)):
+        B = rng.random((M.shape[0], K), dtype=np.float32)
+        C = rng.random((M.shape[1], K), dtype=np.float32)
+        dens = "1%" if M is A else "0.1%"
+        out.append(("sddmm", f"SDDMM {label if M is A else f'{n}² {dens}'} K={K}", (M, B, C)))
+    NH, NJ = 64, 64
+    out.append(("spmm_mm", f"SpMM-MM {label} H=J={NH}", (A, rng.random((cols, NH), dtype=np.float32), rng.random((NH, NJ), dtype=np.float32))))
+    out.append(("sparse_softmax", f"sparse softmax {label}", (A,)))
+    m = 1024 if quick else 2048
+    r = rng.random(m) + 0.5
+    c = rng.random(m) + 0.5
+    Kd = rng.random((m, m))
+    out.append(("sinkhorn", f"Sinkhorn {m}² dense, 20 iterations", (r, c, Kd, 20)))
+    G = sp.random(n * 4, n * 4, density=2e-3 if not quick else 5e-3, format="csr", dtype=np.float64, random_state=3)
+    G.data[:] = 1.0
+    deg = np.maximum(np.asarray(G.sum(axis=0)).ravel(), 1.0)
+    out.append(("pagerank", f"PageRank {n * 4} nodes, {G.nnz} edges, 20 iterations", (G, deg, 0.85, 20)))
+    return out
+
+
+def _peer(name: str, args, numba: dict | None) -> dict:
+    peers = {}
+    if name == "sddmm":
+        peers["SciPy"] = lambda: scipy_sddmm(*args)
+    elif name == "spmm_mm":
+        peers["SciPy"] = lambda: scipy_spmm_mm(*args)
+    elif name == "sparse_softmax":
+        peers["SciPy"] = lambda: scipy_sparse_softmax(*args)
+    elif name == "sinkhorn":
+        peers["NumPy"] = lambda: numpy_sinkhorn(*args)
+    elif name == "pagerank":
+        peers["SciPy"] = lambda: scipy_pagerank(*args)
+    if numba is not None:
+        f = numba[name]
+        if name in ("sddmm", "spmm_mm"):
+            A, B, C = args
+            peers["Numba"] = lambda: f(A.indptr, A.indices, A.data, B, C)
+        elif name == "sparse_softmax":
+            peers["Numba"] = lambda: f(args[0].indptr, args[0].data)
+        elif name == "sinkhorn":
+            peers["Numba"] = lambda: f(*args)
+        elif name == "pagerank":
+            A, deg, d, it = args
+            peers["Numba"] = lambda: f(A.indptr, A.indices, A.data, deg, d, it)
+    return peers
+
+
+def _values(x, inputs):
+    """A result as a dense array (a CSR's stored values from Numba: at the
+    structure of the first input)."""
+    if sp.issparse(x):
+        return x.toarray()
+    A = inputs[0]
+    if sp.issparse(A) and np.ndim(x) == 1 and x.shape[0] == A.nnz:
+        return sp.csr_array((x, A.indices, A.indptr), shape=A.shape).toarray()
+    return np.asarray(x)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="smaller inputs (a smoke run)")
+    ap.add_argument("--only", help="run the workloads whose name contains this")
+    ap.add_argument("--mtx", help="a Matrix Market file for the sparse workloads")
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--markdown", help="write the table here too")
+    args = ap.parse_args(argv)
+    if args.mtx and not os.path.exists(args.mtx):
+        print(f"bench_sparse: error: {args.mtx}: no such file", file=sys.stderr)
+        return 1
+    strategies = {s: _kernels(s) for s in ("redundancy-aware", "maximal", "none")}
+    try:
+        numba = numba_kernels()
+    except ImportError:
+        numba = None
+    absent = [name for name, mod in (("python-graphblas", "graphblas"), ("torch.sparse", "torch"), ("PyData sparse", "sparse")) if _missing(mod)]
+    rows = []
+    for name, label, inputs in workloads(args.quick, args.mtx):
+        if args.only and args.only not in name and args.only not in label:
+            continue
+        fns = {f"lt {s}": (lambda k=ks[name]: k(*inputs)) for s, ks in strategies.items()}
+        fns.update(_peer(name, inputs, numba))
+        ref = _values(next(f for n, f in fns.items() if not n.startswith("lt"))(), inputs)
+        for n, f in fns.items():
+            got = _values(f(), inputs)
+            if not np.allclose(got, ref, rtol=2e-3, atol=1e-5 * np.abs(ref).max()):
+                print(f"bench_sparse: error: {label}: {n} disagrees with the reference (max |diff| {np.abs(got - ref).max():.3g})", file=sys.stderr)
+                return 1
+        times = block_medians(fns, rounds=args.rounds, per_block=2 if name in ("sinkhorn", "pagerank") else 3)
+        lt_time = times["lt redundancy-aware"]
+        row = {"workload": label, "lt ms": lt_time * 1e3}
+        for n, t in times.items():
+            if n != "lt redundancy-aware":
+                row[n] = t / lt_time
+        rows.append(row)
+        print(f"{label:48s} lt {lt_time * 1e3:9.3f} ms  " + "  ".join(f"{n} {row[n]:6.2f}x" for n in times if n != "lt redundancy-aware"), flush=True)
+    table = _table(rows, absent)
+    print()
+    print(table)
+    if args.markdown:
+        with open(args.markdown, "w") as fh:
+            fh.write(table + "\n")
+    return 0
+
+
+def _missing(module: str) -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec(module) is None
+
+
+def _table(rows: list, absent: list) -> str:
+    cols = ["lt maximal", "lt none", "SciPy", "NumPy", "Numba"]
+    cpu = platform.processor() or platform.machine()
+    lines = [
+        f"Host: {cpu}, {os.cpu_count()} cores.  lt = redundancy-aware fusion (the default); each other column is its time over lt's (>1: lt is faster).",
+        "",
+        "| workload | lt (ms) | " + " | ".join(f"× {c}" for c in cols) + " |",
+        "|---|---|" + "---|" * len(cols),
+    ]
+    for r in rows:
+        cells = [f"{r[c]:.2f}" if c in r else "" for c in cols]
+        lines.append(f"| {r['workload']} | {r['lt ms']:.3f} | " + " | ".join(cells) + " |")
+    if absent:
+        lines.append("")
+        lines.append(f"Not installed here, so not timed: {', '.join(absent)}.")
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

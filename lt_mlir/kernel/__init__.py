@@ -1,0 +1,369 @@
+"""``lt_mlir.kernel``: whole NumPy kernels, dense and sparse, compiled
+through ``lt`` (Intrepydd's programs, ReACT's fusion).
+
+A kernel is an ordinary Python function whose arguments are annotated::
+
+    import numpy as np
+    from lt_mlir.kernel import kernel, Array, CSR, float64
+
+    @kernel
+    def sinkhorn(r: Array(float64, 1), c: Array(float64, 1), K: Array(float64, 2), max_iter: int):
+        x = np.full_like(r, 1.0 / r.shape[0])     # (host NumPy: not an lt array)
+        it = 0
+        while it < max_iter:
+            u = 1.0 / x
+            v = c * (1.0 / (K.T @ u))
+            x = ((1.0 / r)[:, None] * K) @ v
+            it += 1
+        return x
+
+    @kernel
+    def sddmm(A: CSR(float32), B: Array(float32, 2), C: Array(float32, 2)):
+        return A * (B @ C.T)                       # only at A's stored positions
+
+How it runs.  The body runs as Python: host control flow (``while``,
+``for``, ``if`` on numbers) is Python's.  The annotated arguments arrive as
+lazy arrays; NumPy expressions over them (operators, ``@``, ``.T``,
+``x[:, None]``, ``np.sum/max/min/mean`` along axes, ``np.exp/log/sqrt/abs/
+tanh/maximum/minimum/where``) record an expression graph instead of
+computing (``expr.py``).  The graph is compiled and run when a value is
+needed: a number for the host (``float(...)``, a condition), the return
+value, and the end of each iteration of a host loop in the kernel's body
+(the frontend adds that cut when it reads the function).  Each cut
+becomes one lt module (``lower.py``: one nest per operation, as NumPy
+would run them) scheduled by the registered passes (``fusion.py``:
+redundancy-aware fusion by default), compiled once per structure, shapes
+and dtypes (a cache per kernel: the next iteration of a host loop reuses
+the kernel), and called.
+
+Values computed only from the call's arguments are computed once a call
+(Intrepydd's loop-invariant code motion out of host loops): nodes are
+interned, and an invariant value that stays a buffer of its own after
+fusion becomes an output of its kernel, kept for the call.
+
+Arguments: ``Array(dtype, ndim)`` takes a NumPy array of that dtype and
+rank (C-contiguous; made so otherwise); ``CSR(dtype)`` takes a
+``scipy.sparse`` CSR matrix or array (or a ``(data, indices, indptr,
+shape)`` tuple), checked once a call (``csr.py``: ``indptr`` monotone from
+0 to nnz, column indices in range and strictly increasing in each row);
+``int``/``float`` take numbers.  A CSR result is a ``scipy.sparse.csr_array``
+sharing its operand's structure.
+
+Options: ``kernel(fusion="redundancy-aware" | "maximal" | "none",
+parallel=True, vectorize=True, fastmath=None, dump=False)``; ``fastmath``
+as ``lt_mlir.compile`` takes it (``"fast"`` lets ``lt-factor`` take
+factors out of sums).  ``f.modules`` holds the schedules compiled so far.
+
+Sparse semantics are the CSR's: see ``expr.py``.  What the frontend does
+not take (slicing with bounds, 3-D arrays, a sparse matrix on the right of
+``@``) is a ``KernelError`` naming the line.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import inspect
+import textwrap
+
+import numpy as np
+
+from ..compiler import compile as compile_module
+from ..targets import get_target
+from . import expr as E
+from . import fusion
+from .csr import as_csr, to_scipy
+from .errors import KernelError
+from .graph import Graph
+from .lower import Lowering, leaves, signature, structures
+
+float32 = np.float32
+float64 = np.float64
+
+__all__ = ["kernel", "Array", "CSR", "float32", "float64", "KernelError"]
+
+
+class Array:
+    """Annotation: a dense NumPy array of ``dtype`` and ``ndim`` dimensions."""
+
+    def __init__(self, dtype, ndim: int):
+        self.dtype = np.dtype(dtype)
+        if self.dtype not in (np.float32, np.float64):
+            raise KernelError(f"error: Array({self.dtype}, {ndim}): float32 and float64 are supported")
+        if not isinstance(ndim, int) or not 0 <= ndim <= 2:
+            raise KernelError(f"error: Array({self.dtype}, {ndim!r}): 0, 1 or 2 dimensions are supported")
+        self.ndim = ndim
+
+    def __repr__(self) -> str:
+        return f"Array({self.dtype}, {self.ndim})"
+
+
+class CSR:
+    """Annotation: a sparse matrix in CSR form with values of ``dtype``."""
+
+    def __init__(self, dtype):
+        self.dtype = np.dtype(dtype)
+        if self.dtype not in (np.float32, np.float64):
+            raise KernelError(f"error: CSR({self.dtype}): float32 and float64 are supported")
+
+    def __repr__(self) -> str:
+        return f"CSR({self.dtype})"
+
+
+def kernel(fn=None, *, fusion: str = "redundancy-aware", parallel: bool = True, vectorize: bool = True,
+           fastmath: str | None = None, dump: bool = False):
+    """Compile ``fn`` as an lt kernel (see the module's documentation)."""
+    options = dict(fusion=fusion, parallel=parallel, vectorize=vectorize, fastmath=fastmath, dump=dump)
+    if fusion not in _fusion_strategies():
+        raise KernelError(f"error: kernel: fusion={fusion!r} is not one of {', '.join(_fusion_strategies())}")
+    if fn is None:
+        return lambda f: Kernel(f, **options)
+    return Kernel(fn, **options)
+
+
+def _fusion_strategies():
+    return fusion.STRATEGIES
+
+
+class Kernel:
+    """A decorated kernel: call it like the function."""
+
+    def __init__(self, fn, *, fusion: str, parallel: bool, vectorize: bool, fastmath, dump: bool):
+        self.fn = fn
+        self.fusion, self.parallel, self.vectorize, self.fastmath, self.dump = fusion, parallel, vectorize, fastmath, dump
+        self.signature = inspect.signature(fn)
+        self.annotations = {}
+        filename = inspect.getsourcefile(fn) or "<kernel>"
+        line = fn.__code__.co_firstlineno
+        for name, p in self.signature.parameters.items():
+            a = p.annotation
+            if a is inspect.Parameter.empty:
+                raise KernelError(
+                    f"{filename}:{line}: error: argument '{name}' of kernel '{fn.__name__}' has no annotation "
+                    "(Array(dtype, ndim), CSR(dtype), int or float)"
+                )
+            if isinstance(a, str):  # from __future__ import annotations
+                try:
+                    a = eval(a, fn.__globals__)  # noqa: S307  (the user's own annotation, as typing.get_type_hints does)
+                except Exception as e:
+                    raise KernelError(f"{filename}:{line}: error: argument '{name}': annotation {a!r} cannot be evaluated: {e}") from None
+            if not (isinstance(a, (Array, CSR)) or a in (int, float)):
+                raise KernelError(f"{filename}:{line}: error: argument '{name}': annotation {a!r} is not Array(dtype, ndim), CSR(dtype), int or float")
+            self.annotations[name] = a
+        self._traced = _with_cuts(fn)
+        self.cache: dict = {}
+        self.modules: list = []  # the schedules compiled, in order
+        self.compiles = 0
+        self.hoisted: list = []  # (op, shape) of the invariant values the last call computed once and kept
+        self.launches = 0  # kernels the last call ran
+        functools.update_wrapper(self, fn)
+
+    # -------------------------------------------------------------- calls
+    def __call__(self, *args, **kwargs):
+        try:
+            bound = self.signature.bind(*args, **kwargs)
+        except TypeError as e:
+            raise KernelError(f"error: {self.fn.__name__}: {e}") from None
+        graph = Graph(self._run)
+        self.hoisted, self.launches = [], 0
+        values = {}
+        for name, v in bound.arguments.items():
+            values[name] = self._argument(graph, name, v)
+        result = self._traced(**values, __lt_cut__=_cut)
+        return self._result(graph, result)
+
+    def _argument(self, graph, name: str, v):
+        a = self.annotations[name]
+        where = f"{self.fn.__name__}: argument '{name}'"
+        if a in (int, float):
+            if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, float, np.integer, np.floating)):
+                raise KernelError(f"error: {where}: expected {a.__name__}, got {type(v).__name__}")
+            if a is int and not isinstance(v, (int, np.integer)):
+                raise KernelError(f"error: {where}: expected int, got {type(v).__name__}")
+            return a(v)
+        if isinstance(a, CSR):
+            indptr, indices, data, shape = as_csr(v, a.dtype, where)
+            return graph.node(E.CSRInput, name, indptr, indices, data, shape)
+        if not isinstance(v, np.ndarray):
+            raise KernelError(f"error: {where}: expected a NumPy array ({a!r}), got {type(v).__name__}")
+        if v.dtype != a.dtype or v.ndim != a.ndim:
+            raise KernelError(f"error: {where}: expected {a!r}, got an array of {v.dtype} with {v.ndim} dimension(s)")
+        if v.size == 0:
+            raise KernelError(f"error: {where}: the array is empty")
+        return graph.node(E.Input, name, np.ascontiguousarray(v))
+
+    def _result(self, graph, result):
+        lazy = []
+
+        def collect(x):
+            if isinstance(x, E.Lazy):
+                lazy.append(x)
+            elif isinstance(x, (tuple, list)):
+                for y in x:
+                    collect(y)
+            elif isinstance(x, dict):
+                for y in x.values():
+                    collect(y)
+
+        collect(result)
+        graph.evaluate(lazy)
+
+        def convert(x):
+            if isinstance(x, E.Lazy):
+                if x.sparse:
+                    return to_scipy(x.structure, x.value)
+                return x.value if x.shape else x.value.reshape(())[()]
+            if isinstance(x, tuple):
+                return tuple(convert(y) for y in x)
+            if isinstance(x, list):
+                return [convert(y) for y in x]
+            if isinstance(x, dict):
+                return {k: convert(y) for k, y in x.items()}
+            return x
+
+        return convert(result)
+
+    # ---------------------------------------------------------- compiling
+    def _run(self, graph: Graph, roots: list, todo: list) -> None:
+        key = (signature(todo, roots), graph.looping)
+        entry = self.cache.get(key)
+        if entry is None:
+            entry = self.cache[key] = self._compile(todo, roots, graph.looping)
+        compiled, kept_positions = entry
+        kept = [todo[k] for k in kept_positions]
+        outputs = roots + kept
+        low = Lowering(todo, outputs)
+        arrays = []
+        out_arrays = []
+        for role, index in compiled.plan:
+            if role == "indptr":
+                arrays.append(structures(todo)[index].indptr)
+            elif role == "indices":
+                arrays.append(structures(todo)[index].indices)
+            elif role == "in":
+                arrays.append(np.asarray(leaves(todo)[index].value))
+            else:
+                n = outputs[index]
+                shape = (n.structure.nnz,) if n.sparse else n.shape
+                a = np.empty(shape, np.uint8 if n.dtype == np.bool_ else n.dtype)
+                out_arrays.append((n, a))
+                arrays.append(a)
+        del low
+        compiled.kernel(*arrays)
+        self.launches += 1
+        for n, a in out_arrays:
+            n.value = a.view(np.bool_) if n.dtype == np.bool_ else a
+        self.hoisted += [(getattr(n, "op", getattr(n, "kind", type(n).__name__)), n.shape) for n in kept]
+
+    def _compile(self, todo: list, roots: list, looping: bool):
+        width = 1
+        if self.vectorize:
+            width = get_target("cpu").vector_width(np.dtype(todo[-1].dtype if todo[-1].dtype != np.bool_ else np.float32).itemsize)
+        sparse = any(n.sparse or isinstance(n, (E.SparseReduce, E.SpMM)) for n in todo)
+        root_ids = {id(r) for r in roots}
+        text, owners = _lowered(todo, roots)
+        s, fused = fusion.schedule(text, owners, root_ids, self.fusion, parallel=False, width=1, sparse=sparse)
+        kept = [k for k, n in enumerate(todo) if looping and n.invariant and id(n) not in root_ids and id(n) not in fused
+                and not isinstance(n, (E.View, E.Transpose))]
+        outputs = roots + [todo[k] for k in kept]
+        text, owners = _lowered(todo, outputs)
+        keep = {id(n) for n in outputs}
+        s, fused = fusion.schedule(text, owners, keep, self.fusion, parallel=self.parallel, width=width, sparse=sparse)
+        options = {} if self.fastmath is None else {"fastmath": self.fastmath}
+        kern = compile_module(s.module, **options)
+        self.compiles += 1
+        self.modules.append(s)
+        if self.dump:
+            print(f"// kernel {self.fn.__name__}, compile {self.compiles} ({self.fusion})")
+            print(s.loop_tree)
+        low = Lowering(todo, outputs)
+        low.text()
+        plan = []
+        lv, st = leaves(todo), structures(todo)
+        for a in low.arguments:
+            if a.role in ("indptr", "indices"):
+                plan.append((a.role, next(k for k, x in enumerate(st) if x is a.node)))
+            elif a.role == "in":
+                plan.append(("in", next(k for k, x in enumerate(lv) if x is a.node)))
+            else:
+                plan.append(("out", next(k for k, x in enumerate(outputs) if x is a.node)))
+        return _Compiled(kern, plan), kept
+
+
+class _Compiled:
+    def __init__(self, kernel, plan):
+        self.kernel, self.plan = kernel, plan
+
+
+def _lowered(todo: list, outputs: list) -> tuple:
+    """(module text, the node of each outermost loop in order)."""
+    low = Lowering(todo, outputs)
+    text = low.text()
+    return text, low.owners
+
+
+# ------------------------------------------------------- host-loop cuts
+
+
+def _cut(frame_locals: dict) -> None:
+    """The end of a host loop's iteration: compute the lazy values bound to
+    the function's variables (one kernel), so the next iteration's graph
+    starts from values."""
+    graphs: dict = {}
+    for v in frame_locals.values():
+        if isinstance(v, E.Lazy) and v.value is None:
+            graphs.setdefault(id(v.graph), (v.graph, []))[1].append(v)
+    for graph, values in graphs.values():
+        graph.looping = True  # from now on, invariant values that stay buffers are kept for the call
+        graph.sync(values)
+
+
+class _AddCuts(ast.NodeTransformer):
+    def visit_FunctionDef(self, node):  # nested functions keep their own semantics
+        if getattr(self, "_top", None) is None:
+            self._top = node
+            self.generic_visit(node)
+        return node
+
+    visit_AsyncFunctionDef = visit_FunctionDef
+
+    def _loop(self, node):
+        self.generic_visit(node)
+        cut = ast.parse("__lt_cut__(locals())").body[0]
+        ast.copy_location(cut, node.body[-1])
+        ast.fix_missing_locations(cut)
+        node.body.append(cut)
+        node.body.insert(0, ast.fix_missing_locations(ast.copy_location(ast.parse("__lt_cut__(locals())").body[0], node.body[0])))
+        return node
+
+    visit_While = _loop
+    visit_For = _loop
+
+
+def _with_cuts(fn):
+    """``fn`` with ``__lt_cut__(locals())`` at the start and end of each
+    host loop's body, compiled at its own file and lines."""
+    try:
+        source = textwrap.dedent(inspect.getsource(fn))
+        filename = inspect.getsourcefile(fn) or "<kernel>"
+    except (OSError, TypeError):
+        raise KernelError(f"error: kernel '{fn.__name__}': its source is not available (define it in a file)") from None
+    if fn.__code__.co_freevars:
+        names = ", ".join(fn.__code__.co_freevars)
+        raise KernelError(
+            f"{filename}:{fn.__code__.co_firstlineno}: error: kernel '{fn.__name__}' uses variables of an enclosing function ({names}): pass them as arguments"
+        )
+    tree = ast.parse(source)
+    fdef = tree.body[0]
+    if not isinstance(fdef, ast.FunctionDef):
+        raise KernelError(f"{filename}:{fn.__code__.co_firstlineno}: error: @kernel takes a function defined with def")
+    fdef.decorator_list = []
+    fdef = _AddCuts().visit(fdef)
+    fdef.args.kwonlyargs.append(ast.arg(arg="__lt_cut__"))
+    fdef.args.kw_defaults.append(None)
+    ast.fix_missing_locations(fdef)
+    ast.increment_lineno(tree, fn.__code__.co_firstlineno - 1)
+    code = compile(tree, filename, "exec")
+    namespace: dict = {}
+    exec(code, fn.__globals__, namespace)  # noqa: S102  (the user's own function, read from its file)
+    return namespace[fdef.name]

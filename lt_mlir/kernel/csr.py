@@ -1,0 +1,73 @@
+"""CSR arguments: accepted forms, checked once a call, and results."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .errors import KernelError
+
+
+def as_csr(v, dtype: np.dtype, where: str) -> tuple:
+    """(indptr, indices, data, shape) of a CSR argument, checked: a
+    ``scipy.sparse`` CSR matrix or array, or ``(data, indices, indptr,
+    shape)``.  ``indptr`` must run from 0 to nnz without decreasing, every
+    column index be in range and each row's indices strictly increase
+    (sorted, no duplicates): what the kernels assume to run rows in
+    parallel and to read each stored position once."""
+    fmt = getattr(v, "format", None)
+    if fmt is not None:
+        if fmt != "csr":
+            raise KernelError(f"error: {where}: expected a CSR matrix, got scipy.sparse format '{fmt}' (convert with .tocsr())")
+        data, indices, indptr, shape = v.data, v.indices, v.indptr, v.shape
+    elif isinstance(v, tuple) and len(v) == 4:
+        data, indices, indptr, shape = v
+    else:
+        raise KernelError(f"error: {where}: expected a CSR matrix (scipy.sparse csr_array/csr_matrix or (data, indices, indptr, shape)), got {type(v).__name__}")
+    data, indices, indptr = (np.asarray(a) for a in (data, indices, indptr))
+    if data.dtype != dtype:
+        raise KernelError(f"error: {where}: expected CSR values of {dtype}, got {data.dtype}")
+    if len(shape) != 2 or min(shape) < 1:
+        raise KernelError(f"error: {where}: a CSR matrix needs a 2-D shape of at least one row and column, got {tuple(shape)}")
+    rows, cols = (int(s) for s in shape)
+    for name, a in (("indptr", indptr), ("indices", indices)):
+        if a.ndim != 1 or a.dtype not in (np.int32, np.int64):
+            raise KernelError(f"error: {where}: {name} must be a 1-D array of int32 or int64, got {a.dtype} with {a.ndim} dimension(s)")
+    if data.ndim != 1 or data.shape != indices.shape:
+        raise KernelError(f"error: {where}: data and indices must be 1-D of one length, got {data.shape} and {indices.shape}")
+    if indptr.shape[0] != rows + 1:
+        raise KernelError(f"error: {where}: indptr has {indptr.shape[0]} entries; a matrix of {rows} rows needs {rows + 1}")
+    nnz = data.shape[0]
+    if indptr[0] != 0 or indptr[-1] != nnz:
+        raise KernelError(f"error: {where}: indptr must start at 0 and end at nnz={nnz}, got {int(indptr[0])} .. {int(indptr[-1])}")
+    steps = np.diff(indptr)
+    if (steps < 0).any():
+        row = int(np.argmax(steps < 0))
+        raise KernelError(f"error: {where}: indptr decreases at row {row} ({int(indptr[row])} then {int(indptr[row + 1])})")
+    if nnz:
+        if indices.min() < 0 or indices.max() >= cols:
+            bad = int(np.argmax((indices < 0) | (indices >= cols)))
+            raise KernelError(f"error: {where}: column index {int(indices[bad])} at position {bad} is outside 0..{cols - 1}")
+        rising = np.diff(indices) > 0
+        row_starts = np.zeros(nnz, bool)
+        row_starts[indptr[1:-1][indptr[1:-1] < nnz]] = True
+        bad = ~rising & ~row_starts[1:]
+        if bad.any():
+            p = int(np.argmax(bad)) + 1
+            row = int(np.searchsorted(indptr, p, side="right") - 1)
+            raise KernelError(
+                f"error: {where}: row {row}'s column indices are not strictly increasing at position {p} "
+                f"({int(indices[p - 1])} then {int(indices[p])}): sort them and sum duplicates (A.sum_duplicates())"
+            )
+    data = np.ascontiguousarray(data)
+    indptr = np.ascontiguousarray(indptr)
+    indices = np.ascontiguousarray(indices)
+    if indptr.dtype != indices.dtype:
+        indptr, indices = indptr.astype(np.int64), indices.astype(np.int64)
+    return indptr, indices, data, (rows, cols)
+
+
+def to_scipy(structure, data: np.ndarray):
+    """A ``scipy.sparse.csr_array`` of ``data`` at ``structure``'s positions."""
+    import scipy.sparse
+
+    return scipy.sparse.csr_array((data, structure.indices, structure.indptr), shape=structure.shape)

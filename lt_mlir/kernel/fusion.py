@@ -1,0 +1,189 @@
+"""The kernel frontend's schedules, built from the registered lt passes.
+
+The unfused module (``lower.py``: one nest per NumPy operation, every value
+in a buffer) goes through one of three strategies:
+
+* ``"none"``: as NumPy runs it (the ablation's floor);
+* ``"maximal"`` (TACO's strategy, the ablation ReACT compares with): every
+  temporary is fused into the statements that read it, recomputed where a
+  read sits in loops its indices do not use (``lt-fuse{recompute=true}``);
+* ``"redundancy-aware"`` (the default, ReACT's): temporaries are fused
+  only where that computes each element once (``lt-fuse``: type 3
+  load-store and type 4 dead-value redundancy removed, type 2 never
+  introduced); factors invariant in a reduction are taken out of it where
+  the fastmath mode allows reassociation (``lt-factor``, type 1); the
+  remaining nests that iterate the same rows are merged (``lt-merge``) and
+  their temporaries shrunk to the rows live at once
+  (``lt-shrink-buffers``): the partial fusion of SpMM-MM.
+
+Then, for every strategy, the outermost loops run in parallel where the
+dependence test of ``lt-parallel`` allows it (the row loops of CSR nests,
+whose stored positions are disjoint row by row once ``indptr`` is
+validated, without it), and innermost loops are vectorized where
+``lt-vectorize`` accepts them.
+"""
+
+from __future__ import annotations
+
+from ..dialect import lt
+from ..dialect.loop_tree import preorder_loops
+from ..errors import PassError
+from ..mlir import ir
+from ..schedule import Schedule
+
+STRATEGIES = ("redundancy-aware", "maximal", "none")
+
+
+def top_loops(s: Schedule) -> list[int]:
+    """Pre-order indices of the function's outermost loops."""
+    return [k for k, loop in enumerate(preorder_loops(s.parsed)) if not lt.enclosing_loops(loop)]
+
+
+def _try(s: Schedule, step: str) -> bool:
+    try:
+        s.apply(step, explain=False)
+        return True
+    except PassError:
+        return False
+
+
+def fuse(s: Schedule, owners: list, keep: set, recompute: bool) -> set:
+    """Fuse the nests of ``owners`` (the node of each outermost loop, in
+    order) into their readers, except nodes in ``keep``; returns the ids of
+    the nodes fused.  ``owners`` is updated."""
+    fused: set = set()
+    progress = True
+    while progress:
+        progress = False
+        tops = top_loops(s)
+        for k in range(len(tops) - 1, -1, -1):
+            node = owners[k]
+            if id(node) in keep or id(node) in fused:
+                continue
+            first = next(j for j, o in enumerate(owners) if o is node)
+            if first != k:
+                continue  # a node with several outer nests (an init, then the sum) fuses as a whole or not at all
+            step = f"lt-fuse{{loop={tops[k]}{' recompute=true' if recompute else ''}}}"
+            if _try(s, step):
+                fused.add(id(node))
+                owners[:] = [o for o in owners if o is not node]
+                progress = True
+                break
+    return fused
+
+
+def merge_rows(s: Schedule) -> None:
+    """Merge each outermost loop into the one before it where legal."""
+    progress = True
+    while progress:
+        progress = False
+        tops = top_loops(s)
+        for k in range(len(tops) - 1, 0, -1):
+            if _try(s, f"lt-merge{{loop={tops[k]}}}"):
+                progress = True
+                break
+
+
+def factor(s: Schedule) -> None:
+    """``lt-factor`` on every loop that takes it."""
+    progress = True
+    while progress:
+        progress = False
+        for k in range(s.loops()):
+            if _try(s, f"lt-factor{{loop={k}}}"):
+                progress = True
+                break
+
+
+def parallelize(s: Schedule, sparse_rows: bool) -> None:
+    """Each outermost loop in parallel when every iteration writes only its
+    own rows (``_rows_private``: no reduction combined across threads):
+    checked by ``lt-parallel``, or, where that cannot see it (CSR
+    positions from ``indptr``), assumed."""
+    for k in top_loops(s):
+        if not _rows_private(s, k):
+            continue
+        if not _try(s, f"lt-parallel{{loop={k}}}") and sparse_rows:
+            s.assume_parallel(k, schedule="guided")
+
+
+def vectorize(s: Schedule, width: int) -> None:
+    """``lt-vectorize`` on every innermost loop that takes it."""
+    loops = preorder_loops(s.parsed)
+    innermost = [k for k, loop in enumerate(loops) if not _has_inner_loop(loop)]
+    for k in innermost:
+        _try(s, f"lt-vectorize{{loop={k} width={width}}}")
+
+
+def _has_inner_loop(loop) -> bool:
+    found = []
+
+    def visit(op):
+        if op.name == "lt.loop" and op != loop:
+            found.append(op)
+        return ir.WalkResult.ADVANCE
+
+    loop.walk(visit)
+    return bool(found)
+
+
+def _dim_of(value) -> str | None:
+    """The dim of an ``lt.dim`` result, else None."""
+    op = value.owner
+    if isinstance(op, ir.Block) or op.name != "lt.dim":
+        return None
+    return ir.StringAttr(op.attributes["dim"]).value
+
+
+def _rows_private(s: Schedule, k: int) -> bool:
+    """Whether every write in outermost loop ``k`` goes to a location only
+    its own row writes: a scratch buffer allocated inside it, an element
+    whose first index is the loop's dim, or (CSR values) a position that is
+    the induction variable of an ``scf.for`` inside it (the lowering writes
+    those loops over ``indptr[i]..indptr[i+1]`` only)."""
+    loop = preorder_loops(s.parsed)[k]
+    dim = lt.loop_dim(loop)
+    positions: list = []
+    local: list = []
+    written: list = []
+    accesses: list = []  # (buffer, first index) of every load, store and reduce
+
+    def visit(op):
+        if op.name == "scf.for":
+            positions.append(op.regions[0].blocks[0].arguments[0])
+        elif op.name == "lt.alloc":
+            local.append(op.results[0])
+        elif op.name in ("memref.store", "lt.reduce", "memref.load"):
+            at = 0 if op.name == "memref.load" else 1
+            buf, idx = op.operands[at], list(op.operands)[at + 1:]
+            if op.name != "memref.load":
+                written.append(buf)
+            accesses.append((buf, idx[0] if idx else None))
+        return ir.WalkResult.ADVANCE
+
+    loop.walk(visit)
+    for buf, first in accesses:
+        if any(buf == v for v in local) or not any(buf == w for w in written):
+            continue
+        if first is None or not (any(first == p for p in positions) or _dim_of(first) == dim):
+            return False
+    return True
+
+
+def schedule(text: str, owners: list, keep: set, strategy: str, *, parallel: bool, width: int, sparse: bool) -> tuple:
+    """(Schedule, ids of the nodes fused) for ``strategy``."""
+    s = Schedule(text)
+    fused: set = set()
+    if strategy == "maximal":
+        fused = fuse(s, owners, keep, recompute=True)
+    elif strategy == "redundancy-aware":
+        fused = fuse(s, owners, keep, recompute=False)
+        factor(s)
+        merge_rows(s)
+    if parallel:
+        parallelize(s, sparse)
+    if strategy == "redundancy-aware":
+        _try(s, "lt-shrink-buffers")  # after lt-parallel: a parallel loop's scratch is one tile per thread
+    if width > 1:
+        vectorize(s, width)
+    return s, fused

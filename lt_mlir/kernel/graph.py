@@ -1,0 +1,193 @@
+"""One call's expression graph: building nodes (with NumPy's rules for
+shapes) and evaluating them with compiled lt kernels."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import expr as E
+from .errors import KernelError, where
+
+
+class Graph:
+    """The nodes of one call of a kernel.  ``run(nodes)`` is given by the
+    kernel (``Kernel._run``): it compiles (or finds) the lt kernel for the
+    nodes without a value and fills them in."""
+
+    def __init__(self, run):
+        self._run = run
+        self._interned: dict = {}
+        self.looping = False  # in a host loop of the kernel (a cut was made)
+
+    # -------------------------------------------------------------- nodes
+    def node(self, cls, *args):
+        n = cls(self, *args)
+        if not n.invariant:
+            return n  # interned are only values fixed for the call (their operands live as long)
+        key = n.key()
+        old = self._interned.get(key)
+        if old is not None:
+            return old
+        self._interned[key] = n
+        return n
+
+    def wrap(self, x) -> E.Lazy:
+        if isinstance(x, E.Lazy):
+            if x.graph is not self:
+                raise KernelError(f"{where()}: error: an array of another kernel call is used here")
+            return x
+        if isinstance(x, (bool, np.bool_)):
+            raise KernelError(f"{where()}: error: a bool operand is not supported in an array expression")
+        if E.is_number(x):
+            weak = not isinstance(x, np.generic)
+            dtype = np.float64 if weak else np.result_type(x, np.float32)
+            key = ("scalar", float(x), np.dtype(dtype).str, weak)
+            node = self._interned.get(key)
+            if node is None:
+                node = self._interned[key] = E.Scalar(self, x, dtype)
+                node.weak = weak
+            return node
+        if isinstance(x, np.ndarray):
+            if x.dtype not in (np.float32, np.float64):
+                raise KernelError(f"{where()}: error: arrays of {x.dtype} are not supported (float32 and float64 are)")
+            return E.Computed(self, np.ascontiguousarray(x), False)
+        raise KernelError(f"{where()}: error: a {type(x).__name__} is not an array or a number")
+
+    @staticmethod
+    def _dtype(*nodes) -> np.dtype:
+        strong = [n.dtype for n in nodes if not getattr(n, "weak", False) and n.dtype != np.bool_]
+        return E.result_dtype(*strong) if strong else np.dtype(np.float64)
+
+    def binary(self, op: str, a: E.Lazy, b: E.Lazy) -> E.Lazy:
+        what = f"'{op}' of arrays"
+        dtype = np.dtype(np.bool_) if op in E.COMPARE else self._dtype(a, b)
+        if a.sparse or b.sparse:
+            return self._sparse_map(op, (a, b), dtype)
+        for x in (a, b):
+            if x.dtype == np.bool_ and op not in ("eq", "ne"):
+                raise KernelError(f"{where()}: error: {what}: a boolean array is not a number (use np.where)")
+        return self.node(E.Map, op, (a, b), E.broadcast_shape([a.shape, b.shape], what), dtype)
+
+    def unary(self, op: str, x: E.Lazy) -> E.Lazy:
+        if x.dtype == np.bool_:
+            raise KernelError(f"{where()}: error: np.{op} of a boolean array")
+        if x.sparse:
+            return self._sparse_map(op, (x,), x.dtype)
+        return self.node(E.Map, op, (x,), x.shape, x.dtype)
+
+    def _sparse_map(self, op: str, operands: tuple, dtype) -> E.Lazy:
+        structures = {id(o.structure): o.structure for o in operands if o.sparse}
+        if len(structures) > 1:
+            raise KernelError(f"{where()}: error: '{op}' of two sparse matrices with different structures is not supported")
+        s = next(iter(structures.values()))
+        for o in operands:
+            if not o.sparse:
+                E.broadcast_shape([o.shape, s.shape], f"'{op}' of a sparse matrix {s.shape} and an array {o.shape}")
+                if len(np.broadcast_shapes(o.shape, s.shape)) != 2 or np.broadcast_shapes(o.shape, s.shape) != s.shape:
+                    raise KernelError(f"{where()}: error: '{op}': an array {o.shape} does not broadcast to the sparse matrix's shape {s.shape}")
+        return self.node(E.SparseMap, op, operands, s, dtype)
+
+    def select(self, c: E.Lazy, a: E.Lazy, b: E.Lazy) -> E.Lazy:
+        if any(x.sparse for x in (c, a, b)):
+            raise KernelError(f"{where()}: error: np.where with a sparse operand is not supported")
+        shape = E.broadcast_shape([c.shape, a.shape, b.shape], "np.where")
+        return self.node(E.Select, (c, a, b), shape, self._dtype(a, b))
+
+    def reduce(self, name: str, x: E.Lazy, axis) -> E.Lazy:
+        kind = E.REDUCTIONS[name]
+        if x.dtype == np.bool_:
+            raise KernelError(f"{where()}: error: np.{name} of a boolean array")
+        if x.sparse:
+            axes = E._axes(axis, 2, f"{name} of a sparse matrix")
+            if axes == (0, 1):
+                return self.node(E.Reduce, kind, self.node(E.SparseReduce, kind, x), (0,))
+            if axes != (1,):
+                raise KernelError(f"{where()}: error: {name} of a sparse matrix along axis 0 is not supported (axis=1 or none)")
+            return self.node(E.SparseReduce, kind, x)
+        axes = E._axes(axis, x.ndim, name)
+        if not axes:
+            return x
+        return self.node(E.Reduce, kind, x, axes)
+
+    def mean(self, x: E.Lazy, axis) -> E.Lazy:
+        if x.sparse:
+            raise KernelError(f"{where()}: error: mean of a sparse matrix is not supported")
+        axes = E._axes(axis, x.ndim, "mean")
+        count = int(np.prod([x.shape[a] for a in axes])) if axes else 1
+        return self.binary("div", self.reduce("sum", x, axis), self.wrap(float(count)))
+
+    def matmul(self, a: E.Lazy, b: E.Lazy) -> E.Lazy:
+        if b.sparse:
+            raise KernelError(f"{where()}: error: dense @ sparse is not supported (write (B.T @ A.T).T with A sparse? not yet either: use A @ B)")
+        if a.ndim == 0 or b.ndim == 0 or a.ndim > 2 or b.ndim > 2:
+            raise KernelError(f"{where()}: error: @ of arrays of {a.ndim} and {b.ndim} dimensions (1-D and 2-D are supported)")
+        k_a = a.shape[-1]
+        k_b = b.shape[0]
+        if k_a != k_b:
+            raise KernelError(f"{where()}: error: @: shapes {a.shape} and {b.shape} do not agree ({k_a} != {k_b})")
+        shape = a.shape[:-1] + b.shape[1:]
+        if a.sparse:
+            return self.node(E.SpMM, a, b, shape, self._dtype(a, b))
+        return self.node(E.MatMul, a, b, shape, self._dtype(a, b))
+
+    def transpose(self, x: E.Lazy) -> E.Lazy:
+        if x.sparse:
+            raise KernelError(f"{where()}: error: transposing a sparse matrix is not supported")
+        if x.ndim < 2:
+            return x
+        if x.ndim > 2:
+            raise KernelError(f"{where()}: error: .T of a {x.ndim}-D array is not supported")
+        return self.node(E.Transpose, x)
+
+    def index(self, x: E.Lazy, index) -> E.Lazy:
+        items = index if isinstance(index, tuple) else (index,)
+        new, axis = [], 0
+        for item in items:
+            if item is None:
+                new.append(len(new) + axis)
+            elif isinstance(item, slice) and item == slice(None):
+                axis += 1
+            else:
+                raise KernelError(
+                    f"{where()}: error: indexing with {item!r} is not supported in a kernel yet (':' and None are)"
+                )
+        if axis > x.ndim:
+            raise KernelError(f"{where()}: error: too many indices for an array of {x.ndim} dimension(s)")
+        if not new:
+            return x
+        if x.sparse:
+            raise KernelError(f"{where()}: error: indexing a sparse matrix is not supported")
+        return self.node(E.View, x, tuple(new))
+
+    # --------------------------------------------------------- evaluation
+    def pending(self, roots) -> list:
+        """The nodes without a value that ``roots`` need, operands first."""
+        order, seen = [], set()
+
+        def visit(n):
+            if id(n) in seen or n.value is not None:
+                return
+            seen.add(id(n))
+            for o in n.operands:
+                visit(o)
+            order.append(n)
+
+        for r in roots:
+            visit(r)
+        return order
+
+    def evaluate(self, roots: list) -> list:
+        todo = self.pending(roots)
+        if todo:
+            self._run(self, [r for r in roots if r.value is None], todo)
+        return [r.value for r in roots]
+
+    def sync(self, values) -> None:
+        """Compute every lazy value among ``values`` (a host loop's
+        iteration ends: the graph is cut here, one kernel for all)."""
+        roots = [v for v in values if isinstance(v, E.Lazy) and v.graph is self and v.value is None]
+        if roots:
+            self.evaluate(roots)
+        for v in values:
+            if isinstance(v, E.Lazy) and v.graph is self and not isinstance(v, (E.Input, E.CSRInput)):
+                v.carried = True  # what the loop's variables hold now changes from one iteration to the next

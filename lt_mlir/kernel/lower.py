@@ -1,0 +1,431 @@
+"""Expression graph -> lt module: one loop nest per operation, as NumPy
+would run them (every value a buffer), before any fusion.
+
+Each node without a value becomes one nest writing its own buffer: a
+kernel output (a function argument) if the caller needs its value, else an
+``lt.alloc`` at full size.  Views (``x[:, None]``, ``.T``) are not nests:
+reading one reads its operand at the mapped indices.  Loop orders are the
+ones a person writes:
+
+* element-wise (``Map``, ``Select``): the result's axes in order;
+* a reduction along trailing axes: ``for kept { init; for reduced { acc op= x } }``;
+  along leading axes: an init nest, then the operand's axes in order;
+* ``a @ b``: the dot-product form ``for i { for j { init; for k } }`` where
+  ``b`` is read along k contiguously (``b`` a transposed view), else
+  ``for i { for j { init }; for k { for j } }`` (both operands row-wise);
+* CSR nests: ``for i { for p in indptr[i]..indptr[i+1] { j = indices[p]; ... } }``
+  (an ``scf.for`` inside the row loop: the data-dependent loop of the APPy
+  translator), SpMM as ``for i { init; for p { for j } }``.
+
+Dims are named by position (``i, j, l, n`` for a result's axes, ``k``, ``k1``
+for reduced ones), so nests of equal extents over rows share the dim that
+``lt-merge`` fuses.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..builder import Builder, memref
+from . import expr as E
+
+AXES = ("i", "j", "l", "n")
+ELEMENT = {np.dtype(np.float32): "f32", np.dtype(np.float64): "f64", np.dtype(np.bool_): "i8"}
+_BINOPS = {"add": "addf", "sub": "subf", "mul": "mulf", "div": "divf", "max": "maximumf", "min": "minimumf"}
+_CMP = {"lt": "olt", "le": "ole", "gt": "ogt", "ge": "oge", "eq": "oeq", "ne": "une"}
+_UNOPS = {"neg": "negf", "exp": "exp", "log": "log", "sqrt": "sqrt", "abs": "absf", "tanh": "tanh"}
+IDENTITY = {"add": 0.0, "max": -np.inf, "min": np.inf}
+
+
+def element(dtype) -> str:
+    return ELEMENT[np.dtype(dtype)]
+
+
+class Argument:
+    """One function argument: ``role`` is "in" (a value), "out" (a node's
+    result), "indptr"/"indices" (a CSR's structure)."""
+
+    def __init__(self, name: str, role: str, node: E.Lazy, type_: str):
+        self.name, self.role, self.node, self.type = name, role, node, type_
+
+    def array(self):
+        n = self.node
+        if self.role == "indptr":
+            return n.indptr
+        if self.role == "indices":
+            return n.indices
+        if self.role == "in":
+            return n.value
+        return None
+
+
+def leaves(todo: list) -> list:
+    """The operands with values that the nests read, in first-use order."""
+    out, seen = [], set()
+    todo_ids = {id(n) for n in todo}
+    for n in todo:
+        for o in n.operands:
+            if id(o) not in todo_ids and id(o) not in seen:
+                seen.add(id(o))
+                out.append(o)
+    return out
+
+
+def structures(todo: list) -> list:
+    out, seen = [], set()
+    for n in todo:
+        for s in ([n] if n.sparse else []) + [o for o in n.operands if o.sparse]:
+            st = s.structure
+            if id(st) not in seen:
+                seen.add(id(st))
+                out.append(st)
+    return out
+
+
+def signature(todo: list, outputs: list) -> tuple:
+    """A structural key of the nests: equal keys give the same module."""
+    ids: dict = {}
+    key = []
+    for i, st in enumerate(structures(todo)):
+        ids[("structure", id(st))] = i
+        key.append(("csr", st.shape, st.nnz, st.indptr.dtype.str, st.indices.dtype.str))
+    for leaf in leaves(todo):
+        ids[id(leaf)] = len(ids)
+        kind = type(leaf).__name__
+        extra = ids.get(("structure", id(leaf.structure))) if leaf.sparse else None
+        key.append((kind, leaf.shape, leaf.dtype.str, extra))
+    out_ids = {id(o) for o in outputs}
+    for n in todo:
+        ids[id(n)] = len(ids)
+        attrs = {k: v for k, v in vars(n).items() if k in ("op", "kind", "axes", "new")}
+        if isinstance(n, E.Map) and n.op == "pow":
+            attrs["exponent"] = float(n.operands[1].value) if isinstance(n.operands[1], E.Scalar) else None
+        extra = ids.get(("structure", id(n.structure))) if n.sparse else None
+        key.append((type(n).__name__, n.shape, n.dtype.str, tuple(sorted(attrs.items())), tuple(ids[id(o)] for o in n.operands), extra, id(n) in out_ids))
+    return tuple(key)
+
+
+class Lowering:
+    """Writes the module; ``arguments`` lists the function's arguments."""
+
+    def __init__(self, todo: list, outputs: list, name: str = "kernel"):
+        self.todo, self.outputs = todo, outputs
+        self.b = Builder(float_format="e17")
+        self.arguments: list[Argument] = []
+        self.buffers: dict = {}  # id(node) -> memref Value (values and results)
+        self.csr: dict = {}  # id(structure) -> (indptr, indices) Values
+        self.name = name
+
+    def text(self) -> str:
+        b = self.b
+        args = []
+        for k, st in enumerate(structures(self.todo)):
+            args.append(Argument(f"indptr{k}", "indptr", st, memref([st.indptr.shape[0]], _int_type(st.indptr))))
+            args.append(Argument(f"indices{k}", "indices", st, memref([st.indices.shape[0]], _int_type(st.indices))))
+        for k, leaf in enumerate(leaves(self.todo)):
+            args.append(Argument(f"x{k}", "in", leaf, self.buffer_type(leaf)))
+        for k, n in enumerate(self.outputs):
+            args.append(Argument(f"out{k}", "out", n, self.buffer_type(n)))
+        self.arguments = args
+        self.owners = []  # the node of each outermost loop, in order
+        f = b.func(self.name, [(a.name, a.type) for a in args])
+        with f as values:
+            for a, v in zip(args, values):
+                if a.role == "indptr":
+                    self.csr.setdefault(id(a.node), [None, None])[0] = v
+                elif a.role == "indices":
+                    self.csr.setdefault(id(a.node), [None, None])[1] = v
+                else:
+                    self.buffers[id(a.node)] = v
+            for n in self.todo:
+                if isinstance(n, (E.View, E.Transpose)):
+                    continue
+                if id(n) not in self.buffers:
+                    dims = ["p"] if n.sparse else _dims(n.ndim)
+                    self.buffers[id(n)] = b.alloc(dims, self.buffer_type(n), name=b.fresh("t"))
+                before = sum(op.name == "lt.loop" for op in f.body.ops)
+                self.nest(n)
+                self.owners += [n] * (sum(op.name == "lt.loop" for op in f.body.ops) - before)
+        return b.text()
+
+    @staticmethod
+    def buffer_type(n: E.Lazy) -> str:
+        shape = (n.structure.nnz,) if n.sparse else n.shape
+        return memref(shape, element(n.dtype))
+
+    # ------------------------------------------------------------ reading
+    def read(self, n: E.Lazy, idx: list, p=None):
+        """The value of ``n`` at ``idx`` (its own axes; ``p``: the stored
+        position in a CSR nest), in ``n``'s element type (i1 for bools)."""
+        b = self.b
+        if isinstance(n, E.View):
+            inner = [v for a, v in enumerate(idx) if a not in n.new]
+            return self.read(n.operands[0], inner, p)
+        if isinstance(n, E.Transpose):
+            return self.read(n.operands[0], idx[::-1], p)
+        buf = self.buffers[id(n)]
+        if n.sparse:
+            v = b.load(buf, [p])
+        else:
+            zero = None
+            use = []
+            for size, v in zip(n.shape, idx[len(idx) - n.ndim:]):
+                if size == 1:
+                    zero = zero or b.constant(0, "index")
+                    use.append(zero)
+                else:
+                    use.append(v)
+            v = b.load(buf, use)
+        if n.dtype == np.bool_:
+            v = b.cmp("ne", v, b.constant(0, "i8"))
+        return v
+
+    def operand(self, n: E.Lazy, idx: list, dtype, p=None):
+        """``n`` read at the result's ``idx`` (broadcast) and converted to ``dtype``."""
+        v = self.read(n, idx[len(idx) - n.ndim:] if not n.sparse else idx, p)
+        want = element(dtype)
+        if n.dtype != np.bool_ and v.type != want:
+            v = self.b.cast("extf" if want == "f64" else "truncf", v, want)
+        return v
+
+    def store(self, n: E.Lazy, value, idx: list) -> None:
+        b = self.b
+        if n.dtype == np.bool_:
+            value = b.cast("extui", value, "i8")
+        b.store(value, self.buffers[id(n)], idx)
+
+    # --------------------------------------------------------- arithmetic
+    def compute(self, n, values: list):
+        b = self.b
+        if isinstance(n, E.Select):
+            return b.select(*values)
+        op = n.op
+        if op in _UNOPS:
+            return (b.unary if op != "neg" else b.unary)(_UNOPS[op], values[0])
+        if op in _CMP:
+            return b.cmp(_CMP[op], values[0], values[1])
+        if op == "pow":
+            return self.power(n, values[0])
+        return b.binary(_BINOPS[op], values[0], values[1])
+
+    def power(self, n, x):
+        b = self.b
+        e = n.operands[1]
+        exponent = float(e.value) if isinstance(e, E.Scalar) else None
+        if exponent == 2.0:
+            return b.binary("mulf", x, x)
+        if exponent == 0.5:
+            return b.unary("sqrt", x)
+        if exponent == 1.0:
+            return x
+        if exponent == -1.0:
+            return b.binary("divf", b.constant(1.0, x.type), x)
+        if exponent is not None and exponent == int(exponent) and 2 < exponent <= 8:
+            y = x
+            for _ in range(int(exponent) - 1):
+                y = b.binary("mulf", y, x)
+            return y
+        from .errors import KernelError
+
+        raise KernelError(f"{n.line}: error: ** supports the exponents 2, 3..8, 0.5, 1 and -1 written as numbers (got {exponent})")
+
+    def elementwise(self, n, idx: list, p=None):
+        operands = n.operands
+        if isinstance(n, E.Map) and n.op == "pow":
+            operands = operands[:1]
+        dtype = n.dtype
+        if dtype == np.bool_ or isinstance(n, E.Select):
+            dtype = E.result_dtype(*[o.dtype for o in operands if o.dtype != np.bool_ and not getattr(o, "weak", False)]) if any(
+                o.dtype != np.bool_ and not getattr(o, "weak", False) for o in operands
+            ) else np.dtype(np.float64)
+            if isinstance(n, E.Select):
+                dtype = n.dtype
+        values = [self.operand(o, idx, dtype, p) for o in operands]
+        return self.compute(n, values)
+
+    # ---------------------------------------------------------------- nests
+    def nest(self, n) -> None:
+        if isinstance(n, (E.Map, E.Select)):
+            self.loops(_dims(n.ndim), n.shape, lambda idx: self.store(n, self.elementwise(n, idx), idx))
+        elif isinstance(n, E.Reduce):
+            self.reduction(n)
+        elif isinstance(n, E.MatMul):
+            self.matmul(n)
+        elif isinstance(n, E.SparseMap):
+            self.rows(n.structure, lambda i, p, j: self.store(n, self.elementwise(n, [i, j], p), [p]))
+        elif isinstance(n, E.SparseReduce):
+            self.sparse_reduce(n)
+        elif isinstance(n, E.SpMM):
+            self.spmm(n)
+        else:
+            raise AssertionError(type(n).__name__)
+
+    def loops(self, dims: list, shape: tuple, body, prefix: list = ()) -> None:
+        """Perfect loops over ``dims`` of ``shape``; ``body(idx)`` inside."""
+        b = self.b
+        if not dims:
+            body(list(prefix))
+            return
+        with b.loop(dims[0], shape[0]):
+            d = b.dim(dims[0])
+            self.loops(dims[1:], shape[1:], body, [*prefix, d])
+
+    def init(self, n, kind: str, idx: list) -> None:
+        self.b.store(self.b.constant(IDENTITY[kind], element(n.dtype)), self.buffers[id(n)], idx)
+
+    def reduction(self, n: E.Reduce) -> None:
+        b = self.b
+        x = n.operands[0]
+        axes = n.axes
+        kept = [a for a in range(x.ndim) if a not in axes]
+        names = {}
+        for pos, a in enumerate(kept):
+            names[a] = AXES[pos]
+        for r, a in enumerate(axes):
+            names[a] = "k" if r == 0 else f"k{r}"
+        acc = self.buffers[id(n)]
+        trailing = all(a > max(kept) for a in axes) if kept else True
+
+        def accumulate(all_idx):
+            v = self.operand(x, all_idx, n.dtype)
+            b.reduce(n.kind, v, acc, [all_idx[a] for a in kept])
+
+        if trailing:
+            def per_element(out_idx):
+                self.init(n, n.kind, out_idx)
+                self.loops([names[a] for a in axes], [x.shape[a] for a in axes], lambda red: accumulate(out_idx + red))
+
+            self.loops([names[a] for a in kept], [x.shape[a] for a in kept], per_element)
+        else:
+            self.loops([names[a] for a in kept], [x.shape[a] for a in kept], lambda out_idx: self.init(n, n.kind, out_idx))
+            self.loops([names[a] for a in range(x.ndim)], x.shape, accumulate)
+
+    def matmul(self, n: E.MatMul) -> None:
+        b = self.b
+        a, m = n.operands
+        acc = self.buffers[id(n)]
+        K = a.shape[-1]
+        rows = a.shape[:-1]  # () or (N,)
+        cols = m.shape[1:]  # () or (M,)
+        dims_rows = ["i"] if rows else []
+        dims_cols = (["j"] if rows else ["i"]) if cols else []
+        # the innermost loop reads memory in order: k where both operands
+        # run along it (a row of a times a row of a transposed b), else the
+        # result's last axis
+        a_along_k = _contiguous(a, a.ndim - 1)
+        if a_along_k and (not cols or _contiguous(m, 0)):
+            form = "dot"
+        elif cols or not rows:
+            form = "axpy"
+        else:
+            form = "columns"  # a.T @ v: for k { for i { out[i] += a[i, k] * v[k] } }
+
+        def product(i, kk, j):
+            x = self.operand(a, i + [kk], n.dtype)
+            y = self.operand(m, [kk] + j, n.dtype)
+            return b.binary("mulf", x, y)
+
+        if form == "dot":
+            def per_element(out_idx):
+                i, j = out_idx[: len(rows)], out_idx[len(rows):]
+                self.init(n, "add", out_idx)
+                with b.loop("k", K):
+                    kk = b.dim("k")
+                    b.reduce("add", product(i, kk, j), acc, out_idx)
+
+            self.loops(dims_rows + dims_cols, rows + cols, per_element)
+        elif form == "axpy":
+            def per_row(i):
+                self.loops(dims_cols, cols, lambda j: self.init(n, "add", i + j))
+                with b.loop("k", K):
+                    kk = b.dim("k")
+                    self.loops(dims_cols, cols, lambda j: b.reduce("add", product(i, kk, j), acc, i + j))
+
+            self.loops(dims_rows, rows, per_row)
+        else:
+            self.loops(dims_rows, rows, lambda i: self.init(n, "add", i))
+            with b.loop("k", K):
+                kk = b.dim("k")
+                self.loops(dims_rows, rows, lambda i: b.reduce("add", product(i, kk, []), acc, i))
+
+    # --------------------------------------------------------------- sparse
+    def rows(self, st, body) -> None:
+        """``for i { for p in row i { j = indices[p]; body(i, p, j) } }``."""
+        b = self.b
+        indptr, indices = self.csr[id(st)]
+        with b.loop("i", st.shape[0]):
+            i = b.dim("i")
+            lo, hi = self.row_bounds(st, i)
+            with b.for_(lo, hi, b.constant(1, "index")) as p:
+                j = self.clamp(b.cast("index_cast", b.load(indices, [p]), "index"), st.shape[1] - 1)
+                body(i, p, j)
+
+    def row_bounds(self, st, i):
+        """Row i's stored positions, ``indptr[i] .. indptr[i + 1]``."""
+        b = self.b
+        indptr = self.csr[id(st)][0]
+        nnz = st.nnz
+        lo = self.clamp(b.cast("index_cast", b.load(indptr, [i]), "index"), nnz)
+        hi = self.clamp(b.cast("index_cast", b.load(indptr, [b.binary("addi", i, b.constant(1, "index"))]), "index"), nnz)
+        return lo, hi
+
+    def clamp(self, v, top: int):
+        """``v`` clamped into ``[0, top]``: a CSR argument is validated before
+        the call (``csr.py``), so this never changes a value; it lets the
+        bounds analysis prove every access in range."""
+        b = self.b
+        return b.binary("minsi", b.binary("maxsi", v, b.constant(0, "index")), b.constant(top, "index"))
+
+    def sparse_reduce(self, n: E.SparseReduce) -> None:
+        b = self.b
+        x = n.operands[0]
+        st = x.structure
+        indptr, _ = self.csr[id(st)]
+        acc = self.buffers[id(n)]
+        with b.loop("i", st.shape[0]):
+            i = b.dim("i")
+            self.init(n, n.kind, [i])
+            lo, hi = self.row_bounds(st, i)
+            with b.for_(lo, hi, b.constant(1, "index")) as p:
+                b.reduce(n.kind, self.operand(x, [], n.dtype, p), acc, [i])
+
+    def spmm(self, n: E.SpMM) -> None:
+        b = self.b
+        a, m = n.operands
+        st = a.structure
+        indptr, indices = self.csr[id(st)]
+        acc = self.buffers[id(n)]
+        cols = m.shape[1:]
+        with b.loop("i", st.shape[0]):
+            i = b.dim("i")
+            self.loops(["j"] if cols else [], cols, lambda j: self.init(n, "add", [i] + j))
+            lo, hi = self.row_bounds(st, i)
+            with b.for_(lo, hi, b.constant(1, "index")) as p:
+                c = self.clamp(b.cast("index_cast", b.load(indices, [p]), "index"), st.shape[1] - 1)
+                x = self.operand(a, [], n.dtype, p)
+
+                def update(j):
+                    y = self.operand(m, [c] + j, n.dtype)
+                    b.reduce("add", b.binary("mulf", x, y), acc, [i] + j)
+
+                self.loops(["j"] if cols else [], cols, update)
+
+
+def _contiguous(n: E.Lazy, axis: int) -> bool:
+    """Whether reading ``n`` along ``axis`` walks memory in order (or
+    reads one element: a broadcast axis)."""
+    if isinstance(n, E.Transpose):
+        return _contiguous(n.operands[0], n.ndim - 1 - axis)
+    if isinstance(n, E.View):
+        if axis in n.new:
+            return True
+        return _contiguous(n.operands[0], axis - sum(1 for a in n.new if a < axis))
+    return axis == n.ndim - 1 or n.shape[axis] == 1
+
+
+def _dims(ndim: int) -> list:
+    return list(AXES[:ndim])
+
+
+def _int_type(a: np.ndarray) -> str:
+    return "i64" if a.dtype == np.int64 else "i32"

@@ -1,0 +1,290 @@
+"""lt_mlir.kernel: whole NumPy kernels (dense and CSR), checked against
+NumPy and SciPy, under each fusion strategy."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+sp = pytest.importorskip("scipy.sparse")
+
+from lt_mlir.kernel import CSR, Array, KernelError, float32, float64, kernel  # noqa: E402
+
+STRATEGIES = ("redundancy-aware", "maximal", "none")
+RNG = np.random.default_rng(20261125)
+
+
+def _csr(rows, cols, density, dtype=np.float32, seed=1, power_law=False):
+    """A random CSR matrix: uniform, or with row lengths from a power law
+    (a few long rows, many empty or short ones)."""
+    rng = np.random.default_rng(seed)
+    if not power_law:
+        return sp.random(rows, cols, density=density, format="csr", dtype=dtype, random_state=seed)
+    lengths = np.minimum(cols, (rng.pareto(1.2, rows) * density * cols).astype(int))
+    indptr = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int32)
+    indices = np.concatenate([np.sort(rng.choice(cols, n, replace=False)) for n in lengths] or [[]]).astype(np.int32)
+    data = rng.random(indptr[-1]).astype(dtype) - 0.5
+    return sp.csr_array((data, indices, indptr), shape=(rows, cols))
+
+
+def _sparse_softmax_ref(A):
+    out = A.astype(np.float64).tocsr(copy=True)
+    for i in range(A.shape[0]):
+        lo, hi = A.indptr[i], A.indptr[i + 1]
+        if hi > lo:
+            v = out.data[lo:hi]
+            e = np.exp(v - v.max())
+            out.data[lo:hi] = e / e.sum()
+    return out
+
+
+@pytest.mark.parametrize("fusion", STRATEGIES)
+def test_sddmm_computes_only_stored_positions(fusion):
+    @kernel(fusion=fusion)
+    def sddmm(A: CSR(float32), B: Array(float32, 2), C: Array(float32, 2)):
+        return A * (B @ C.T)
+
+    A = _csr(37, 29, 0.15)
+    B = RNG.random((37, 19), dtype=np.float32)
+    C = RNG.random((29, 19), dtype=np.float32)
+    out = sddmm(A, B, C)
+    ref = A.astype(np.float64).multiply(B.astype(np.float64) @ C.T.astype(np.float64)).tocsr()
+    assert isinstance(out, sp.csr_array) and out.nnz == A.nnz
+    np.testing.assert_array_equal(out.indices, A.indices)
+    np.testing.assert_allclose(out.data, ref.data, rtol=1e-5, atol=1e-6)
+    tree = sddmm.modules[-1].loop_tree
+    if fusion == "none":
+        assert "alloc f32[i, j]" in tree  # B @ C.T materialised, as SciPy computes it
+    else:
+        assert "alloc f32[i, j]" not in tree  # the dot products are computed at the stored positions
+
+
+@pytest.mark.parametrize("fusion", STRATEGIES)
+def test_spmm_mm_partial_fusion(fusion):
+    @kernel(fusion=fusion)
+    def spmm_mm(A: CSR(float32), B: Array(float32, 2), C: Array(float32, 2)):
+        return (A @ B) @ C
+
+    A = _csr(41, 23, 0.2, power_law=True, seed=3)
+    B = RNG.random((23, 9), dtype=np.float32)
+    C = RNG.random((9, 13), dtype=np.float32)
+    ref = (A.astype(np.float64) @ B.astype(np.float64)) @ C.astype(np.float64)
+    np.testing.assert_allclose(spmm_mm(A, B, C), ref, rtol=1e-5, atol=1e-5)
+    tree = spmm_mm.modules[-1].loop_tree
+    if fusion == "redundancy-aware":
+        assert "alloc f32[i, j] (9 elements)" in tree  # one row of A @ B at a time (ReACT's partial fusion)
+
+
+@pytest.mark.parametrize("fusion", STRATEGIES)
+def test_sparse_softmax_over_stored_values(fusion):
+    @kernel(fusion=fusion)
+    def softmax(A: CSR(float64)):
+        m = A.max(axis=1)
+        e = np.exp(A - m[:, None])
+        return e / e.sum(axis=1)[:, None]
+
+    A = _csr(30, 17, 0.3, dtype=np.float64, power_law=True, seed=5)
+    assert (np.diff(A.indptr) == 0).any()  # empty rows included
+    out = softmax(A)
+    np.testing.assert_allclose(out.data, _sparse_softmax_ref(A).data, rtol=1e-12)
+
+
+def test_spmv_one_column_and_row_sums():
+    @kernel
+    def f(A: CSR(float32), x: Array(float32, 1)):
+        return A @ x, np.sum(A, axis=1), np.sum(A)
+
+    A = _csr(40, 1, 0.5, seed=7)
+    x = np.array([1.5], dtype=np.float32)
+    y, rows, total = f(A, x)
+    np.testing.assert_allclose(y, A.toarray() @ x, rtol=1e-6)
+    np.testing.assert_allclose(rows, A.toarray().sum(1), rtol=1e-6)
+    assert total == pytest.approx(float(A.toarray().sum()), rel=1e-5)
+
+
+@pytest.mark.parametrize("fusion", STRATEGIES)
+def test_dense_softmax_and_reductions(fusion):
+    @kernel(fusion=fusion)
+    def f(x: Array(float32, 2), w: Array(float32, 1)):
+        m = np.max(x, axis=1)
+        e = np.exp(x - m[:, None])
+        s = e / np.sum(e, axis=1)[:, None]
+        return s, np.mean(x, axis=0), np.min(x), np.where(x > 0.5, x * w, -x), np.maximum(x, w) ** 2
+
+    x = RNG.random((13, 33), dtype=np.float32)
+    w = RNG.random(33, dtype=np.float32)
+    s, mean, low, sel, sq = f(x, w)
+    e = np.exp(x - x.max(1, keepdims=True))
+    np.testing.assert_allclose(s, e / e.sum(1, keepdims=True), rtol=1e-5)
+    np.testing.assert_allclose(mean, x.mean(0), rtol=1e-5)
+    assert low == x.min()
+    np.testing.assert_allclose(sel, np.where(x > 0.5, x * w, -x), rtol=1e-6)
+    np.testing.assert_allclose(sq, np.maximum(x, w) ** 2, rtol=1e-6)
+
+
+def test_matmul_forms():
+    @kernel
+    def f(a: Array(float64, 2), b: Array(float64, 2), v: Array(float64, 1), u: Array(float64, 1)):
+        return a @ b, a @ b.T @ v, a.T @ u, u @ a, v @ v
+
+    a = RNG.random((9, 7))
+    b = RNG.random((7, 7))
+    v = RNG.random(7)
+    u = RNG.random(9)
+    got = f(a, b, v, u)
+    refs = (a @ b, a @ b.T @ v, a.T @ u, u @ a, v @ v)
+    for g, r in zip(got, refs):
+        np.testing.assert_allclose(g, r, rtol=1e-12)
+
+
+def _sinkhorn_numpy(r, c, K, max_iter):
+    x = np.full(r.shape[0], 1.0 / r.shape[0])
+    it = 0
+    while it < max_iter:
+        u = 1.0 / x
+        v = c * (1 / (K.T @ u))
+        x = ((1 / r)[:, None] * K) @ v
+        it += 1
+    return x
+
+
+@kernel
+def sinkhorn(r: Array(float64, 1), c: Array(float64, 1), K: Array(float64, 2), max_iter: int):
+    x = np.full(r.shape[0], 1.0 / r.shape[0])
+    it = 0
+    while it < max_iter:
+        u = 1.0 / x
+        v = c * (1 / (K.T @ u))
+        x = ((1 / r)[:, None] * K) @ v
+        it += 1
+    return x
+
+
+def test_sinkhorn_host_loop_compiles_twice_and_hoists_the_invariant():
+    r = RNG.random(40) + 0.5
+    c = RNG.random(30) + 0.5
+    K = RNG.random((40, 30))
+    before = sinkhorn.compiles
+    np.testing.assert_allclose(sinkhorn(r, c, K, 12), _sinkhorn_numpy(r, c, K, 12), rtol=1e-12)
+    assert sinkhorn.compiles - before == 2  # the first iteration (x from the host, 1/r computed), then every other
+    # 1/r, invariant in the while loop, is computed once (in the first
+    # iteration's kernel) and read by the others: Intrepydd's LICM
+    assert sinkhorn.hoisted == [("div", (40,))]
+    assert sinkhorn.launches == 12
+    sinkhorn(r, c, K, 3)
+    assert sinkhorn.compiles - before == 2  # same shapes: the cache
+
+
+def test_power_iteration_with_a_converging_condition():
+    @kernel
+    def power(A: CSR(float64), x: Array(float64, 1), tol: float):
+        diff = 1.0
+        steps = 0
+        while diff > tol:
+            y = A @ x
+            y = y / np.sqrt(np.sum(y * y))
+            diff = float(np.max(np.abs(y - x)))
+            x = y
+            steps += 1
+        return x, steps
+
+    M = _csr(25, 25, 0.3, dtype=np.float64, seed=11)
+    A = (M @ M.T).tocsr()  # symmetric positive semidefinite
+    A.sum_duplicates()
+    A.sort_indices()
+    x0 = np.ones(25) / 5.0
+    x, steps = power(A, x0, 1e-10)
+    ref = x0
+    for _ in range(steps):
+        y = A @ ref
+        ref = y / np.linalg.norm(y)
+    np.testing.assert_allclose(x, ref, rtol=1e-9)
+    assert steps > 2
+
+
+def test_unsupported_construct_names_the_line():
+    @kernel
+    def f(x: Array(float32, 1)):
+        return np.cumsum(x)
+
+    with pytest.raises(KernelError, match=r"test_kernel\.py:\d+: error: np\.cumsum is not supported"):
+        f(np.ones(4, np.float32))
+
+    @kernel
+    def g(x: Array(float32, 2), y: Array(float32, 2)):
+        return x + y
+
+    with pytest.raises(KernelError, match=r"test_kernel\.py:\d+: error: 'add' of arrays: shapes \(3, 4\) and \(4, 3\) do not broadcast"):
+        g(np.ones((3, 4), np.float32), np.ones((4, 3), np.float32))
+
+
+@pytest.mark.parametrize(
+    "bad, message",
+    [
+        (lambda A: (A.data, A.indices, A.indptr[::-1].copy(), A.shape), "indptr must start at 0"),
+        (lambda A: (A.data, np.where(A.indices == A.indices.max(), 99, A.indices).astype(np.int32), A.indptr, A.shape), "column index 99"),
+        (lambda A: (A.data, np.array([2, 0, 1, 2, 0], np.int32), A.indptr, A.shape), "row 0's column indices are not strictly increasing"),
+        (lambda A: (A.data, np.array([0, 2, 1, 1, 0], np.int32), A.indptr, A.shape), "row 1's column indices are not strictly increasing"),
+        (lambda A: A.tocoo(), "format 'coo'"),
+        (lambda A: A.astype(np.float64), "expected CSR values of float32"),
+    ],
+)
+def test_bad_csr_is_refused_before_computing(bad, message):
+    @kernel
+    def f(A: CSR(float32)):
+        return np.sum(A, axis=1)
+
+    A = sp.csr_array(np.array([[1, 0, 2], [0, 3, 4], [5, 0, 0]], dtype=np.float32))
+    with pytest.raises(KernelError, match=message):
+        f(bad(A))
+
+
+def test_bad_arguments_and_annotations():
+    @kernel
+    def f(x: Array(float32, 2)):
+        return x * 2
+
+    with pytest.raises(KernelError, match="expected Array\\(float32, 2\\), got an array of float64"):
+        f(np.ones((2, 2)))
+    with pytest.raises(KernelError, match="has no annotation"):
+        kernel(lambda x: x)
+    with pytest.raises(KernelError, match="fusion='taco'"):
+        kernel(fusion="taco")
+
+
+def test_sddmm_on_guard_paged_buffers(tmp_path):
+    """SDDMM's gathers (C's rows by column index) and the stored positions
+    stay inside their arrays: every buffer flush against a guard page."""
+    script = tmp_path / "guarded.py"
+    script.write_text(textwrap.dedent(
+        """
+        import numpy as np, scipy.sparse as sp
+        from lt_mlir.kernel import kernel, Array, CSR, float32
+        from lt_mlir.testing.guard import guarded_copy
+
+        @kernel
+        def sddmm(A: CSR(float32), B: Array(float32, 2), C: Array(float32, 2)):
+            return A * (B @ C.T)
+
+        @kernel
+        def spmm(A: CSR(float32), B: Array(float32, 2)):
+            return A @ B
+
+        A = sp.random(33, 21, density=0.2, format="csr", dtype=np.float32, random_state=2)
+        rng = np.random.default_rng(0)
+        B = rng.random((33, 7), dtype=np.float32); C = rng.random((21, 7), dtype=np.float32); D = rng.random((21, 5), dtype=np.float32)
+        for side in ("end", "start"):
+            G = (guarded_copy(A.data, side), guarded_copy(A.indices, side), guarded_copy(A.indptr, side), A.shape)
+            out = sddmm(G, guarded_copy(B, side), guarded_copy(C, side))
+            assert np.allclose(out.data, A.multiply(B @ C.T).tocsr().data, rtol=1e-5)
+            assert np.allclose(spmm(G, guarded_copy(D, side)), A @ D, rtol=1e-5)
+        print("ok")
+        """
+    ))
+    proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.strip() == "ok"
