@@ -229,6 +229,7 @@ def test_unsupported_construct_names_the_line():
         (lambda A: (A.data, np.where(A.indices == A.indices.max(), 99, A.indices).astype(np.int32), A.indptr, A.shape), "column index 99"),
         (lambda A: (A.data, np.array([2, 0, 1, 2, 0], np.int32), A.indptr, A.shape), "row 0's column indices are not strictly increasing"),
         (lambda A: (A.data, np.array([0, 2, 1, 1, 0], np.int32), A.indptr, A.shape), "row 1's column indices are not strictly increasing"),
+        (lambda A: sp.csr_array((A.data, np.array([0, 2, 2, 1, 0], np.int32), A.indptr), shape=A.shape), "row 1's column indices are not"),
         (lambda A: A.tocoo(), "format 'coo'"),
         (lambda A: A.astype(np.float64), "expected CSR values of float32"),
     ],
@@ -288,3 +289,28 @@ def test_sddmm_on_guard_paged_buffers(tmp_path):
     proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert proc.stdout.strip() == "ok"
+
+
+def test_pagerank_keeps_the_gathered_vector_a_buffer():
+    """x / out_degree is read through the column indices (a gather): fused
+    into the SpMV it would be recomputed for every edge, not every node, so
+    lt-fuse leaves it a nest of its own (and maximal fusion takes it in)."""
+
+    @kernel
+    def pagerank(A: CSR(float64), out_degree: Array(float64, 1), damping: float, iterations: int):
+        n = out_degree.shape[0]
+        x = np.full(n, 1.0 / n)
+        for _ in range(iterations):
+            x = damping * (A @ (x / out_degree)) + (1.0 - damping) / n
+        return x
+
+    G = _csr(60, 60, 0.1, dtype=np.float64, seed=13)
+    G.data[:] = 1.0
+    deg = np.maximum(np.asarray(G.sum(axis=0)).ravel(), 1.0)
+    x = np.full(60, 1.0 / 60)
+    for _ in range(7):
+        x = 0.85 * (G @ (x / deg)) + 0.15 / 60
+    np.testing.assert_allclose(pagerank(G, deg, 0.85, 7), x, rtol=1e-12)
+    tree = pagerank.modules[-1].loop_tree
+    spmv = tree[tree.index("(bounds known at run time)"):]
+    assert "div(" in tree and "div(" not in spmv

@@ -15,6 +15,7 @@ def as_csr(v, dtype: np.dtype, where: str) -> tuple:
     (sorted, no duplicates): what the kernels assume to run rows in
     parallel and to read each stored position once."""
     fmt = getattr(v, "format", None)
+    canonical = False
     if fmt is not None:
         if fmt != "csr":
             raise KernelError(f"error: {where}: expected a CSR matrix, got scipy.sparse format '{fmt}' (convert with .tocsr())")
@@ -43,10 +44,16 @@ def as_csr(v, dtype: np.dtype, where: str) -> tuple:
     if (steps < 0).any():
         row = int(np.argmax(steps < 0))
         raise KernelError(f"error: {where}: indptr decreases at row {row} ({int(indptr[row])} then {int(indptr[row + 1])})")
+    if fmt is not None:
+        # SciPy's own check (C++, one pass; cached on the matrix until SciPy
+        # changes it): each row's indices sorted, no duplicates
+        canonical = bool(v.has_canonical_format)
     if nnz:
-        if indices.min() < 0 or indices.max() >= cols:
+        unsigned = indices.view(np.uint32 if indices.dtype == np.int32 else np.uint64)
+        if unsigned.max() >= cols:  # one pass: a negative index is a huge unsigned one
             bad = int(np.argmax((indices < 0) | (indices >= cols)))
             raise KernelError(f"error: {where}: column index {int(indices[bad])} at position {bad} is outside 0..{cols - 1}")
+    if nnz and not canonical:
         rising = np.diff(indices) > 0
         row_starts = np.zeros(nnz, bool)
         row_starts[indptr[1:-1][indptr[1:-1] < nnz]] = True

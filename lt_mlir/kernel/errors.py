@@ -22,8 +22,15 @@ def where() -> str:
     (the user's statement being traced)."""
     f = sys._getframe(1)
     while f is not None:
-        path = os.path.abspath(f.f_code.co_filename)
-        if not path.startswith(_HERE) and not path.startswith(_NUMPY):
-            return f"{f.f_code.co_filename}:{f.f_lineno}"
+        name = f.f_code.co_filename
+        inside = _INSIDE.get(name)
+        if inside is None:
+            path = os.path.abspath(name)
+            inside = _INSIDE[name] = path.startswith(_HERE) or path.startswith(_NUMPY)
+        if not inside:
+            return f"{name}:{f.f_lineno}"
         f = f.f_back
     return "<kernel>"
+
+
+_INSIDE: dict = {}  # file name -> whether it is lt_mlir.kernel's or NumPy's

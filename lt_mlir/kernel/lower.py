@@ -108,8 +108,9 @@ def signature(todo: list, outputs: list) -> tuple:
 class Lowering:
     """Writes the module; ``arguments`` lists the function's arguments."""
 
-    def __init__(self, todo: list, outputs: list, name: str = "kernel"):
+    def __init__(self, todo: list, outputs: list, name: str = "kernel", attributes: dict | None = None):
         self.todo, self.outputs = todo, outputs
+        self.attributes = attributes
         self.b = Builder(float_format="e17")
         self.arguments: list[Argument] = []
         self.buffers: dict = {}  # id(node) -> memref Value (values and results)
@@ -128,7 +129,7 @@ class Lowering:
             args.append(Argument(f"out{k}", "out", n, self.buffer_type(n)))
         self.arguments = args
         self.owners = []  # the node of each outermost loop, in order
-        f = b.func(self.name, [(a.name, a.type) for a in args])
+        f = b.func(self.name, [(a.name, a.type) for a in args], attributes=self.attributes)
         with f as values:
             for a, v in zip(args, values):
                 if a.role == "indptr":
@@ -251,6 +252,10 @@ class Lowering:
             self.reduction(n)
         elif isinstance(n, E.MatMul):
             self.matmul(n)
+        elif isinstance(n, E.SparseMap) and all(o.sparse or not o.shape for o in n.operands):
+            # only stored values (and numbers): one loop over the positions,
+            # which lt-fuse can inline wherever a position is read
+            self.loops(["p"], (n.structure.nnz,), lambda idx: self.store(n, self.elementwise(n, [], idx[0]), idx))
         elif isinstance(n, E.SparseMap):
             self.rows(n.structure, lambda i, p, j: self.store(n, self.elementwise(n, [i, j], p), [p]))
         elif isinstance(n, E.SparseReduce):

@@ -606,6 +606,17 @@ def _index_text(value, names: dict) -> str:
     return f"{op.name.split('.', 1)[-1]}({', '.join(args)})"
 
 
+def _loops_between(op, loop) -> list:
+    """The loops around ``op`` that are inside ``loop``."""
+    out = []
+    parent = op.parent
+    while parent is not None and parent != loop:
+        if parent.name in _LOOPS:
+            out.append(parent)
+        parent = parent.parent
+    return out
+
+
 def _depends(value, loop, memo: dict) -> bool:
     """Whether ``value`` may differ between iterations of ``loop``."""
     if value in memo:
@@ -622,10 +633,20 @@ def _depends(value, loop, memo: dict) -> bool:
             result = lt.is_loop(loop) and _dim_name(op) == lt.loop_dim(loop)
         elif len(op.regions):
             result = True
-        else:
-            result = any(_depends(v, loop, memo) for v in op.operands)
-            if not result and op.name == "memref.load":
+        elif op.name == "memref.load":
+            indices = list(op.operands)[1:]
+            result = any(_depends(v, loop, memo) for v in indices)
+            if result and any(any(_depends(v, m, {}) for v in indices) for m in _loops_between(op, loop)):
+                # a value read from memory at an index that moves with a loop
+                # inside ``loop`` (CSR's column index ``indices[p]``) is taken
+                # to differ between that loop's iterations only: data may
+                # repeat across the outer loop's (a column gathered by many
+                # rows is the same element), so fusing there recomputes
+                result = False
+            if not result:
                 buffer = op.operands[0]
                 result = any(a.buffer == buffer and a.kind != "read" for a in accesses(loop))
+        else:
+            result = any(_depends(v, loop, memo) for v in op.operands)
     memo[value] = result
     return result

@@ -248,6 +248,12 @@ class Program:
     check_bounds: bool = True
 
 
+def _kernel_programs():
+    from .kernel_programs import PROGRAMS as KERNEL_PROGRAMS
+
+    return KERNEL_PROGRAMS
+
+
 def _programs_module():
     from .. import programs
 
@@ -337,6 +343,24 @@ PROGRAMS: dict[str, Program] = {
             _ref_softmax,
             "programs.softmax({})",
         ),
+        # lt_mlir.kernel's unfused modules: producer nests (lt-fuse), a sum
+        # of products under fastmath=fast (lt-factor), CSR nests
+        *[
+            Program(
+                name,
+                sizes,
+                (lambda *s, _n=name: _kernel_programs()[_n].text(*s)),
+                (lambda rng, s, _n=name: _kernel_programs()[_n].inputs(rng, s)),
+                (lambda xs, s, _n=name: _kernel_programs()[_n].reference(xs, s)),
+                f"lt_mlir.testing.kernel_programs.PROGRAMS[{name!r}].text({{}})",
+            )
+            for name, sizes in (
+                ("k_sddmm", ((7, 9, 5), (13, 6, 17))),
+                ("k_spmm_mm", ((7, 9, 5, 3), (5, 13, 2, 9))),
+                ("k_chain", ((7, 33), (5, 8))),
+                ("k_scaled_rows", ((7, 33), (13, 9))),
+            )
+        ],
         # Deliberately broken: only for showing that failures are noticed.
         Program(
             "mutant-wrong-reference",

@@ -370,7 +370,16 @@ def _iterations_interact(seq) -> bool:
 def _on_thread_zero(ops: list, thread_ids) -> None:
     """Move ``ops`` under ``scf.if`` (thread ids all 0).  What they compute
     does not leave them: the mapping rules (gpu_mapping.side_by_side_problem)
-    refuse a block loop where it would."""
+    refuse a block loop where it would).  Index arithmetic that sits
+    between them (pure: it reads only values from outside the block or
+    other such arithmetic) moves before the ``scf.if`` first, so what the
+    guarded ops use still dominates them."""
+    block_ops = lt.body_ops(ops[0].block)
+    first = next(k for k, o in enumerate(block_ops) if o == ops[0])
+    last = next(k for k, o in enumerate(block_ops) if o == ops[-1])
+    for o in block_ops[first:last + 1]:
+        if not any(o == x for x in ops) and is_pure_index_op(o):
+            o.move_before(ops[0])
     end = _when_all_zero(ops[0], thread_ids)
     for op in ops:
         op.move_before(end)

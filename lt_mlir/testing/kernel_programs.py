@@ -1,0 +1,155 @@
+"""Fuzz programs written with ``lt_mlir.kernel``: the unfused modules its
+lowering makes (one nest per operation, temporaries in ``lt.alloc``s), so
+the fuzzer's schedules meet producer nests for ``lt-fuse``, sums of
+products for ``lt-factor`` (a ``fast`` function), and CSR nests with
+data-dependent loops.
+
+A program's CSR structure is fixed by its size (a seeded generator: rows
+of every length, empty ones included), since the module's memref types
+carry nnz; its values are drawn per schedule.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..kernel import expr as E
+from ..kernel.graph import Graph
+from ..kernel.lower import Lowering
+
+
+def structure(rows: int, cols: int, seed: int = 7) -> tuple:
+    """(indptr, indices) int32 of a CSR with sorted, distinct columns."""
+    rng = np.random.default_rng([seed, rows, cols])
+    lengths = rng.integers(0, cols + 1, rows)
+    lengths[rng.random(rows) < 0.25] = 0
+    indptr = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int32)
+    indices = np.concatenate([np.sort(rng.choice(cols, n, replace=False)) for n in lengths] + [np.zeros(0, int)]).astype(np.int32)
+    return indptr, indices
+
+
+class KernelProgram:
+    """``build(graph, args)`` makes the result from the arguments ("A": a
+    CSR input, others dense inputs); ``shapes(size)`` their shapes (a CSR's
+    (rows, cols)); ``reference(args)`` computes it from float64 arrays (a
+    CSR as a ``scipy``-free (indptr, indices, data, shape) tuple)."""
+
+    def __init__(self, build, shapes, reference, fastmath: str | None = None, terms=None, prepare: tuple = ()):
+        self.build, self.shapes, self.ref, self.fastmath = build, shapes, reference, fastmath
+        self.prepare = prepare  # pipeline elements applied to the unfused module (the start the fuzzer sees)
+        self.terms = terms or (lambda size: 1)
+
+    def _lowering(self, size, arrays: dict | None = None) -> tuple:
+        g = Graph(None)
+        args = {}
+        for name, shape in self.shapes(*size).items():
+            if name == "A":
+                indptr, indices = structure(*shape)
+                data = np.zeros(indices.shape[0], np.float32) if arrays is None else arrays["A"]
+                args[name] = g.node(E.CSRInput, name, indptr, indices, data, shape)
+            else:
+                a = np.zeros(shape, np.float32) if arrays is None else arrays[name]
+                args[name] = g.node(E.Input, name, a)
+        root = self.build(g, args)
+        low = Lowering(g.pending([root]), [root], attributes={"lt.fastmath": self.fastmath} if self.fastmath else None)
+        return low, low.text(), args
+
+    def text(self, *size) -> str:
+        text = self._lowering(size)[1]
+        if self.prepare:
+            from ..schedule import Schedule
+
+            s = Schedule(text)
+            for step in self.prepare:
+                s.apply(step)
+            text = s.file_text
+        return text
+
+    def inputs(self, rng, size) -> list:
+        """The kernel's read-only arguments in order, values from ``rng``."""
+        arrays = {}
+        for name, shape in self.shapes(*size).items():
+            n = structure(*shape)[1].shape[0] if name == "A" else shape
+            arrays[name] = (rng.random(n) - 0.3).astype(np.float32)
+        low, _, _ = self._lowering(size, arrays)
+        return [a.node.indptr if a.role == "indptr" else a.node.indices if a.role == "indices" else np.asarray(a.node.value)
+                for a in low.arguments if a.role != "out"]
+
+    def reference(self, xs, size) -> list:
+        low, _, _ = self._lowering(size)
+        named = {}
+        for a, x in zip([a for a in low.arguments if a.role != "out"], xs):
+            if a.role in ("indptr", "indices"):
+                named[a.role] = np.asarray(x)
+            elif isinstance(a.node, E.Scalar):
+                continue  # a number of the code: the reference has it too
+            else:
+                named[a.node.name] = np.asarray(x, np.float64)
+        if "indptr" in named:
+            shape = self.shapes(*size)["A"]
+            named["A"] = (named.pop("indptr"), named.pop("indices"), named["A"], shape)
+        exact = self.ref(named)
+        scale = self.ref({k: (v[0], v[1], np.abs(v[2]), v[3]) if isinstance(v, tuple) else np.abs(v) for k, v in named.items()})
+        return [(exact, np.abs(scale), self.terms(size))]
+
+
+def _rows(A):
+    indptr, _, _, shape = A
+    return np.repeat(np.arange(shape[0]), np.diff(indptr))
+
+
+def _sddmm_ref(a):
+    A, B, C = a["A"], a["B"], a["C"]
+    rows = _rows(A)
+    return A[2] * np.einsum("pk,pk->p", B[rows], C[A[1]])
+
+
+def _spmm_ref(a):
+    A, B = a["A"], a["B"]
+    out = np.zeros((A[3][0], B.shape[1]))
+    np.add.at(out, _rows(A), A[2][:, None] * B[A[1]])
+    return out
+
+
+def _spmm_mm_ref(a):
+    return _spmm_ref(a) @ a["C"]
+
+
+def _chain_ref(a):
+    x, w = a["x"], a["w"]
+    t = x * w + 1.0
+    return (t * x).sum(axis=1)
+
+
+def _scaled_ref(a):
+    return (a["x"] * a["b"][:, None]).sum(axis=1)
+
+
+PROGRAMS = {
+    "k_sddmm": KernelProgram(
+        lambda g, a: a["A"] * (a["B"] @ a["C"].T),
+        lambda n, m, k: {"A": (n, m), "B": (n, k), "C": (m, k)},
+        _sddmm_ref,
+        terms=lambda s: s[2] + 1,
+    ),
+    "k_spmm_mm": KernelProgram(
+        lambda g, a: (a["A"] @ a["B"]) @ a["C"],
+        lambda n, m, h, j: {"A": (n, m), "B": (m, h), "C": (h, j)},
+        _spmm_mm_ref,
+        terms=lambda s: s[1] + s[2],
+    ),
+    "k_chain": KernelProgram(
+        lambda g, a: np.sum((a["x"] * a["w"] + 1.0) * a["x"], axis=1),
+        lambda m, n: {"x": (m, n), "w": (n,)},
+        _chain_ref,
+        terms=lambda s: s[1] + 2,
+    ),
+    "k_scaled_rows": KernelProgram(
+        lambda g, a: np.sum(a["x"] * a["b"][:, None], axis=1),
+        lambda m, n: {"x": (m, n), "b": (m,)},
+        _scaled_ref,
+        fastmath="fast",
+        prepare=("lt-fuse{loop=0}",),  # the product inside the sum, where lt-factor takes b out
+        terms=lambda s: s[1] + 1,
+    ),
+}
