@@ -435,12 +435,13 @@ class FuncOp(Operation):
     """``func.func @name`` over its arguments (each with an ``lt.name``),
     ending in ``return``."""
 
-    __slots__ = ("symbol", "lt_names", "attributes")
+    __slots__ = ("symbol", "lt_names", "attributes", "argument_attributes")
 
     def __init__(self, symbol: str, attributes: dict):
         super().__init__("func.func")
         self.symbol, self.attributes = symbol, attributes
         self.lt_names: list[str] = []
+        self.argument_attributes: list[dict] = []
 
     @property
     def body(self) -> Block:
@@ -453,19 +454,25 @@ class FuncOp(Operation):
     def __enter__(self) -> tuple[Value, ...]:
         return self._enter(tuple(self.arguments))
 
-    def add_argument(self, name: str, type_: str, lt_name: str | None = None) -> Value:
+    def add_argument(self, name: str, type_: str, lt_name: str | None = None, attributes: dict | None = None) -> Value:
         """A new last argument (``lt_name``: the name the loop tree and the
-        kernel's signature show; by default ``name`` without ``%``)."""
+        kernel's signature show; by default ``name`` without ``%``;
+        ``attributes``: more argument attributes, e.g. ``{"lt.repeats": True}``)."""
         v = Value(name, type_, None, self.body)
         if v.name in self.body.names:
             raise BuilderError(f"function @{self.symbol} has two arguments named {v.name}")
         self.body.names[v.name] = v
         self.body.arguments.append(v)
         self.lt_names.append(lt_name if lt_name is not None else v.name[1:])
+        self.argument_attributes.append(dict(attributes or {}))
         return v
 
     def print(self, out: list[str], depth: int) -> None:
-        args = ", ".join(f"{v}: {v.type} {{lt.name = {_string(n)}}}" for v, n in zip(self.arguments, self.lt_names))
+        def attrs_of(n, more):
+            extra = "".join(f", {k}" if v is True else f", {k} = {_attr(v)}" for k, v in more.items())
+            return f"{{lt.name = {_string(n)}{extra}}}"
+
+        args = ", ".join(f"{v}: {v.type} {attrs_of(n, m)}" for v, n, m in zip(self.arguments, self.lt_names, self.argument_attributes))
         attrs = ""
         if self.attributes:
             attrs = " attributes {" + ", ".join(f"{k} = {_attr(v)}" for k, v in self.attributes.items()) + "}"
@@ -606,7 +613,7 @@ class Builder:
     # ------------------------------------------------------------ func
     def func(self, name: str, args: Sequence[tuple] = (), attributes: dict | None = None) -> FuncOp:
         """A new function at the end of the module; ``args``: ``(name,
-        type)`` or ``(name, type, lt_name)``.  ``with`` it to build its body
+        type)``, ``(name, type, lt_name)`` or ``(name, type, lt_name, attributes)``.  ``with`` it to build its body
         (yields the argument values)."""
         if not _SYMBOL.match(name):
             raise BuilderError(f"'{name}' is not a valid function name")

@@ -236,10 +236,8 @@ class Kernel:
         arrays = []
         out_arrays = []
         for role, index in compiled.plan:
-            if role == "indptr":
-                arrays.append(structures(todo)[index].indptr)
-            elif role == "indices":
-                arrays.append(structures(todo)[index].indices)
+            if role in ("indptr", "indices", "rows"):
+                arrays.append(getattr(structures(todo)[index], role))
             elif role == "in":
                 arrays.append(np.asarray(leaves(todo)[index].value))
             else:
@@ -281,7 +279,7 @@ class Kernel:
         plan = []
         lv, st = leaves(todo), structures(todo)
         for a in low.arguments:
-            if a.role in ("indptr", "indices"):
+            if a.role in ("indptr", "indices", "rows"):
                 plan.append((a.role, next(k for k, x in enumerate(st) if x is a.node)))
             elif a.role == "in":
                 plan.append(("in", next(k for k, x in enumerate(lv) if x is a.node)))

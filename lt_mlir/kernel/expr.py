@@ -368,6 +368,16 @@ class CSRInput(Sparse):
         return int(self.indices.shape[0])
 
     @property
+    def rows(self) -> np.ndarray:
+        """The row of each stored position (COO's row array), made once:
+        what an element-wise operation over the positions reads to
+        broadcast a value along the rows (``m[:, None]``)."""
+        if getattr(self, "_rows", None) is None:
+            counts = np.diff(self.indptr)
+            self._rows = np.repeat(np.arange(self.shape[0], dtype=self.indices.dtype), counts)
+        return self._rows
+
+    @property
     def invariant(self) -> bool:
         return True
 

@@ -13,9 +13,11 @@ ones a person writes:
 * ``a @ b``: the dot-product form ``for i { for j { init; for k } }`` where
   ``b`` is read along k contiguously (``b`` a transposed view), else
   ``for i { for j { init }; for k { for j } }`` (both operands row-wise);
-* CSR nests: ``for i { for p in indptr[i]..indptr[i+1] { j = indices[p]; ... } }``
-  (an ``scf.for`` inside the row loop: the data-dependent loop of the APPy
-  translator), SpMM as ``for i { init; for p { for j } }``.
+* CSR: an element-wise operation over the stored values is one loop over
+  the positions, ``for p in nnz { T[p] = f(..., D[rows[p], indices[p]]) }``;
+  row reductions and SpMM are row nests, ``for i { init; for p in
+  indptr[i]..indptr[i+1] { ... } }`` (an ``scf.for`` inside the row loop: the
+  data-dependent loop of the APPy translator), SpMM's ``for j`` innermost.
 
 Dims are named by position (``i, j, l, n`` for a result's axes, ``k``, ``k1``
 for reduced ones), so nests of equal extents over rows share the dim that
@@ -49,13 +51,12 @@ class Argument:
         self.name, self.role, self.node, self.type = name, role, node, type_
 
     def array(self):
+        """The argument's array for this call (None for an output)."""
         n = self.node
-        if self.role == "indptr":
-            return n.indptr
-        if self.role == "indices":
-            return n.indices
+        if self.role in ("indptr", "indices", "rows"):
+            return getattr(n, self.role)
         if self.role == "in":
-            return n.value
+            return np.asarray(n.value)
         return None
 
 
@@ -123,19 +124,22 @@ class Lowering:
         for k, st in enumerate(structures(self.todo)):
             args.append(Argument(f"indptr{k}", "indptr", st, memref([st.indptr.shape[0]], _int_type(st.indptr))))
             args.append(Argument(f"indices{k}", "indices", st, memref([st.indices.shape[0]], _int_type(st.indices))))
+            if any(n.sparse and n.structure is st and _needs_rows(n) for n in self.todo):
+                args.append(Argument(f"rows{k}", "rows", st, memref([st.nnz], _int_type(st.indices))))
         for k, leaf in enumerate(leaves(self.todo)):
             args.append(Argument(f"x{k}", "in", leaf, self.buffer_type(leaf)))
         for k, n in enumerate(self.outputs):
             args.append(Argument(f"out{k}", "out", n, self.buffer_type(n)))
         self.arguments = args
         self.owners = []  # the node of each outermost loop, in order
-        f = b.func(self.name, [(a.name, a.type) for a in args], attributes=self.attributes)
+        # rows[p] repeats a row for each of its positions: lt-fuse must not
+        # take it for an index that tells positions apart (see lt.repeats)
+        f = b.func(self.name, [(a.name, a.type, a.name, {"lt.repeats": True} if a.role == "rows" else None) for a in args],
+                   attributes=self.attributes)
         with f as values:
             for a, v in zip(args, values):
-                if a.role == "indptr":
-                    self.csr.setdefault(id(a.node), [None, None])[0] = v
-                elif a.role == "indices":
-                    self.csr.setdefault(id(a.node), [None, None])[1] = v
+                if a.role in ("indptr", "indices", "rows"):
+                    self.csr.setdefault(id(a.node), [None, None, None])[("indptr", "indices", "rows").index(a.role)] = v
                 else:
                     self.buffers[id(a.node)] = v
             for n in self.todo:
@@ -252,12 +256,8 @@ class Lowering:
             self.reduction(n)
         elif isinstance(n, E.MatMul):
             self.matmul(n)
-        elif isinstance(n, E.SparseMap) and all(o.sparse or not o.shape for o in n.operands):
-            # only stored values (and numbers): one loop over the positions,
-            # which lt-fuse can inline wherever a position is read
-            self.loops(["p"], (n.structure.nnz,), lambda idx: self.store(n, self.elementwise(n, [], idx[0]), idx))
         elif isinstance(n, E.SparseMap):
-            self.rows(n.structure, lambda i, p, j: self.store(n, self.elementwise(n, [i, j], p), [p]))
+            self.positions(n)
         elif isinstance(n, E.SparseReduce):
             self.sparse_reduce(n)
         elif isinstance(n, E.SpMM):
@@ -354,16 +354,19 @@ class Lowering:
                 self.loops(dims_rows, rows, lambda i: b.reduce("add", product(i, kk, []), acc, i))
 
     # --------------------------------------------------------------- sparse
-    def rows(self, st, body) -> None:
-        """``for i { for p in row i { j = indices[p]; body(i, p, j) } }``."""
+    def positions(self, n: E.SparseMap) -> None:
+        """``for p in nnz { T[p] = f(...) }``: one loop over the stored
+        positions (a stored value's row from ``rows[p]``, its column from
+        ``indices[p]``, read where a dense operand needs them), so that
+        lt-fuse can compute T wherever a position is read."""
         b = self.b
-        indptr, indices = self.csr[id(st)]
-        with b.loop("i", st.shape[0]):
-            i = b.dim("i")
-            lo, hi = self.row_bounds(st, i)
-            with b.for_(lo, hi, b.constant(1, "index")) as p:
-                j = self.clamp(b.cast("index_cast", b.load(indices, [p]), "index"), st.shape[1] - 1)
-                body(i, p, j)
+        st = n.structure
+        _, indices, rows = self.csr[id(st)]
+        with b.loop("p", st.nnz):
+            p = b.dim("p")
+            i = self.clamp(b.cast("index_cast", b.load(rows, [p]), "index"), st.shape[0] - 1) if _needs_rows(n) else None
+            j = self.clamp(b.cast("index_cast", b.load(indices, [p]), "index"), st.shape[1] - 1) if _needs_columns(n) else None
+            self.store(n, self.elementwise(n, [i, j], p), [p])
 
     def row_bounds(self, st, i):
         """Row i's stored positions, ``indptr[i] .. indptr[i + 1]``."""
@@ -385,7 +388,6 @@ class Lowering:
         b = self.b
         x = n.operands[0]
         st = x.structure
-        indptr, _ = self.csr[id(st)]
         acc = self.buffers[id(n)]
         with b.loop("i", st.shape[0]):
             i = b.dim("i")
@@ -398,7 +400,7 @@ class Lowering:
         b = self.b
         a, m = n.operands
         st = a.structure
-        indptr, indices = self.csr[id(st)]
+        indices = self.csr[id(st)][1]
         acc = self.buffers[id(n)]
         cols = m.shape[1:]
         with b.loop("i", st.shape[0]):
@@ -426,6 +428,20 @@ def _contiguous(n: E.Lazy, axis: int) -> bool:
             return True
         return _contiguous(n.operands[0], axis - sum(1 for a in n.new if a < axis))
     return axis == n.ndim - 1 or n.shape[axis] == 1
+
+
+def _dense_operands(n) -> list:
+    return [o for o in n.operands if not o.sparse and o.shape]
+
+
+def _needs_rows(n) -> bool:
+    """Whether an element-wise op over a CSR's positions reads a dense
+    operand that varies along the rows."""
+    return isinstance(n, E.SparseMap) and any(o.ndim == 2 and o.shape[0] != 1 for o in _dense_operands(n))
+
+
+def _needs_columns(n) -> bool:
+    return isinstance(n, E.SparseMap) and any(o.shape[-1] != 1 for o in _dense_operands(n))
 
 
 def _dims(ndim: int) -> list:

@@ -72,14 +72,13 @@ class KernelProgram:
             n = structure(*shape)[1].shape[0] if name == "A" else shape
             arrays[name] = (rng.random(n) - 0.3).astype(np.float32)
         low, _, _ = self._lowering(size, arrays)
-        return [a.node.indptr if a.role == "indptr" else a.node.indices if a.role == "indices" else np.asarray(a.node.value)
-                for a in low.arguments if a.role != "out"]
+        return [a.array() for a in low.arguments if a.role != "out"]
 
     def reference(self, xs, size) -> list:
         low, _, _ = self._lowering(size)
         named = {}
         for a, x in zip([a for a in low.arguments if a.role != "out"], xs):
-            if a.role in ("indptr", "indices"):
+            if a.role in ("indptr", "indices", "rows"):
                 named[a.role] = np.asarray(x)
             elif isinstance(a.node, E.Scalar):
                 continue  # a number of the code: the reference has it too
@@ -87,6 +86,7 @@ class KernelProgram:
                 named[a.node.name] = np.asarray(x, np.float64)
         if "indptr" in named:
             shape = self.shapes(*size)["A"]
+            named.pop("rows", None)
             named["A"] = (named.pop("indptr"), named.pop("indices"), named["A"], shape)
         exact = self.ref(named)
         scale = self.ref({k: (v[0], v[1], np.abs(v[2]), v[3]) if isinstance(v, tuple) else np.abs(v) for k, v in named.items()})
