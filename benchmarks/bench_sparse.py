@@ -13,7 +13,11 @@ before each: OpenMP's, OpenBLAS's and Numba's threads spin after a
 call).  Ratios are each peer's time over lt's.  A peer that is not
 installed (python-graphblas, torch) is reported as absent.
 
-    python benchmarks/bench_sparse.py [--quick] [--only NAME] [--mtx FILE.mtx] [--markdown docs/bench-sparse.md]
+    python benchmarks/bench_sparse.py [--quick | --check] [--only NAME] [--mtx FILE.mtx]
+                                      [--markdown docs/bench-sparse.md] [--chart docs/bench-sparse.png]
+
+``--check`` (in CI: ``tests/test_bench_sparse.py``) runs every variant at
+small sizes against the reference and times nothing.
 
 ``--mtx`` runs SDDMM, SpMM-MM and sparse softmax on a Matrix Market file
 (``scipy.io.mmread``) instead of the generated matrices.
@@ -197,9 +201,9 @@ def numba_kernels() -> dict:
 # ------------------------------------------------------------ workloads
 
 
-def workloads(quick: bool, mtx: str | None) -> list:
+def workloads(quick: bool, mtx: str | None, check: bool = False) -> list:
     rng = np.random.default_rng(0)
-    n = 1024 if quick else 4096
+    n = 256 if check else 1024 if quick else 4096
     if mtx:
         A = sp.csr_array(scipy.io.mmread(mtx)).astype(np.float32)
         A.sum_duplicates()
@@ -219,7 +223,7 @@ def workloads(quick: bool, mtx: str | None) -> list:
     NH, NJ = 64, 64
     out.append(("spmm_mm", f"SpMM-MM {label} H=J={NH}", (A, rng.random((cols, NH), dtype=np.float32), rng.random((NH, NJ), dtype=np.float32))))
     out.append(("sparse_softmax", f"sparse softmax {label}", (A,)))
-    m = 1024 if quick else 2048
+    m = 128 if check else 1024 if quick else 2048
     r = rng.random(m) + 0.5
     c = rng.random(m) + 0.5
     Kd = rng.random((m, m))
@@ -272,6 +276,8 @@ def _values(x, inputs):
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="smaller inputs (a smoke run)")
+    ap.add_argument("--check", action="store_true", help="small inputs: check every variant's result, time nothing")
+    ap.add_argument("--chart", help="draw the ratios here (PNG)")
     ap.add_argument("--only", help="run the workloads whose name contains this")
     ap.add_argument("--mtx", help="a Matrix Market file for the sparse workloads")
     ap.add_argument("--rounds", type=int, default=5)
@@ -287,7 +293,7 @@ def main(argv=None) -> int:
         numba = None
     absent = [name for name, mod in (("python-graphblas", "graphblas"), ("torch.sparse", "torch"), ("PyData sparse", "sparse")) if _missing(mod)]
     rows = []
-    for name, label, inputs in workloads(args.quick, args.mtx):
+    for name, label, inputs in workloads(args.quick, args.mtx, args.check):
         if args.only and args.only not in name and args.only not in label:
             continue
         fns = {f"lt {s}": (lambda k=ks[name]: k(*inputs)) for s, ks in strategies.items()}
@@ -298,6 +304,9 @@ def main(argv=None) -> int:
             if not np.allclose(got, ref, rtol=2e-3, atol=1e-5 * np.abs(ref).max()):
                 print(f"bench_sparse: error: {label}: {n} disagrees with the reference (max |diff| {np.abs(got - ref).max():.3g})", file=sys.stderr)
                 return 1
+        if args.check:
+            print(f"{label} ok: {', '.join(fns)}", flush=True)
+            continue
         times = block_medians(fns, rounds=args.rounds, per_block=2 if name in ("sinkhorn", "pagerank") else 3)
         lt_time = times["lt redundancy-aware"]
         row = {"workload": label, "lt ms": lt_time * 1e3}
@@ -306,13 +315,42 @@ def main(argv=None) -> int:
                 row[n] = t / lt_time
         rows.append(row)
         print(f"{label:48s} lt {lt_time * 1e3:9.3f} ms  " + "  ".join(f"{n} {row[n]:6.2f}x" for n in times if n != "lt redundancy-aware"), flush=True)
+    if args.check:
+        return 0
     table = _table(rows, absent)
     print()
     print(table)
     if args.markdown:
         with open(args.markdown, "w") as fh:
             fh.write(table + "\n")
+    if args.chart:
+        chart(rows, args.chart)
     return 0
+
+
+def chart(rows: list, path: str) -> None:
+    """Each peer's time over lt's, a bar a peer per workload (log scale)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    labels = [c for c in ("lt maximal", "lt none", "SciPy", "NumPy", "Numba") if any(c in r for r in rows)]
+    fig, ax = plt.subplots(figsize=(11, 0.6 * len(rows) * (1 + len(labels) / 4) + 1.5))
+    height = 0.8 / len(labels)
+    for j, label in enumerate(labels):
+        ys = [i + j * height for i in range(len(rows))]
+        ax.barh(ys, [r.get(label, 0) for r in rows], height=height, label=label)
+    ax.set_yticks([i + 0.4 - height / 2 for i in range(len(rows))])
+    ax.set_yticklabels([r["workload"] for r in rows])
+    ax.invert_yaxis()
+    ax.set_xscale("log")
+    ax.axvline(1.0, color="black", linewidth=0.8)
+    ax.set_xlabel("peer's time / lt_mlir.kernel's time (redundancy-aware; > 1: lt is faster; log scale)")
+    ax.set_title("lt_mlir.kernel: sparse and host-loop kernels")
+    ax.legend(loc="lower right", fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
 
 
 def _missing(module: str) -> bool:

@@ -314,3 +314,20 @@ def test_pagerank_keeps_the_gathered_vector_a_buffer():
     tree = pagerank.modules[-1].loop_tree
     spmv = tree[tree.index("(bounds known at run time)"):]
     assert "div(" in tree and "div(" not in spmv
+
+
+def test_power_exponents():
+    @kernel
+    def f(x: Array(float64, 1)):
+        return x ** 3, x ** 0.5, x ** -1
+
+    x = RNG.random(9) + 0.1
+    for got, ref in zip(f(x), (x ** 3, np.sqrt(x), 1 / x)):
+        np.testing.assert_allclose(got, ref, rtol=1e-14)
+
+    @kernel
+    def g(x: Array(float64, 1)):
+        return x ** 2.5
+
+    with pytest.raises(KernelError, match=r"test_kernel\.py:\d+: error: \*\* takes the exponents .* \(got 2\.5\)"):
+        g(x)

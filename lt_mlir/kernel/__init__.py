@@ -225,29 +225,34 @@ class Kernel:
 
     # ---------------------------------------------------------- compiling
     def _run(self, graph: Graph, roots: list, todo: list) -> None:
-        key = (signature(todo, roots), graph.looping)
+        lv, st = leaves(todo), structures(todo)
+        key = (signature(todo, roots, lv, st), graph.looping)
         entry = self.cache.get(key)
         if entry is None:
             entry = self.cache[key] = self._compile(todo, roots, graph.looping)
         compiled, kept_positions = entry
         kept = [todo[k] for k in kept_positions]
         outputs = roots + kept
-        low = Lowering(todo, outputs)
         arrays = []
         out_arrays = []
         for role, index in compiled.plan:
             if role in ("indptr", "indices", "rows"):
-                arrays.append(getattr(structures(todo)[index], role))
+                arrays.append(getattr(st[index], role))
             elif role == "in":
-                arrays.append(np.asarray(leaves(todo)[index].value))
+                arrays.append(np.asarray(lv[index].value))
             else:
                 n = outputs[index]
                 shape = (n.structure.nnz,) if n.sparse else n.shape
                 a = np.empty(shape, np.uint8 if n.dtype == np.bool_ else n.dtype)
                 out_arrays.append((n, a))
                 arrays.append(a)
-        del low
-        compiled.kernel(*arrays)
+        # the key holds every argument's shape and dtype: the arrays match
+        # the kernel's signature by construction (checked on its first call)
+        if compiled.checked:
+            compiled.kernel.call_unchecked(*arrays)
+        else:
+            compiled.kernel(*arrays)
+            compiled.checked = True
         self.launches += 1
         for n, a in out_arrays:
             n.value = a.view(np.bool_) if n.dtype == np.bool_ else a
@@ -259,12 +264,13 @@ class Kernel:
             width = get_target("cpu").vector_width(np.dtype(todo[-1].dtype if todo[-1].dtype != np.bool_ else np.float32).itemsize)
         sparse = any(n.sparse or isinstance(n, (E.SparseReduce, E.SpMM)) for n in todo)
         root_ids = {id(r) for r in roots}
-        text, owners = _lowered(todo, roots)
+        concordant = self.fusion == "maximal"
+        text, owners = _lowered(todo, roots, concordant)
         s, fused = fusion.schedule(text, owners, root_ids, self.fusion, parallel=False, width=1, sparse=sparse)
         kept = [k for k, n in enumerate(todo) if looping and n.invariant and id(n) not in root_ids and id(n) not in fused
                 and not isinstance(n, (E.View, E.Transpose))]
         outputs = roots + [todo[k] for k in kept]
-        text, owners = _lowered(todo, outputs)
+        text, owners = _lowered(todo, outputs, concordant)
         keep = {id(n) for n in outputs}
         s, fused = fusion.schedule(text, owners, keep, self.fusion, parallel=self.parallel, width=width, sparse=sparse)
         options = {} if self.fastmath is None else {"fastmath": self.fastmath}
@@ -274,7 +280,7 @@ class Kernel:
         if self.dump:
             print(f"// kernel {self.fn.__name__}, compile {self.compiles} ({self.fusion})")
             print(s.loop_tree)
-        low = Lowering(todo, outputs)
+        low = Lowering(todo, outputs, concordant=concordant)
         low.text()
         plan = []
         lv, st = leaves(todo), structures(todo)
@@ -291,11 +297,12 @@ class Kernel:
 class _Compiled:
     def __init__(self, kernel, plan):
         self.kernel, self.plan = kernel, plan
+        self.checked = False
 
 
-def _lowered(todo: list, outputs: list) -> tuple:
+def _lowered(todo: list, outputs: list, concordant: bool = False) -> tuple:
     """(module text, the node of each outermost loop in order)."""
-    low = Lowering(todo, outputs)
+    low = Lowering(todo, outputs, concordant=concordant)
     text = low.text()
     return text, low.owners
 

@@ -50,6 +50,7 @@ BINARY = {
 }
 UNARY = {"neg": np.negative, "exp": np.exp, "log": np.log, "sqrt": np.sqrt, "abs": np.abs, "tanh": np.tanh}
 COMPARE = {"lt", "le", "gt", "ge", "eq", "ne"}
+POWERS = (2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 0.5, 1.0, -1.0)  # the exponents ** takes (multiplies, sqrt, 1/x)
 _UFUNCS = {
     np.add: "add", np.subtract: "sub", np.multiply: "mul", np.divide: "div", np.true_divide: "div",
     np.maximum: "max", np.minimum: "min", np.power: "pow", np.less: "lt", np.less_equal: "le",
@@ -98,7 +99,6 @@ class Lazy:
         self.dtype = np.dtype(dtype)
         self.operands = operands
         self.value = None  # a NumPy array (or CSR data) once evaluated
-        self.line = where()
         self.carried = False  # bound to a variable of a host loop at an iteration's end (Graph.sync)
         self._invariant = all(o.invariant for o in operands)
 

@@ -60,6 +60,9 @@ class Graph:
 
     def binary(self, op: str, a: E.Lazy, b: E.Lazy) -> E.Lazy:
         what = f"'{op}' of arrays"
+        if op == "pow" and not (isinstance(b, E.Scalar) and float(b.value) in E.POWERS):
+            given = f"{float(b.value):g}" if isinstance(b, E.Scalar) else f"an array {b.shape}"
+            raise KernelError(f"{where()}: error: ** takes the exponents 2..8, 0.5, 1 and -1 written as numbers (got {given})")
         dtype = np.dtype(np.bool_) if op in E.COMPARE else self._dtype(a, b)
         if a.sparse or b.sparse:
             return self._sparse_map(op, (a, b), dtype)

@@ -83,35 +83,45 @@ def structures(todo: list) -> list:
     return out
 
 
-def signature(todo: list, outputs: list) -> tuple:
-    """A structural key of the nests: equal keys give the same module."""
+def signature(todo: list, outputs: list, lv: list | None = None, st: list | None = None) -> tuple:
+    """A structural key of the nests: equal keys give the same module
+    (``lv``, ``st``: ``leaves(todo)`` and ``structures(todo)`` if known)."""
     ids: dict = {}
     key = []
-    for i, st in enumerate(structures(todo)):
-        ids[("structure", id(st))] = i
-        key.append(("csr", st.shape, st.nnz, st.indptr.dtype.str, st.indices.dtype.str))
-    for leaf in leaves(todo):
-        ids[id(leaf)] = len(ids)
-        kind = type(leaf).__name__
-        extra = ids.get(("structure", id(leaf.structure))) if leaf.sparse else None
-        key.append((kind, leaf.shape, leaf.dtype.str, extra))
+    for i, s in enumerate(structures(todo) if st is None else st):
+        ids[id(s)] = i
+        key.append(("csr", s.shape, s.nnz, s.indptr.dtype.str, s.indices.dtype.str))
+    for leaf in leaves(todo) if lv is None else lv:
+        position = len(key)
+        key.append((_static(leaf), ids.get(id(leaf.structure)) if leaf.sparse else None))
+        ids[id(leaf)] = position
     out_ids = {id(o) for o in outputs}
     for n in todo:
-        ids[id(n)] = len(ids)
-        attrs = {k: v for k, v in vars(n).items() if k in ("op", "kind", "axes", "new")}
-        if isinstance(n, E.Map) and n.op == "pow":
-            attrs["exponent"] = float(n.operands[1].value) if isinstance(n.operands[1], E.Scalar) else None
-        extra = ids.get(("structure", id(n.structure))) if n.sparse else None
-        key.append((type(n).__name__, n.shape, n.dtype.str, tuple(sorted(attrs.items())), tuple(ids[id(o)] for o in n.operands), extra, id(n) in out_ids))
+        position = len(key)
+        key.append((_static(n), tuple(ids[id(o)] for o in n.operands), ids.get(id(n.structure)) if n.sparse else None, id(n) in out_ids))
+        ids[id(n)] = position
     return tuple(key)
+
+
+def _static(n) -> tuple:
+    """What a node's nest depends on besides its operands (made once)."""
+    d = n.__dict__
+    k = d.get("_static")
+    if k is None:
+        attrs = tuple((a, d[a]) for a in ("op", "kind", "axes", "new") if a in d)
+        if isinstance(n, E.Map) and n.op == "pow":
+            attrs += (("exponent", float(n.operands[1].value) if isinstance(n.operands[1], E.Scalar) else None),)
+        k = n._static = (type(n).__name__, n.shape, n.dtype.str, attrs)
+    return k
 
 
 class Lowering:
     """Writes the module; ``arguments`` lists the function's arguments."""
 
-    def __init__(self, todo: list, outputs: list, name: str = "kernel", attributes: dict | None = None):
+    def __init__(self, todo: list, outputs: list, name: str = "kernel", attributes: dict | None = None, concordant: bool = False):
         self.todo, self.outputs = todo, outputs
         self.attributes = attributes
+        self.concordant = concordant  # SpMM in TACO's order (for maximal fusion)
         self.b = Builder(float_format="e17")
         self.arguments: list[Argument] = []
         self.buffers: dict = {}  # id(node) -> memref Value (values and results)
@@ -225,14 +235,10 @@ class Lowering:
             return x
         if exponent == -1.0:
             return b.binary("divf", b.constant(1.0, x.type), x)
-        if exponent is not None and exponent == int(exponent) and 2 < exponent <= 8:
-            y = x
-            for _ in range(int(exponent) - 1):
-                y = b.binary("mulf", y, x)
-            return y
-        from .errors import KernelError
-
-        raise KernelError(f"{n.line}: error: ** supports the exponents 2, 3..8, 0.5, 1 and -1 written as numbers (got {exponent})")
+        y = x  # 3..8 (Graph.binary admits no other exponent)
+        for _ in range(int(exponent) - 1):
+            y = b.binary("mulf", y, x)
+        return y
 
     def elementwise(self, n, idx: list, p=None):
         operands = n.operands
@@ -403,6 +409,21 @@ class Lowering:
         indices = self.csr[id(st)][1]
         acc = self.buffers[id(n)]
         cols = m.shape[1:]
+        if self.concordant and cols:
+            # TACO's loop order (the result's indices outside the sparse
+            # one): each element a dot product of its own, what maximal
+            # fusion inlines wherever the element is read
+            def element(out_idx):
+                i, j = out_idx
+                self.init(n, "add", out_idx)
+                lo, hi = self.row_bounds(st, i)
+                with b.for_(lo, hi, b.constant(1, "index")) as p:
+                    c = self.clamp(b.cast("index_cast", b.load(indices, [p]), "index"), st.shape[1] - 1)
+                    y = self.operand(m, [c, j], n.dtype)
+                    b.reduce("add", b.binary("mulf", self.operand(a, [], n.dtype, p), y), acc, out_idx)
+
+            self.loops(["i", "j"], (st.shape[0],) + cols, element)
+            return
         with b.loop("i", st.shape[0]):
             i = b.dim("i")
             self.loops(["j"] if cols else [], cols, lambda j: self.init(n, "add", [i] + j))

@@ -47,6 +47,13 @@ class Kernel(EntryPoint):
             return None
         return out[0] if len(out) == 1 else tuple(out)
 
+    def call_unchecked(self, *arrays) -> None:
+        """Run on ``arrays`` (all of the arguments, C-contiguous, of the
+        specs' shapes and dtypes) without checking them: for a caller that
+        made them to match (the kernel frontend, whose cache key holds every
+        argument's shape and dtype; its first call is a checked one)."""
+        self._fn(*[a.ctypes.data for a in arrays])
+
     def bind(self, *arrays):
         """A call of this kernel on ``arrays`` (all of its arguments),
         checked now: the returned function runs it again without the checks
