@@ -331,3 +331,24 @@ def test_power_exponents():
 
     with pytest.raises(KernelError, match=r"test_kernel\.py:\d+: error: \*\* takes the exponents .* \(got 2\.5\)"):
         g(x)
+
+
+def test_results_the_caller_holds_are_never_written_again():
+    """Output arrays are reused only once nothing else holds them."""
+
+    @kernel
+    def twice(x: Array(float32, 1)):
+        return x * 2
+
+    a = np.ones(4, np.float32)
+    r1 = twice(a)
+    r2 = twice(a + 1)
+    view = r2[1:]
+    r3 = twice(a + 2)
+    np.testing.assert_array_equal(r1, 2)
+    np.testing.assert_array_equal(view, 4)
+    np.testing.assert_array_equal(r3, 6)
+    del r1
+    r4 = twice(a + 3)
+    np.testing.assert_array_equal(r4, 8)
+    np.testing.assert_array_equal(r2, 4)

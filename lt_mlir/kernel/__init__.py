@@ -64,6 +64,7 @@ from __future__ import annotations
 import ast
 import functools
 import inspect
+import sys
 import textwrap
 
 import numpy as np
@@ -242,10 +243,17 @@ class Kernel:
                 arrays.append(np.asarray(lv[index].value))
             else:
                 n = outputs[index]
-                shape = (n.structure.nnz,) if n.sparse else n.shape
-                a = np.empty(shape, np.uint8 if n.dtype == np.bool_ else n.dtype)
+                a = compiled.spare.pop(index, None)
+                # an output array of an earlier run that nothing holds any
+                # more (here: the dict it came from, ``a``, getrefcount's
+                # argument) is written again: a large fresh array is fresh
+                # pages from the OS, first touched by the kernel
+                if a is None or sys.getrefcount(a) > 2:
+                    shape = (n.structure.nnz,) if n.sparse else n.shape
+                    a = np.empty(shape, np.uint8 if n.dtype == np.bool_ else n.dtype)
                 out_arrays.append((n, a))
                 arrays.append(a)
+                compiled.spare[index] = a
         # the key holds every argument's shape and dtype: the arrays match
         # the kernel's signature by construction (checked on its first call)
         if compiled.checked:
@@ -298,6 +306,7 @@ class _Compiled:
     def __init__(self, kernel, plan):
         self.kernel, self.plan = kernel, plan
         self.checked = False
+        self.spare: dict = {}  # output position -> the array the last run wrote (reused once nothing else holds it)
 
 
 def _lowered(todo: list, outputs: list, concordant: bool = False) -> tuple:
