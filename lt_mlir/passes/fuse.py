@@ -52,6 +52,8 @@ Refuses (the IR unchanged) when:
   anywhere in the ops after L up to the last one holding a read: the copy
   could read the new values (conservative: a write after the read in the
   same nest also refuses);
+- T is read in several places that cannot share one copy of the
+  computation (each copy would compute the elements it reads again);
 - a read sits in a loop (lt.loop, or ``scf.for``/``scf.while``) after L
   that its indices do not depend on: fused, each element would be computed
   once per iteration of that loop (ReACT's type-2 redundancy that maximal
@@ -502,6 +504,16 @@ def _reads(producer: _Producer, number: int, recompute: bool) -> list:
     for read in sorted(reads, key=lambda r: _preorder_index(r, block)):
         key = (read.block, tuple(list(read.operands)[1:]))
         groups.setdefault(key, []).append(read)
+    if len(groups) > 1 and not recompute:
+        # each copy computes every element it reads: two copies (a sum and
+        # a division both reading exp(x - m)) compute each element twice
+        first = next(iter(groups.values()))[0]
+        raise refuse(
+            NAME,
+            f"{name} is read in {len(groups)} places that cannot share one computation: fused, each element of {name} "
+            f"would be computed {len(groups)} times (redundant recomputation); lt-fuse{{loop={number} recompute=true}} accepts that",
+            first,
+        )
     return [(list(key[1]), group) for key, group in groups.items()]
 
 
