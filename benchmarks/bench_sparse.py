@@ -6,12 +6,15 @@ iteration), each timed in one process on the same inputs: lt with the
 default redundancy-aware fusion, lt with maximal fusion (TACO's strategy,
 the ablation) and without fusion (every operation a buffer, as NumPy runs
 it), SciPy/NumPy as their users write the kernel, and Numba (``@njit``
-with ``prange`` over rows, as Numba's documentation writes such loops).
+with ``prange`` over rows, as Numba's documentation writes such loops) and
+SuiteSparse:GraphBLAS (python-graphblas: masked ``mxm`` is its SDDMM).
 Every result is checked against SciPy/NumPy first.  Timing:
 ``lt_mlir.runtime.timing.block_medians`` (blocks that alternate, a pause
 before each: OpenMP's, OpenBLAS's and Numba's threads spin after a
 call).  Ratios are each peer's time over lt's.  A peer that is not
-installed (python-graphblas, torch) is reported as absent.
+installed (python-graphblas, torch) is reported as absent; PyData
+``sparse`` is not timed (its SDDMM materialises ``B @ C.T`` as SciPy's
+does).
 
     python benchmarks/bench_sparse.py [--quick | --check] [--only NAME] [--mtx FILE.mtx]
                                       [--markdown docs/bench-sparse.md] [--chart docs/bench-sparse.png]
@@ -235,7 +238,46 @@ def workloads(quick: bool, mtx: str | None, check: bool = False) -> list:
     return out
 
 
+def graphblas_peers(name: str, args) -> dict:
+    """SuiteSparse:GraphBLAS through python-graphblas, its inputs converted
+    before timing: SDDMM is its masked ``mxm`` (the dot-product method,
+    ``B @ C.T`` under A's structure) times A; SpMM-MM two ``mxm``s;
+    PageRank ``mxv`` in the same loop."""
+    try:
+        import graphblas as gb
+    except ImportError:
+        return {}
+    if name == "sddmm":
+        A, B, C = args
+        gA, gB, gC = gb.io.from_scipy_sparse(A), gb.Matrix.from_dense(B), gb.Matrix.from_dense(C)
+
+        def run():
+            R = gb.semiring.plus_times(gB @ gC.T).new(mask=gA.S)
+            return gb.io.to_scipy_sparse(R.ewise_mult(gA, gb.binary.times).new(), format="csr")
+
+        return {"GraphBLAS": run}
+    if name == "spmm_mm":
+        A, B, C = args
+        gA, gB, gC = gb.io.from_scipy_sparse(A), gb.Matrix.from_dense(B), gb.Matrix.from_dense(C)
+        return {"GraphBLAS": lambda: gb.semiring.plus_times(gb.semiring.plus_times(gA @ gB).new() @ gC).new().to_dense(fill_value=0)}
+    if name == "pagerank":
+        A, deg, damping, iterations = args
+        gA = gb.io.from_scipy_sparse(A)
+
+        def run():
+            n = deg.shape[0]
+            x = np.full(n, 1.0 / n)
+            for _ in range(iterations):
+                y = gb.Vector.from_dense(x / deg)
+                x = damping * gb.semiring.plus_times(gA @ y).new().to_dense(fill_value=0.0) + (1.0 - damping) / n
+            return x
+
+        return {"GraphBLAS": run}
+    return {}
+
+
 def _peer(name: str, args, numba: dict | None) -> dict:
+    """The peers in order, SciPy/NumPy (the reference) first."""
     peers = {}
     if name == "sddmm":
         peers["SciPy"] = lambda: scipy_sddmm(*args)
@@ -247,6 +289,7 @@ def _peer(name: str, args, numba: dict | None) -> dict:
         peers["NumPy"] = lambda: numpy_sinkhorn(*args)
     elif name == "pagerank":
         peers["SciPy"] = lambda: scipy_pagerank(*args)
+    peers.update(graphblas_peers(name, args))
     if numba is not None:
         f = numba[name]
         if name in ("sddmm", "spmm_mm"):
@@ -291,7 +334,7 @@ def main(argv=None) -> int:
         numba = numba_kernels()
     except ImportError:
         numba = None
-    absent = [name for name, mod in (("python-graphblas", "graphblas"), ("torch.sparse", "torch"), ("PyData sparse", "sparse")) if _missing(mod)]
+    absent = [name for name, mod in (("python-graphblas", "graphblas"), ("torch.sparse", "torch")) if _missing(mod)]
     rows = []
     for name, label, inputs in workloads(args.quick, args.mtx, args.check):
         if args.only and args.only not in name and args.only not in label:
@@ -335,7 +378,7 @@ def chart(rows: list, path: str) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    labels = [c for c in ("lt maximal", "lt none", "SciPy", "NumPy", "Numba") if any(c in r for r in rows)]
+    labels = [c for c in ("lt maximal", "lt none", "SciPy", "NumPy", "Numba", "GraphBLAS") if any(c in r for r in rows)]
     fig, ax = plt.subplots(figsize=(11, 0.6 * len(rows) * (1 + len(labels) / 4) + 1.5))
     height = 0.8 / len(labels)
     for j, label in enumerate(labels):
@@ -360,7 +403,7 @@ def _missing(module: str) -> bool:
 
 
 def _table(rows: list, absent: list) -> str:
-    cols = ["lt maximal", "lt none", "SciPy", "NumPy", "Numba"]
+    cols = ["lt maximal", "lt none", "SciPy", "NumPy", "Numba", "GraphBLAS"]
     cpu = platform.processor() or platform.machine()
     lines = [
         f"Host: {cpu}, {os.cpu_count()} cores.  lt = redundancy-aware fusion (the default); each other column is its time over lt's (>1: lt is faster).",
