@@ -352,3 +352,38 @@ def test_results_the_caller_holds_are_never_written_again():
     r4 = twice(a + 3)
     np.testing.assert_array_equal(r4, 8)
     np.testing.assert_array_equal(r2, 4)
+
+
+def test_slicing_with_constant_bounds():
+    @kernel
+    def stencil(x: Array(float64, 2), w: Array(float64, 1)):
+        inner = 0.25 * (x[:-2, 1:-1] + x[2:, 1:-1] + x[1:-1, :-2] + x[1:-1, 2:])
+        return inner, x[0] * w[1:], x[-1, 2:5], np.sum(x[1:3, None, :], axis=2)
+
+    x = RNG.random((7, 9))
+    w = RNG.random(10)
+    inner, row, part, sums = stencil(x, w)
+    np.testing.assert_allclose(inner, 0.25 * (x[:-2, 1:-1] + x[2:, 1:-1] + x[1:-1, :-2] + x[1:-1, 2:]), rtol=1e-14)
+    np.testing.assert_allclose(row, x[0] * w[1:], rtol=1e-14)
+    np.testing.assert_allclose(part, x[-1, 2:5])
+    np.testing.assert_allclose(sums, np.sum(x[1:3, None, :], axis=2), rtol=1e-14)
+
+    @kernel
+    def bad(x: Array(float64, 1)):
+        return x[::2]
+
+    with pytest.raises(KernelError, match=r"test_kernel\.py:\d+: error: slices with a step \(2\) are not supported"):
+        bad(np.ones(4))
+
+
+def test_views_returned_are_copied_out():
+    @kernel
+    def f(x: Array(float32, 2)):
+        m = np.max(x, axis=1)
+        return x.T, m[:, None], x[1]
+
+    x = RNG.random((3, 5), dtype=np.float32)
+    t, m, row = f(x)
+    np.testing.assert_array_equal(t, x.T)
+    np.testing.assert_array_equal(m, x.max(1)[:, None])
+    np.testing.assert_array_equal(row, x[1])

@@ -276,7 +276,7 @@ class Kernel:
         text, owners = _lowered(todo, roots, concordant)
         s, fused = fusion.schedule(text, owners, root_ids, self.fusion, parallel=False, width=1, sparse=sparse)
         kept = [k for k, n in enumerate(todo) if looping and n.invariant and id(n) not in root_ids and id(n) not in fused
-                and not isinstance(n, (E.View, E.Transpose))]
+                and not isinstance(n, (E.View, E.Transpose, E.Index))]
         outputs = roots + [todo[k] for k in kept]
         text, owners = _lowered(todo, outputs, concordant)
         keep = {id(n) for n in outputs}

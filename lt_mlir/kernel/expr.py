@@ -303,6 +303,20 @@ class View(Lazy):
         return ("view", self.new, id(self.operands[0]))
 
 
+class Index(Lazy):
+    """Basic indexing with constant bounds (``x[1:-1]``, ``A[:, 2:]``,
+    ``A[0]``, mixed with None): ``spec`` gives, for each result axis, the
+    operand axis and the offset into it (or None for a new axis of one
+    element); ``fixed`` the operand axes an integer selects."""
+
+    def __init__(self, graph, x: Lazy, spec: tuple, fixed: tuple, shape: tuple):
+        super().__init__(graph, shape, x.dtype, (x,))
+        self.spec, self.fixed = spec, fixed
+
+    def key(self):
+        return ("index", self.spec, self.fixed, self.shape, id(self.operands[0]))
+
+
 class Reduce(Lazy):
     """``kind`` (add, max, min) of ``operands[0]`` along ``axes``."""
 

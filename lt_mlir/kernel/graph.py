@@ -143,24 +143,51 @@ class Graph:
         return self.node(E.Transpose, x)
 
     def index(self, x: E.Lazy, index) -> E.Lazy:
+        """``:`` and None only: a view with new axes; integers and slices
+        with constant bounds and step 1: an ``Index``."""
         items = index if isinstance(index, tuple) else (index,)
-        new, axis = [], 0
-        for item in items:
-            if item is None:
-                new.append(len(new) + axis)
-            elif isinstance(item, slice) and item == slice(None):
-                axis += 1
-            else:
-                raise KernelError(
-                    f"{where()}: error: indexing with {item!r} is not supported in a kernel yet (':' and None are)"
-                )
-        if axis > x.ndim:
-            raise KernelError(f"{where()}: error: too many indices for an array of {x.ndim} dimension(s)")
-        if not new:
-            return x
         if x.sparse:
             raise KernelError(f"{where()}: error: indexing a sparse matrix is not supported")
-        return self.node(E.View, x, tuple(new))
+        if any(item is Ellipsis for item in items):
+            raise KernelError(f"{where()}: error: indexing with ... is not supported in a kernel")
+        taking = [item for item in items if item is not None]
+        if len(taking) > x.ndim:
+            raise KernelError(f"{where()}: error: too many indices for an array of {x.ndim} dimension(s)")
+        if all(item is None or (isinstance(item, slice) and item == slice(None)) for item in items):
+            new, axis = [], 0
+            for item in items:
+                if item is None:
+                    new.append(len(new) + axis)
+                else:
+                    axis += 1
+            return self.node(E.View, x, tuple(new)) if new else x
+        spec, fixed, shape, axis = [], [], [], 0
+        for item in list(items) + [slice(None)] * (x.ndim - len(taking)):
+            if item is None:
+                spec.append(None)
+                shape.append(1)
+                continue
+            size = x.shape[axis]
+            if isinstance(item, (int, np.integer)) and not isinstance(item, (bool, np.bool_)):
+                i = int(item) + (size if item < 0 else 0)
+                if not 0 <= i < size:
+                    raise KernelError(f"{where()}: error: index {int(item)} is out of bounds for axis {axis} of size {size}")
+                fixed.append((axis, i))
+            elif isinstance(item, slice):
+                if item.step not in (None, 1):
+                    raise KernelError(f"{where()}: error: slices with a step ({item.step}) are not supported in a kernel yet")
+                for bound in (item.start, item.stop):
+                    if bound is not None and (isinstance(bound, bool) or not isinstance(bound, (int, np.integer))):
+                        raise KernelError(f"{where()}: error: slice bounds must be integers known when the kernel runs, got {bound!r}")
+                start, stop, _ = item.indices(size)
+                if stop <= start:
+                    raise KernelError(f"{where()}: error: the slice {start}:{stop} of axis {axis} (size {size}) is empty")
+                spec.append((axis, start))
+                shape.append(stop - start)
+            else:
+                raise KernelError(f"{where()}: error: indexing with {type(item).__name__} is not supported in a kernel (integers, slices with constant bounds, None)")
+            axis += 1
+        return self.node(E.Index, x, tuple(spec), tuple(fixed), tuple(shape))
 
     # --------------------------------------------------------- evaluation
     def pending(self, roots) -> list:

@@ -108,7 +108,7 @@ def _static(n) -> tuple:
     d = n.__dict__
     k = d.get("_static")
     if k is None:
-        attrs = tuple((a, d[a]) for a in ("op", "kind", "axes", "new") if a in d)
+        attrs = tuple((a, d[a]) for a in ("op", "kind", "axes", "new", "spec", "fixed") if a in d)
         if isinstance(n, E.Map) and n.op == "pow":
             attrs += (("exponent", float(n.operands[1].value) if isinstance(n.operands[1], E.Scalar) else None),)
         k = n._static = (type(n).__name__, n.shape, n.dtype.str, attrs)
@@ -152,9 +152,10 @@ class Lowering:
                     self.csr.setdefault(id(a.node), [None, None, None])[("indptr", "indices", "rows").index(a.role)] = v
                 else:
                     self.buffers[id(a.node)] = v
+            outputs = {id(o) for o in self.outputs}
             for n in self.todo:
-                if isinstance(n, (E.View, E.Transpose)):
-                    continue
+                if isinstance(n, (E.View, E.Transpose, E.Index)) and id(n) not in outputs:
+                    continue  # read through (a view is a nest only where it is a result: a copy)
                 if id(n) not in self.buffers:
                     dims = ["p"] if n.sparse else _dims(n.ndim)
                     self.buffers[id(n)] = b.alloc(dims, self.buffer_type(n), name=b.fresh("t"))
@@ -178,6 +179,17 @@ class Lowering:
             return self.read(n.operands[0], inner, p)
         if isinstance(n, E.Transpose):
             return self.read(n.operands[0], idx[::-1], p)
+        if isinstance(n, E.Index):
+            x = n.operands[0]
+            inner = [None] * x.ndim
+            for axis, i in n.fixed:
+                inner[axis] = b.constant(i, "index")
+            for r, s in enumerate(n.spec):
+                if s is not None:
+                    axis, offset = s
+                    v = idx[r] if n.shape[r] != 1 and idx[r] is not None else b.constant(0, "index")  # a length-1 axis broadcasts
+                    inner[axis] = b.binary("addi", v, b.constant(offset, "index")) if offset else v
+            return self.read(x, inner, p)
         buf = self.buffers[id(n)]
         if n.sparse:
             v = b.load(buf, [p])
@@ -185,7 +197,7 @@ class Lowering:
             zero = None
             use = []
             for size, v in zip(n.shape, idx[len(idx) - n.ndim:]):
-                if size == 1:
+                if size == 1 or v is None:
                     zero = zero or b.constant(0, "index")
                     use.append(zero)
                 else:
@@ -256,7 +268,9 @@ class Lowering:
 
     # ---------------------------------------------------------------- nests
     def nest(self, n) -> None:
-        if isinstance(n, (E.Map, E.Select)):
+        if isinstance(n, (E.View, E.Transpose, E.Index)):
+            self.loops(_dims(n.ndim), n.shape, lambda idx: self.store(n, self.read(n, idx), idx))
+        elif isinstance(n, (E.Map, E.Select)):
             self.loops(_dims(n.ndim), n.shape, lambda idx: self.store(n, self.elementwise(n, idx), idx))
         elif isinstance(n, E.Reduce):
             self.reduction(n)
@@ -448,6 +462,9 @@ def _contiguous(n: E.Lazy, axis: int) -> bool:
         if axis in n.new:
             return True
         return _contiguous(n.operands[0], axis - sum(1 for a in n.new if a < axis))
+    if isinstance(n, E.Index):
+        s = n.spec[axis]
+        return s is None or _contiguous(n.operands[0], s[0])
     return axis == n.ndim - 1 or n.shape[axis] == 1
 
 
