@@ -404,9 +404,16 @@ def _missing(module: str) -> bool:
 
 def _table(rows: list, absent: list) -> str:
     cols = ["lt maximal", "lt none", "SciPy", "NumPy", "Numba", "GraphBLAS"]
-    cpu = platform.processor() or platform.machine()
+    cpu = platform.machine()
+    try:
+        with open("/proc/cpuinfo") as fh:
+            cpu = next(line.split(":", 1)[1].strip() for line in fh if line.startswith("model name"))
+    except (OSError, StopIteration):
+        pass
+    from lt_mlir.tuning import host
+
     lines = [
-        f"Host: {cpu}, {os.cpu_count()} cores.  lt = redundancy-aware fusion (the default); each other column is its time over lt's (>1: lt is faster).",
+        f"Host: {cpu} ({host()['cpu']}), {os.cpu_count()} cores.  lt = redundancy-aware fusion (the default); each other column is its time over lt's (>1: lt is faster).",
         "",
         "| workload | lt (ms) | " + " | ".join(f"× {c}" for c in cols) + " |",
         "|---|---|" + "---|" * len(cols),
