@@ -2,7 +2,7 @@
 
 ReACT's operator sequences (SDDMM, SpMM-MM, sparse softmax) and Intrepydd's
 host-loop kernels (Sinkhorn-Knopp as the seed writes it, PageRank power
-iteration), each timed in one process on the same inputs: lt with the
+iteration, logistic-regression gradient steps), each timed in one process on the same inputs: lt with the
 default redundancy-aware fusion, lt with maximal fusion (TACO's strategy,
 the ablation) and without fusion (every operation a buffer, as NumPy runs
 it), SciPy/NumPy as their users write the kernel, and Numba (``@njit``
@@ -78,10 +78,24 @@ def _kernels(fusion: str) -> dict:
             x = damping * (A @ (x / out_degree)) + (1.0 - damping) / n
         return x
 
-    return dict(sddmm=sddmm, spmm_mm=spmm_mm, sparse_softmax=sparse_softmax, sinkhorn=sinkhorn, pagerank=pagerank)
+    @kernel(fusion=fusion)
+    def logistic(X: Array(float32, 2), y: Array(float32, 1), w: Array(float32, 1), lr: float, steps: int):
+        for _ in range(steps):
+            p = 1.0 / (1.0 + np.exp(-(X @ w)))
+            w = w - lr * (X.T @ (p - y)) / X.shape[0]
+        return w
+
+    return dict(sddmm=sddmm, spmm_mm=spmm_mm, sparse_softmax=sparse_softmax, sinkhorn=sinkhorn, pagerank=pagerank, logistic=logistic)
 
 
 # ------------------------------------------------------------ the peers
+
+
+def numpy_logistic(X, y, w, lr, steps):
+    for _ in range(steps):
+        p = 1.0 / (1.0 + np.exp(-(X @ w)))
+        w = w - lr * (X.T @ (p - y)) / X.shape[0]
+    return w
 
 
 def scipy_sddmm(A, B, C):
@@ -198,7 +212,26 @@ def numba_kernels() -> dict:
             x = nx
         return x
 
-    return dict(sddmm=sddmm, spmm_mm=spmm_mm, sparse_softmax=sparse_softmax, sinkhorn=sinkhorn, pagerank=pagerank)
+    @njit(parallel=True, cache=False)
+    def logistic(X, y, w, lr, steps):
+        n, d = X.shape
+        w = w.copy()
+        for _ in range(steps):
+            p = np.empty(n, dtype=X.dtype)
+            for i in prange(n):
+                z = np.float32(0.0)
+                for j in range(d):
+                    z += X[i, j] * w[j]
+                p[i] = 1.0 / (1.0 + np.exp(-z)) - y[i]
+            grad = np.zeros(d, dtype=X.dtype)
+            for i in range(n):
+                for j in range(d):
+                    grad[j] += X[i, j] * p[i]
+            for j in range(d):
+                w[j] -= lr * grad[j] / n
+        return w
+
+    return dict(sddmm=sddmm, spmm_mm=spmm_mm, sparse_softmax=sparse_softmax, sinkhorn=sinkhorn, pagerank=pagerank, logistic=logistic)
 
 
 # ------------------------------------------------------------ workloads
@@ -235,6 +268,10 @@ def workloads(quick: bool, mtx: str | None, check: bool = False) -> list:
     G.data[:] = 1.0
     deg = np.maximum(np.asarray(G.sum(axis=0)).ravel(), 1.0)
     out.append(("pagerank", f"PageRank {n * 4} nodes, {G.nnz} edges, 20 iterations", (G, deg, 0.85, 20)))
+    rows, d = (512, 32) if check else (16384, 256) if not quick else (4096, 128)
+    X = (rng.random((rows, d), dtype=np.float32) - 0.5)
+    yv = (rng.random(rows) < 0.5).astype(np.float32)
+    out.append(("logistic", f"logistic regression {rows}x{d} f32, 20 steps", (X, yv, np.zeros(d, np.float32), 0.5, 20)))
     return out
 
 
@@ -289,6 +326,8 @@ def _peer(name: str, args, numba: dict | None) -> dict:
         peers["NumPy"] = lambda: numpy_sinkhorn(*args)
     elif name == "pagerank":
         peers["SciPy"] = lambda: scipy_pagerank(*args)
+    elif name == "logistic":
+        peers["NumPy"] = lambda: numpy_logistic(*args)
     peers.update(graphblas_peers(name, args))
     if numba is not None:
         f = numba[name]
@@ -297,7 +336,7 @@ def _peer(name: str, args, numba: dict | None) -> dict:
             peers["Numba"] = lambda: f(A.indptr, A.indices, A.data, B, C)
         elif name == "sparse_softmax":
             peers["Numba"] = lambda: f(args[0].indptr, args[0].data)
-        elif name == "sinkhorn":
+        elif name in ("sinkhorn", "logistic"):
             peers["Numba"] = lambda: f(*args)
         elif name == "pagerank":
             A, deg, d, it = args
@@ -350,7 +389,7 @@ def main(argv=None) -> int:
         if args.check:
             print(f"{label} ok: {', '.join(fns)}", flush=True)
             continue
-        times = block_medians(fns, rounds=args.rounds, per_block=2 if name in ("sinkhorn", "pagerank") else 3)
+        times = block_medians(fns, rounds=args.rounds, per_block=2 if name in ("sinkhorn", "pagerank", "logistic") else 3)
         lt_time = times["lt redundancy-aware"]
         row = {"workload": label, "lt ms": lt_time * 1e3}
         for n, t in times.items():

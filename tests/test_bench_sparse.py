@@ -21,7 +21,7 @@ def test_bench_sparse_check_runs_every_workload():
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     lines = [line for line in proc.stdout.splitlines() if " ok: " in line]
-    for want in ("SDDMM", "SpMM-MM", "sparse softmax", "Sinkhorn", "PageRank"):
+    for want in ("SDDMM", "SpMM-MM", "sparse softmax", "Sinkhorn", "PageRank", "logistic regression"):
         assert any(line.startswith(want) for line in lines), (want, proc.stdout)
     for line in lines:
         assert "lt redundancy-aware, lt maximal, lt none, " in line, line

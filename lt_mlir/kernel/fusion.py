@@ -101,10 +101,13 @@ def parallelize(s: Schedule, sparse_rows: bool) -> None:
     checked by ``lt-parallel``, or, where that cannot see it (CSR
     positions from ``indptr``), assumed."""
     for k in top_loops(s):
-        if not _rows_private(s, k):
-            continue
-        if not _try(s, f"lt-parallel{{loop={k}}}") and sparse_rows:
-            s.assume_parallel(k, schedule="guided")
+        if _rows_private(s, k):
+            if not _try(s, f"lt-parallel{{loop={k}}}") and sparse_rows:
+                s.assume_parallel(k, schedule="guided")
+        elif _rows_private(s, k, shared_reductions=True):
+            # iterations that only reduce into shared elements (X.T @ r):
+            # lt-parallel gives each thread a private tile, combined once
+            _try(s, f"lt-parallel{{loop={k}}}")
 
 
 def vectorize(s: Schedule, width: int) -> None:
@@ -135,7 +138,7 @@ def _dim_of(value) -> str | None:
     return ir.StringAttr(op.attributes["dim"]).value
 
 
-def _rows_private(s: Schedule, k: int) -> bool:
+def _rows_private(s: Schedule, k: int, shared_reductions: bool = False) -> bool:
     """Whether every write in outermost loop ``k`` goes to a location only
     its own row writes: a scratch buffer allocated inside it, an element
     whose first index is the loop's dim, or (CSR values) a position that is
@@ -156,6 +159,8 @@ def _rows_private(s: Schedule, k: int) -> bool:
         elif op.name in ("memref.store", "lt.reduce", "memref.load"):
             at = 0 if op.name == "memref.load" else 1
             buf, idx = op.operands[at], list(op.operands)[at + 1:]
+            if op.name == "lt.reduce" and shared_reductions:
+                return ir.WalkResult.ADVANCE  # lt-parallel's private tiles (it checks the rest)
             if op.name != "memref.load":
                 written.append(buf)
             accesses.append((buf, idx[0] if idx else None))
