@@ -9,6 +9,7 @@ from . import (  # noqa: F401
     factor,
     fuse,
     gpu_map,
+    hoist,
     merge,
     parallel,
     resize,

@@ -248,6 +248,12 @@ class Program:
     check_bounds: bool = True
 
 
+def _react_module():
+    from . import kernel_programs
+
+    return kernel_programs
+
+
 def _kernel_programs():
     from .kernel_programs import PROGRAMS as KERNEL_PROGRAMS
 
@@ -361,6 +367,14 @@ PROGRAMS: dict[str, Program] = {
                 ("k_scaled_rows", ((7, 33), (13, 9))),
             )
         ],
+        Program(
+            "react_type2",
+            ((4, 6, 8), (7, 5, 3)),
+            lambda n, m, k: _react_module().react_type2(n, m, k),
+            lambda rng, s: _react_module().react_type2_inputs(rng, s),
+            lambda xs, s: _react_module().react_type2_reference(xs, s),
+            "lt_mlir.testing.kernel_programs.react_type2({})",
+        ),
         # Deliberately broken: only for showing that failures are noticed.
         Program(
             "mutant-wrong-reference",

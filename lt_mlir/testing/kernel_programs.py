@@ -153,3 +153,39 @@ PROGRAMS = {
         terms=lambda s: s[1] + 1,
     ),
 }
+
+
+def react_type2(n: int, m: int, k: int) -> str:
+    """ReACT's type-2 example maximally fused, ``A = (B + E) * (C @ D)`` as
+    ``for i { A[i,:] = 0; for k { for j { A[i,j] += (B[i,j] + E[i,j]) *
+    (C[i,k] * D[k,j]) } } }``: ``B + E`` is invariant in k (what
+    ``lt-hoist`` takes out)."""
+    from ..builder import Builder, memref
+
+    b = Builder()
+    args = [("B", memref((n, m), "f32")), ("E", memref((n, m), "f32")), ("C", memref((n, k), "f32")),
+            ("D", memref((k, m), "f32")), ("A", memref((n, m), "f32"))]
+    with b.func("react", args) as (B, E, C, D, A):
+        zero = b.constant(0.0, "f32")
+        with b.loop("i", n):
+            i = b.dim("i")
+            with b.loop("j", m):
+                b.store(zero, A, [i, b.dim("j")])
+            with b.loop("k", k):
+                kk = b.dim("k")
+                with b.loop("j", m):
+                    j = b.dim("j")
+                    s = b.binary("addf", b.load(B, [i, j]), b.load(E, [i, j]))
+                    cd = b.binary("mulf", b.load(C, [i, kk]), b.load(D, [kk, j]))
+                    b.reduce("add", b.binary("mulf", s, cd), A, [i, j])
+    return b.text()
+
+
+def react_type2_inputs(rng, size) -> list:
+    n, m, k = size
+    return [(rng.random(shape) - 0.3).astype(np.float32) for shape in ((n, m), (n, m), (n, k), (k, m))]
+
+
+def react_type2_reference(xs, size) -> list:
+    B, E, C, D = (np.asarray(x, np.float64) for x in xs)
+    return [((B + E) * (C @ D), np.abs(B + E) * (np.abs(C) @ np.abs(D)), size[2] + 1)]
