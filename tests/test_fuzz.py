@@ -43,7 +43,17 @@ def test_fuzz_applies_transformations(ci_run):
     """Not everything was refused: the schedules really transform programs."""
     s = ci_run
     assert s.total_attempted >= SCHEDULES  # at least one per schedule
-    assert s.total_applied >= 0.35 * s.total_attempted, s.text()
+    # ReACT's passes apply only where a program holds their pattern (a
+    # producer nest, a sum of products under fastmath=fast, an invariant in
+    # an inner loop: the k_* and react_type2 programs), so they are refused
+    # most of the time; the share applied is counted over the others, and
+    # each of them must still have applied a few times.
+    special = ("lt-fuse", "lt-factor", "lt-hoist")
+    attempted = s.total_attempted - sum(s.attempted[n] for n in special)
+    applied = s.total_applied - sum(s.applied[n] for n in special)
+    assert applied >= 0.35 * attempted, s.text()
+    for name in special:
+        assert s.applied[name] >= 3, f"{name} was (almost) never applied\n{s.text()}"
     for name in CORE_PASSES:
         assert s.attempted[name] >= 50, f"{name} was hardly tried\n{s.text()}"
         assert s.applied[name] >= 5, f"{name} was (almost) never applied\n{s.text()}"
