@@ -70,6 +70,7 @@ import textwrap
 import numpy as np
 
 from ..compiler import compile as compile_module
+from ..schedule import Schedule
 from ..targets import get_target
 from . import expr as E
 from . import fusion
@@ -273,14 +274,21 @@ class Kernel:
         sparse = any(n.sparse or isinstance(n, (E.SparseReduce, E.SpMM)) for n in todo)
         root_ids = {id(r) for r in roots}
         concordant = self.fusion == "maximal"
-        text, owners = _lowered(todo, roots, concordant)
-        s, fused = fusion.schedule(text, owners, root_ids, self.fusion, parallel=False, width=1, sparse=sparse)
-        kept = [k for k, n in enumerate(todo) if looping and n.invariant and id(n) not in root_ids and id(n) not in fused
-                and not isinstance(n, (E.View, E.Transpose, E.Index))]
+        low, text = _lowered(todo, roots, concordant)
+        kept = []
+        if looping:
+            # the invariant values that stay buffers after fusion are kept
+            # for the call: which ones, lt-fuse on this module tells
+            fused: set = set()
+            if self.fusion != "none":
+                fused = fusion.fuse(Schedule(text), list(low.owners), root_ids, recompute=concordant)
+            kept = [k for k, n in enumerate(todo) if n.invariant and id(n) not in root_ids and id(n) not in fused
+                    and not isinstance(n, (E.View, E.Transpose, E.Index))]
         outputs = roots + [todo[k] for k in kept]
-        text, owners = _lowered(todo, outputs, concordant)
+        if kept:
+            low, text = _lowered(todo, outputs, concordant)
         keep = {id(n) for n in outputs}
-        s, fused = fusion.schedule(text, owners, keep, self.fusion, parallel=self.parallel, width=width, sparse=sparse)
+        s, _ = fusion.schedule(text, low.owners, keep, self.fusion, parallel=self.parallel, width=width, sparse=sparse)
         options = {} if self.fastmath is None else {"fastmath": self.fastmath}
         kern = compile_module(s.module, **options)
         self.compiles += 1
@@ -288,8 +296,6 @@ class Kernel:
         if self.dump:
             print(f"// kernel {self.fn.__name__}, compile {self.compiles} ({self.fusion})")
             print(s.loop_tree)
-        low = Lowering(todo, outputs, concordant=concordant)
-        low.text()
         plan = []
         lv, st = leaves(todo), structures(todo)
         for a in low.arguments:
@@ -310,10 +316,9 @@ class _Compiled:
 
 
 def _lowered(todo: list, outputs: list, concordant: bool = False) -> tuple:
-    """(module text, the node of each outermost loop in order)."""
+    """(the Lowering: its arguments and the node of each outermost loop, the module text)."""
     low = Lowering(todo, outputs, concordant=concordant)
-    text = low.text()
-    return text, low.owners
+    return low, low.text()
 
 
 # ------------------------------------------------------- host-loop cuts

@@ -237,8 +237,7 @@ class Lowering:
 
     def power(self, n, x):
         b = self.b
-        e = n.operands[1]
-        exponent = float(e.value) if isinstance(e, E.Scalar) else None
+        exponent = float(n.operands[1].value)  # a number of E.POWERS (Graph.binary)
         if exponent == 2.0:
             return b.binary("mulf", x, x)
         if exponent == 0.5:
