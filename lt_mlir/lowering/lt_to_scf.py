@@ -133,13 +133,23 @@ def apply_fastmath(f) -> None:
     -ffp-contract=on, and ``nsz`` on max/min).  An op that carries flags of
     its own keeps them: per-op choices win.  The combining add of an
     in-order reduction chain (``mark_in_order_chains``) gets no
-    ``contract`` unless the mode also allows ``reassoc``."""
-    table = fastmath_flags(function_fastmath(f))
+    ``contract`` unless the mode also allows ``reassoc``.  The combine of a
+    vectorized reduction's lanes gets ``reassoc`` in every mode but
+    ``strict`` (``vectorize._lanes_reduction``)."""
+    mode = function_fastmath(f)
+    table = fastmath_flags(mode)
     if "lt.fastmath" in f.attributes:
         del f.attributes["lt.fastmath"]
     ops = []
 
     def visit(o):
+        if vectorize.LANES_ATTR in o.attributes:  # a vectorized reduction's lanes combined (vectorize._lanes_reduction)
+            del o.attributes[vectorize.LANES_ATTR]
+            if mode != "strict":
+                kind = str(o.attributes["kind"]).removeprefix("#vector.kind<").removesuffix(">")
+                flags = dict.fromkeys([*table.get(f"arith.{kind}f" if kind in ("add", "mul") else f"arith.{kind}", ()), "reassoc"])
+                o.attributes["fastmath"] = ir.Attribute.parse(f"#arith.fastmath<{','.join(flags)}>")
+            return ir.WalkResult.ADVANCE
         chained = NO_CONTRACT_ATTR in o.attributes
         if chained:
             del o.attributes[NO_CONTRACT_ATTR]

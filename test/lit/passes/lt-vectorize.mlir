@@ -29,6 +29,8 @@
 // SUM33: arg2 f32[33] checksum 4.34537
 // RUN: sed -n '/^func.func @row_sum(/,/^}/p' %s | lt-opt - --run --repeat 1 | filecheck %s --check-prefix=ROWSUM
 // RUN: sed -n '/^func.func @row_sum(/,/^}/p' %s | lt-opt - --run --repeat 1 -p 'builtin.module(lt-vectorize{loop=1 width=8})' | filecheck %s --check-prefix=ROWSUM
+// RUN: sed -n '/^func.func @row_sum(/,/^}/p' %s | lt-opt - --fastmath=strict -p 'builtin.module(lt-vectorize{loop=1 width=8}, lower-lt-to-scf)' | filecheck %s --check-prefix=STRICTLANES
+// STRICTLANES: vector.reduction <add>, %{{.*}} : vector<8xf32> into f32
 // ROWSUM: arg1 f32[4] checksum 9.7093{{[0-9]}}
 // RUN: sed -n '/^func.func @matmul(/,/^}/p' %s | lt-opt - --run --repeat 1 | filecheck %s --check-prefix=MMSUM
 // RUN: sed -n '/^func.func @matmul(/,/^}/p' %s | lt-opt - --run --repeat 1 -p 'builtin.module(lt-swap{loop=1}, lt-vectorize{loop=3 width=16})' | filecheck %s --check-prefix=MMSUM
@@ -214,7 +216,9 @@ func.func @tiled(%A: memref<33xf32> {lt.name = "A"}, %B: memref<33xf32> {lt.name
 // A reduction into one location: the groups of 8 accumulate in a vector
 // carried across the vector loop (an alloca of 8 floats at the top of the
 // function, which LLVM keeps in a register), reduced once with
-// vector.reduction and added into S[m] after it; the 3 iterations left over
+// vector.reduction (its lanes combined in any order, reassoc: in a tree, not
+// a chain of 8 adds; in order only with --fastmath=strict) and added into
+// S[m] after it; the 3 iterations left over
 // (32..34) add one element each.
 // TREE-NEXT:for m in 4 : L0
 // TREE-NEXT: S[m] <- 0.0
@@ -235,7 +239,7 @@ func.func @tiled(%A: memref<33xf32> {lt.name = "A"}, %B: memref<33xf32> {lt.name
 // LOWER-NEXT:        vector.store %[[SUM]], %[[CARRY]][%{{.*}}] : memref<8xf32>, vector<8xf32>
 // LOWER-NEXT:      }
 // LOWER-NEXT:      %[[T:.*]] = vector.load %[[CARRY]][%{{.*}}] : memref<8xf32>, vector<8xf32>
-// LOWER-NEXT:      %[[R:.*]] = vector.reduction <add>, %[[T]] : vector<8xf32> into f32
+// LOWER-NEXT:      %[[R:.*]] = vector.reduction <add>, %[[T]] fastmath<reassoc,contract> : vector<8xf32> into f32
 // LOWER-NEXT:      %[[OLD:.*]] = memref.load %[[S]][%[[M]]] : memref<4xf32>
 // LOWER-NEXT:      %[[NEW:.*]] = arith.addf %[[OLD]], %[[R]] {{.*}}: f32
 // LOWER-NEXT:      memref.store %[[NEW]], %[[S]][%[[M]]] : memref<4xf32>
@@ -420,14 +424,14 @@ func.func @transpose_load(%A: memref<32x2xf32> {lt.name = "A"}, %B: memref<2x32x
 // LOWER-NEXT:    scf.if %[[EVERY]] {
 // LOWER-NEXT:      %[[A:.*]] = vector.load %{{.*}} : memref<5x37xf32>, vector<8xf32>
 // LOWER:           vector.store %{{.*}} : memref<5x37xf32>, vector<8xf32>
-// LOWER-NEXT:      vector.reduction <maximumf>, %[[A]] : vector<8xf32> into f32
+// LOWER-NEXT:      vector.reduction <maximumf>, %[[A]] fastmath<reassoc,nsz> : vector<8xf32> into f32
 // LOWER:         scf.if %[[PARTLY]] {
 // LOWER-NEXT:      %[[MA:.*]] = vector.maskedload %{{.*}}, %[[MASK]], %[[ZERO]] : memref<5x37xf32>, vector<8xi1>, vector<8xf32> into vector<8xf32>
 // LOWER-NEXT:      vector.maskedload %{{.*}}, %[[MASK]], %[[ZERO]]
 // LOWER-NEXT:      %[[SUM:.*]] = arith.addf
 // LOWER-NEXT:      vector.maskedstore %{{.*}}, %[[MASK]], %[[SUM]] : memref<5x37xf32>, vector<8xi1>, vector<8xf32>
 // LOWER-NEXT:      %[[OFF:.*]] = arith.select %[[MASK]], %[[MA]], %[[NEGINF]] : vector<8xi1>, vector<8xf32>
-// LOWER-NEXT:      vector.reduction <maximumf>, %[[OFF]] : vector<8xf32> into f32
+// LOWER-NEXT:      vector.reduction <maximumf>, %[[OFF]] fastmath<reassoc,nsz> : vector<8xf32> into f32
 // LOWER:         scf.for %{{.*}} = %{{.*}} to %[[C5:.*]] step
 // LOWER:           %[[C:.*]] = arith.cmpi slt, %{{.*}}, %{{.*}} : index
 // LOWER-NEXT:      scf.if %[[C]] {
