@@ -100,3 +100,7 @@ def read_module_file(path: str, tool: str) -> tuple[str, str]:
     if "\0" in text:
         raise LtError(f"{name}: error: not a text file (it holds NUL bytes); {tool} reads MLIR modules (.mlir)")
     return text, name
+
+
+class InvalidAction(LtError, ValueError):
+    """An environment was given an action outside its action space."""

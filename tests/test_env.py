@@ -18,6 +18,7 @@ from lt_mlir import programs
 from lt_mlir.env import ACTION_SPACES, DATASETS, OBSERVATIONS, LoopToolEnv
 
 FAST = ("loop_tree", "action_state", "loops_tensor", "stride_tensor", "5_prev_actions_tensor")
+TEXT = ("loop_tree", "action_state")
 
 
 def act(env, name):
@@ -26,7 +27,7 @@ def act(env, name):
 
 def test_compilergym_walk_through():
     """The reference's documented walk-through, with its action_state values."""
-    env = LoopToolEnv("benchmark://loop_tool-cpu-v0/1024", "simple", reward=None)
+    env = LoopToolEnv("benchmark://loop_tool-cpu-v0/1024", "simple", observations=TEXT, reward=None)
     obs, info = env.reset(seed=0)
     tree = obs["loop_tree"].splitlines()
     assert tree[:3] == ["for i in 1024 : L0 [parallel]", " for i' in 1 : L1", "  for i'' in 1 : L2"]
@@ -70,11 +71,11 @@ def test_every_action_of_every_space(space):
 
 
 def test_refused_action_is_a_no_op_with_the_pass_message():
-    env = LoopToolEnv("benchmark://matmul-v0/16x16x16", "extended", reward=None)
+    env = LoopToolEnv("benchmark://matmul-v0/16x16x16", "extended", observations=TEXT, reward=None)
     obs, _ = env.reset()
     before = obs["loop_tree"]
-    obs, _, _, _, info = act(env, "down")  # the cursor is on L0 already
-    assert "outermost" in info["refused"] and obs["loop_tree"] == before
+    obs, _, _, _, info = act(env, "up")  # the cursor is on L0 already
+    assert "outermost" in info["refused"] and obs["loop_tree"] == before and info["action_had_no_effect"]
     obs, _, _, _, info = act(env, "split_1024")
     assert "lt-split" in info["refused"] and obs["loop_tree"] == before
 
@@ -101,7 +102,7 @@ def test_action_mask_predicts_refusals():
 def test_every_observation(name):
     env = LoopToolEnv("benchmark://matmul-v0/16x16x16", "extended", observations=(), reward=None, repeat=3)
     env.reset()
-    act(env, "up")
+    act(env, "down")
     value = env.observe(name)
     if name in ("ir_tree_networkx", "ir_graph_networkx"):
         assert isinstance(value, nx.DiGraph) and value.number_of_nodes() > 3
@@ -113,7 +114,7 @@ def test_every_observation(name):
     if name in ("runtime", "flops"):
         assert value[0] > 0
     if name == "5_prev_actions_tensor":
-        assert value[0, env.actions.index("up")] == 1 and value.sum() == 1
+        assert value[0, env.actions.index("down")] == 1 and value.sum() == 1
     if name == "ir":
         assert lt_mlir.Schedule(value).loop_tree == env.observe("loop_tree")
 
@@ -126,13 +127,14 @@ def test_reward_is_the_change_in_gflops():
     obs, reward, _, _, info = act(env, "swap_down")  # m <-> n
     assert reward == pytest.approx(info["gflops"] - start)
     assert info["repeat"] == 5
-    obs, reward, _, _, info = act(env, "down")  # the cursor only: refused here, reward 0
-    assert reward == 0.0
+    obs, reward, _, _, info = act(env, "up")  # the cursor only: the same program, reward 0
+    assert reward == 0.0 and "refused" not in info
 
 
 def test_loop_tree_is_deterministic_under_a_seed():
     def episode(seed):
-        env = gym.make("lt_mlir/LoopTool-v0", benchmark="benchmark://clipped-matmul-v0/8x16x64", action_space="extended", reward=None, action_mask=False)
+        env = gym.make("lt_mlir/LoopTool-v0", benchmark="benchmark://clipped-matmul-v0/8x16x64", action_space="extended", observations=TEXT,
+                       reward=None, action_mask=False)
         env.reset(seed=seed)
         env.action_space.seed(seed)
         trees = []
@@ -163,7 +165,7 @@ def test_datasets_are_iterable_and_seedable():
         LoopToolEnv.datasets.benchmark(f"benchmark://loop_tool-cpu-v0/{8 * 2**20}")
     with pytest.raises(lt_mlir.LtError, match="unknown dataset"):
         LoopToolEnv("benchmark://nope-v0/3")
-    cuda = LoopToolEnv("benchmark://loop_tool-cuda-v0/4096", "simple", reward=None)
+    cuda = LoopToolEnv("benchmark://loop_tool-cuda-v0/4096", "simple", observations=TEXT, reward=None)
     obs, _ = cuda.reset()
     assert "[gpu block]" in obs["loop_tree"].splitlines()[0]
 
@@ -172,10 +174,10 @@ def test_user_programs_tensor_and_text():
     s = lt_mlir.SymbolGenerator()
     A = np.ones((4, 8), np.float32)
     t = lt_mlir.Tensor(A).to(s.m, s.k).sum(s.k)
-    env = LoopToolEnv(t, "extended", reward=None)
+    env = LoopToolEnv(t, "extended", observations=TEXT, reward=None)
     obs, _ = env.reset()
     assert obs["loop_tree"] == t.loop_tree
-    env2 = LoopToolEnv(programs.row_sum(4, 8), "split", reward=None)
+    env2 = LoopToolEnv(programs.row_sum(4, 8), "split", observations=TEXT, reward=None)
     assert env2.reset()[0]["loop_tree"].startswith("for m in 4 : L0")
     with pytest.raises(lt_mlir.LtError):
         LoopToolEnv("func.func @f( {", "simple")
@@ -188,7 +190,7 @@ def test_check_env():
 
 def test_vector_env_in_subprocesses_closes():
     def make():
-        return gym.make("lt_mlir/LoopTool-v0", benchmark="benchmark://loop_tool-cpu-v0/1024", reward=None, action_mask=False)
+        return gym.make("lt_mlir/LoopTool-v0", benchmark="benchmark://loop_tool-cpu-v0/1024", observations=TEXT, reward=None, action_mask=False)
 
     envs = gym.vector.AsyncVectorEnv([make, make], shared_memory=False)
     obs, info = envs.reset(seed=[1, 2])

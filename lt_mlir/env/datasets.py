@@ -15,6 +15,7 @@ A dataset is iterable (its benchmarks in order) and seedable
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
@@ -78,9 +79,20 @@ class Dataset:
     def uri(self) -> str:
         return f"benchmark://{self.name}"
 
+    @property
+    def arity(self) -> int:
+        """How many numbers a size of this dataset has (``AxBxC``: 3)."""
+        return len(self.sizes[0])
+
     def benchmark(self, size) -> Benchmark:
-        size = tuple(size) if isinstance(size, (tuple, list)) else (int(size),)
-        text = self.make(size)
+        size = tuple(size) if isinstance(size, (tuple, list)) else (size,)
+        if len(size) != self.arity or not all(isinstance(x, (int, np.integer)) and not isinstance(x, bool) for x in size):
+            example = "x".join(map(str, self.sizes[0]))
+            raise LtError(f"error: {self.uri} takes a size of {self.arity} whole number{'s' if self.arity > 1 else ''} "
+                          f"({self.description or 'its dims'}), e.g. {self.uri}/{example}; got {'x'.join(map(str, size))}")
+        if any(x < 1 for x in size):
+            raise LtError(f"error: {self.uri}: sizes are positive, got {'x'.join(map(str, size))}")
+        text = self.make(tuple(int(x) for x in size))
         return Benchmark(f"{self.uri}/{'x'.join(map(str, size))}", text, self.target, reference=self.reference)
 
     def __iter__(self) -> Iterator[Benchmark]:
@@ -108,14 +120,14 @@ DATASETS: dict[str, Dataset] = {
             "matmul-v0",
             lambda s: programs.matmul(*s),
             [(16, 16, 16), (33, 48, 64), (64, 64, 64), (128, 128, 128), (256, 256, 256)],
-            description="C[m, n] = sum_k A[m, k] B[k, n]",
+            description="C[m, n] = sum_k A[m, k] B[k, n] (m, n, k)",
             reference=lambda a, b: a @ b,
         ),
         Dataset(
             "clipped-matmul-v0",
             lambda s: programs.matmul(*s, clipped=True),
             [(8, 16, 64), (33, 48, 256), (33, 48, 4096), (64, 64, 512)],
-            description="the loop_tool blog's C[m, n] = sum_k max(A[m, k] B[k, n], 0)",
+            description="the loop_tool blog's C[m, n] = sum_k max(A[m, k] B[k, n], 0) (m, n, k)",
             reference=_clipped_reference,
         ),
         Dataset(
@@ -134,9 +146,22 @@ DATASETS: dict[str, Dataset] = {
 }
 
 
+_SHORT = re.compile(r"^[A-Za-z0-9_.-]+-v[0-9]+/[0-9x]+$")
+
+
+def is_uri(text: str) -> bool:
+    """Whether ``text`` names a benchmark: ``benchmark://<dataset>/<size>``,
+    or CompilerGym's short form ``<dataset>/<size>`` (``loop_tool-cpu-v0/1024``)."""
+    return text.startswith("benchmark://") or bool(_SHORT.match(text.strip()))
+
+
 def benchmark(uri: str) -> Benchmark:
-    """The benchmark a ``benchmark://<dataset>/<size>`` URI names."""
+    """The benchmark a ``benchmark://<dataset>/<size>`` URI names (the
+    scheme may be left out, as CompilerGym allows)."""
     prefix = "benchmark://"
+    uri = uri.strip()
+    if not uri.startswith(prefix) and _SHORT.match(uri):
+        uri = prefix + uri
     if not uri.startswith(prefix) or "/" not in uri[len(prefix):]:
         raise LtError(f"error: bad benchmark URI '{uri}' (expected benchmark://<dataset>/<size>, e.g. benchmark://loop_tool-cpu-v0/1024)")
     name, size = uri[len(prefix):].rsplit("/", 1)
@@ -145,7 +170,8 @@ def benchmark(uri: str) -> Benchmark:
     try:
         dims = tuple(int(x) for x in size.split("x"))
     except ValueError:
-        raise LtError(f"error: bad size '{size}' in '{uri}' (whole numbers, AxBxC)") from None
+        sizes = ", ".join("x".join(map(str, x)) for x in DATASETS[name].sizes)
+        raise LtError(f"error: bad size '{size}' in '{uri}' (whole numbers, AxBxC; {name} lists {sizes})") from None
     return DATASETS[name].benchmark(dims)
 
 
