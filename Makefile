@@ -14,11 +14,18 @@ STAMP  := $(VENV)/.installed
 # cannot.
 UV_VERSION := 0.13.8
 
+# The rl extra's torch is the CPU build (about 190 MB; the registry's default
+# build brings gigabytes of CUDA libraries), installed first: from this
+# machine's wheel folder where it has it, else from PyTorch's CPU index.
+TORCH_CPU  := torch==2.13.0+cpu
+TORCH_FROM := $(if $(wildcard /opt/wheels/torch-2.13.0+cpu-*),--find-links /opt/wheels,--index-url https://download.pytorch.org/whl/cpu)
+
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	( $(PY) -m pip install --quiet uv==$(UV_VERSION) \
-	  && $(VENV)/bin/uv pip install --quiet --python $(PY) -e '.[test]' ) \
-	|| $(PY) -m pip install --quiet -e '.[test]'
+	  && $(VENV)/bin/uv pip install --quiet --python $(PY) $(TORCH_FROM) '$(TORCH_CPU)' \
+	  && $(VENV)/bin/uv pip install --quiet --python $(PY) -e '.[test,rl]' ) \
+	|| ( $(PY) -m pip install --quiet $(TORCH_FROM) '$(TORCH_CPU)' && $(PY) -m pip install --quiet -e '.[test,rl]' )
 	touch $(STAMP)
 
 # Python caches compiled modules (__pycache__) only where

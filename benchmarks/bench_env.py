@@ -1,44 +1,180 @@
-"""lt_mlir.env's speed: steps per second with observations that compile
-nothing (loop_tree, action_state, loops_tensor, stride_tensor), with and
-without the exact action mask, and with the measured reward (compile +
-warm-up + ``repeat`` runs, cached per schedule text).  Random actions of
-the extended space on the clipped matmul 33x48x256; target >= 200 steps/s
-without compiling."""
+"""lt_mlir.env: its speed, and what a trained policy finds on programs it
+never saw against the default, random search and lt-tune.
+
+Speed (``--speed``, the default part): steps per second on the clipped
+matmul 33x48x256, extended actions, episodes of 20 steps -- random actions
+with observations that compile nothing, with the exact action mask, and a
+masked random policy with the measured ``flops`` reward (a compile per new
+schedule, cached) -- and the longest step against the env's step limit.
+
+Policies (``--policies A.npz B.npz ...``, e.g. one per training seed of
+``examples/train_env.py``): on each ``HELD_OUT`` program, in one process,
+
+* the default schedule (the start);
+* each policy's schedule after ``--steps`` (10) of its actions, read off
+  the program (no measurement: the time is the policy's and the mask's);
+* random search with as many steps: ``--steps`` masked random actions from
+  the start, each state measured, the best kept (seeded);
+* ``lt-tune``: evolution with the cost model, ``--budget`` (300)
+  measurements, its winner re-measured as lt-tune does.
+
+Every schedule is then timed again with the start, interleaved over 5
+rounds (``Evaluator.remeasure``); the table gives speedups over the start,
+each policy's over lt-tune's, and the wall times.  LoopTune's comparison:
+a policy that reaches the search's quality in a fraction of its time.
+
+    python benchmarks/bench_env.py [--speed] [--policies P.npz ...] [--budget 300] [--steps 10] [--only NAME]
+"""
 
 from __future__ import annotations
 
+import argparse
+import os
+import platform
+import sys
 import time
 
-from lt_mlir.env import LoopToolEnv
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
+
+from lt_mlir.agent import POLICY_PATH, Policy  # noqa: E402
+from lt_mlir.env import HELD_OUT, LoopToolEnv  # noqa: E402
+from lt_mlir.env.datasets import benchmark  # noqa: E402
+from lt_mlir.evaluate import Evaluator  # noqa: E402
+from lt_mlir.schedule import Schedule  # noqa: E402
+from lt_mlir.search.cli import tune  # noqa: E402
 
 URI = "benchmark://clipped-matmul-v0/33x48x256"
 
 
-def rate(steps: int, **options) -> tuple[float, int]:
+def rate(steps: int, masked: bool = False, policy: Policy | None = None, **options) -> tuple[float, int, float]:
+    """(steps/s, refused, longest step s) of random (masked) actions, or of ``policy``'s."""
     env = LoopToolEnv(URI, "extended", **options)
     env.reset(seed=0)
-    env.action_space.seed(0)
-    refused = 0
+    rng = np.random.default_rng(0)
+    refused, longest = 0, 0.0
     t0 = time.perf_counter()
     for i in range(steps):
         if i % 20 == 19:
             env.reset()
-        *_, info = env.step(env.action_space.sample())
+        if policy is not None:
+            a = policy.choose(env.schedule, env.cursor, env.action_masks())
+        elif masked:
+            a = int(rng.choice(np.flatnonzero(env.action_masks())))
+        else:
+            a = int(rng.integers(env.action_space.n))
+        t = time.perf_counter()
+        *_, info = env.step(a)
+        longest = max(longest, time.perf_counter() - t)
         refused += "refused" in info
-    return steps / (time.perf_counter() - t0), refused
+    r = steps / (time.perf_counter() - t0)
+    env.close()
+    return r, refused, longest
+
+
+def speed() -> None:
+    rows = [
+        ("loop_tree + action_state", dict(observations=("loop_tree", "action_state"), reward=None, action_mask=False), 2000, False),
+        ("+ loops_tensor + stride_tensor", dict(observations=("loop_tree", "action_state", "loops_tensor", "stride_tensor"),
+                                                reward=None, action_mask=False), 2000, False),
+        ("loop_tree + action_state, action mask", dict(observations=("loop_tree", "action_state"), reward=None, action_mask=True), 300, False),
+        ("masked random policy, flops reward", dict(observations=("loops_tensor",), reward="flops", action_mask=False, repeat=10), 300, True),
+    ]
+    if os.path.exists(POLICY_PATH):
+        rows.append(("trained policy (argmax), flops reward", dict(observations=("loops_tensor",), reward="flops", action_mask=False,
+                                                                  repeat=10), 300, Policy()))
+    print(f"{URI}, extended action space, episodes of 20 steps (step limit 2 s)")
+    for what, options, steps, masked in rows:
+        policy = masked if isinstance(masked, Policy) else None
+        r, refused, longest = rate(steps, masked is True, policy, **options)
+        print(f"  {what:<42} {r:8.0f} steps/s  ({steps} steps, {refused} refused, longest step {longest * 1e3:.0f} ms)")
+
+
+def random_search(start: Schedule, steps: int, seed: int) -> tuple[Schedule, float]:
+    """(the best of ``steps`` masked random actions' states, seconds)."""
+    t0 = time.perf_counter()
+    env = LoopToolEnv(start, "extended", observations=(), reward="flops", action_mask=False, repeat=10)
+    env.reset(seed=0)
+    rng = np.random.default_rng(seed)
+    best, best_gflops = env.schedule.copy(), env.observe("flops")[0]
+    for _ in range(steps):
+        allowed = np.flatnonzero(env.action_masks())
+        if not len(allowed):
+            break
+        *_, info = env.step(int(rng.choice(allowed)))
+        if info["gflops"] > best_gflops:
+            best, best_gflops = env.schedule.copy(), info["gflops"]
+    env.close()
+    return best, time.perf_counter() - t0
+
+
+def compare(policies: list, budget: int, steps: int, only: str | None) -> None:
+    loaded = [Policy(p) for p in policies]
+    print(f"held-out programs; {len(loaded)} policies ({', '.join(os.path.basename(p) for p in policies)}), {steps} steps; "
+          f"random search {steps} steps; lt-tune evolution {budget} measurements")
+    header = ["program", "start ms", *[f"policy {i}" for i in range(len(loaded))], "random", "lt-tune",
+              *[f"p{i}/tune" for i in range(len(loaded))], "policy s", "tune s"]
+    print("| " + " | ".join(header) + " |")
+    print("|" + "---|" * len(header))
+    ratios = [[] for _ in loaded]
+    beats = [[] for _ in loaded]
+    times = {"policy": [], "tune": []}
+    for uri in HELD_OUT:
+        if only and only not in uri:
+            continue
+        start = Schedule(benchmark(uri).text)
+        found, spent = [], []
+        for p in loaded:
+            t0 = time.perf_counter()
+            s, _ = p.run(start, steps)
+            found.append(s)
+            spent.append(time.perf_counter() - t0)
+        rnd, _ = random_search(start, steps, seed=1)
+        t0 = time.perf_counter()
+        tuned = tune(start, "evolution", budget=budget, seed=0).schedule
+        tune_s = time.perf_counter() - t0
+        with Evaluator(start, samples=10, min_sample_s=5e-4, budget_s=0.3) as ev:
+            ms = ev.remeasure([start.text] + [s.text for s in found] + [rnd.text, tuned.text], rounds=5)
+        by_text = {m.text: m.runtime_s for m in ms}
+        t_start = by_text[start.text]
+        speedups = [t_start / by_text[s.text] for s in found]
+        s_rnd, s_tune = t_start / by_text[rnd.text], t_start / by_text[tuned.text]
+        for i, sp in enumerate(speedups):
+            ratios[i].append(sp / s_tune)
+            beats[i].append(sp > s_rnd)
+        times["policy"] += spent
+        times["tune"].append(tune_s)
+        cells = [uri.removeprefix("benchmark://"), f"{t_start * 1e3:.3f}", *[f"{x:.2f}x" for x in speedups], f"{s_rnd:.2f}x",
+                 f"{s_tune:.2f}x", *[f"{r[-1]:.2f}" for r in ratios], f"{np.mean(spent):.2f}", f"{tune_s:.1f}"]
+        print("| " + " | ".join(cells) + " |", flush=True)
+    for i, p in enumerate(policies):
+        g = float(np.exp(np.mean(np.log(ratios[i])))) if ratios[i] else float("nan")
+        print(f"policy {i} ({os.path.basename(p)}): geomean {g:.2f} of lt-tune's speedup; beats random search on "
+              f"{sum(beats[i])}/{len(beats[i])} programs")
+    if ratios and ratios[0]:
+        g = [float(np.exp(np.mean(np.log(r)))) for r in ratios]
+        print(f"spread over policies: geomean of lt-tune's {min(g):.2f}..{max(g):.2f}; "
+              f"time {np.mean(times['policy']):.2f} s a policy run against {np.mean(times['tune']):.1f} s an lt-tune run "
+              f"({np.mean(times['policy']) / np.mean(times['tune']):.3f} of it)")
 
 
 def main() -> None:
-    rows = [
-        ("loop_tree + action_state", dict(observations=("loop_tree", "action_state"), reward=None, action_mask=False), 2000),
-        ("+ loops_tensor + stride_tensor", dict(observations=("loop_tree", "action_state", "loops_tensor", "stride_tensor"), reward=None, action_mask=False), 2000),
-        ("loop_tree + action_state, action mask", dict(observations=("loop_tree", "action_state"), reward=None, action_mask=True), 300),
-        ("loop_tree + flops reward (compiles)", dict(observations=("loop_tree",), reward="flops", action_mask=False, repeat=10), 100),
-    ]
-    print(f"{URI}, extended action space, random actions (episodes of 20 steps)")
-    for what, options, steps in rows:
-        r, refused = rate(steps, **options)
-        print(f"  {what:<42} {r:8.0f} steps/s  ({steps} steps, {refused} refused)")
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--speed", action="store_true", help="the speed rows (the default when no policies are given)")
+    p.add_argument("--policies", nargs="*", default=None, help="policy files (default with --compare: the shipped one)")
+    p.add_argument("--compare", action="store_true", help="the held-out comparison with the shipped policy")
+    p.add_argument("--budget", type=int, default=300)
+    p.add_argument("--steps", type=int, default=10)
+    p.add_argument("--only", default=None)
+    args = p.parse_args()
+    print(f"host: {platform.processor() or platform.machine()}, {os.cpu_count()} cores")
+    policies = args.policies or ([None] if args.compare else [])
+    if args.speed or not policies:
+        speed()
+    if policies:
+        compare([p or Policy().path for p in policies], args.budget, args.steps, args.only)
 
 
 if __name__ == "__main__":

@@ -1,117 +1,182 @@
-"""Train a tabular Q-learning agent in lt_mlir.env, and plot what it learned.
+"""Train a policy for lt_mlir.env with sb3-contrib's MaskablePPO, save it for
+NumPy, and check it on programs it never saw.
 
-The task: the clipped matmul 33x48x256 (``benchmark://clipped-matmul-v0/
-33x48x256``) in the ``extended`` action space (LoopTune's moves: cursor
-up/down, swaps, splits by powers of two, merge, unroll, vectorize,
-parallel), episodes of 8 steps, reward = the change in measured GFLOP/s (so
-an episode's return is its final GFLOP/s minus the start's).  The agent
-keeps a table Q[state, action] (a state is the schedule text and the
-cursor), explores epsilon-greedily among the actions the mask allows, and
-learns by one-step Q-learning.  A random agent (same mask) runs beside it
-on the same number of episodes.  Kernels are compiled once per schedule
-(the env caches them), so most of the time goes to new schedules.
+The task: the ``extended`` action space (LoopTune's cursor and every search
+move), episodes of 10 steps, rewarded once, at the end, with the final
+schedule's speedup over the start minus one (the return of the env's
+``speedup`` reward, measured once an episode instead of every step: a
+compile an episode, not ten; programs of every size weigh alike), the observation
+``loops_tensor`` of 12 loops, log-scaled (``lt_mlir.agent.policy_features``).
+Each episode starts one of the ``TRAINING`` programs (matmuls, clipped
+matmuls, convolutions, softmax, row sums) drawn at random; the
+``HELD_OUT`` ones (the same families at other sizes) are only evaluated.
+Only the masked actions are sampled (``env.action_masks()``).
 
-    .venv/bin/python examples/train_env.py [--episodes 120] [--png docs/env-learning.png]
+Training stops after ``--minutes`` of wall time.  The network (two tanh
+layers of 64) is written as NumPy arrays (``lt_mlir.agent.Policy.save``):
+``lt-tune --strategy policy``, the UI's suggest key and
+``benchmarks/bench_env.py`` run it without torch.
+
+    .venv/bin/pip install -e '.[rl]'      # stable-baselines3, sb3-contrib, torch (CPU)
+    .venv/bin/python examples/train_env.py [--minutes 15] [--seed 0] [--out lt_mlir/data/policy.npz]
+                                           [--png docs/env-learning.png]
 """
 
 from __future__ import annotations
 
 import argparse
-import collections
+import os
+import sys
 import time
 
-import matplotlib
+import numpy as np
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
 
-from lt_mlir.env import LoopToolEnv  # noqa: E402
+import gymnasium as gym  # noqa: E402
 
-URI = "benchmark://clipped-matmul-v0/33x48x256"
-STEPS = 8
+from lt_mlir.agent import POLICY_LOOPS, Policy, policy_transform  # noqa: E402
+from lt_mlir.env import HELD_OUT, TRAINING, LoopToolEnv, RandomOrderBenchmarks  # noqa: E402
+from lt_mlir.env.datasets import benchmark  # noqa: E402
+from lt_mlir.errors import LtError  # noqa: E402
+from lt_mlir.evaluate import Evaluator  # noqa: E402
+from lt_mlir.schedule import Schedule  # noqa: E402
 
-
-def run(agent: str, episodes: int, seed: int, alpha=0.5, gamma=0.9):
-    env = LoopToolEnv(URI, "extended", observations=("action_state",), reward="flops", repeat=15)
-    rng = np.random.default_rng(seed)
-    q = collections.defaultdict(lambda: np.zeros(env.action_space.n))
-    returns, finals, best_seen = [], [], []
-    best = None
-    for episode in range(episodes):
-        _, info = env.reset(seed=seed + episode)
-        start = info["gflops"]
-        state = (env.schedule.text, env.cursor)
-        total = 0.0
-        epsilon = max(0.05, 1.0 - episode / (0.6 * episodes)) if agent == "q" else 1.0
-        for _ in range(STEPS):
-            allowed = np.flatnonzero(info["action_mask"])
-            if rng.random() < epsilon:
-                a = int(rng.choice(allowed))
-            else:
-                values = q[state][allowed]
-                a = int(allowed[rng.choice(np.flatnonzero(values == values.max()))])
-            _, reward, _, _, info = env.step(a)
-            nxt = (env.schedule.text, env.cursor)
-            target = reward + gamma * q[nxt][np.flatnonzero(info["action_mask"])].max(initial=0.0)
-            q[state][a] += alpha * (target - q[state][a])
-            state, total = nxt, total + reward
-        returns.append(total)
-        finals.append(info["gflops"])
-        if best is None or info["gflops"] > best[0]:
-            best = (info["gflops"], env.schedule.pipeline, env.observe("loop_tree"))
-        best_seen.append(best[0])
-    return env, q, start, returns, finals, best_seen, best
+STEPS = 10
+SPACE = "extended"
 
 
-def greedy(env, q, seed):
-    _, info = env.reset(seed=seed)
-    state = (env.schedule.text, env.cursor)
-    for _ in range(STEPS):
-        allowed = np.flatnonzero(info["action_mask"])
-        a = int(allowed[np.argmax(q[state][allowed])])
-        _, _, _, _, info = env.step(a)
-        state = (env.schedule.text, env.cursor)
-    return info["gflops"], env.schedule.pipeline, env.observe("loop_tree")
+class LogLoops(gym.ObservationWrapper):
+    """``loops_tensor`` as the policy sees it (``policy_transform``)."""
+
+    def __init__(self, env):
+        super().__init__(env)
+        n = int(np.prod(env.observation_space.shape))
+        self.observation_space = gym.spaces.Box(0.0, np.inf, shape=(n,), dtype=np.float32)
+
+    def observation(self, observation):
+        return policy_transform(observation)
 
 
-def smooth(x, k=10):
-    x = np.asarray(x, float)
-    return np.convolve(x, np.ones(k) / k, mode="valid") if len(x) >= k else x
+class FinalSpeedup(gym.Wrapper):
+    """Episodes of ``steps`` steps, reward 0 until the last, then the final
+    schedule's measured speedup over the start minus one (-1 when it
+    cannot be measured within the env's limits)."""
+
+    def __init__(self, env, base: LoopToolEnv, steps: int):
+        super().__init__(env)
+        self.base, self.steps = base, steps
+
+    def reset(self, **kwargs):
+        obs, info = self.env.reset(**kwargs)
+        self.t, self.start = 0, float(self.base.observe("flops")[0])
+        return obs, info
+
+    def step(self, action):
+        obs, reward, terminated, truncated, info = self.env.step(action)
+        self.t += 1
+        if self.t >= self.steps:
+            try:
+                speedup = float(self.base.observe("flops")[0]) / self.start
+            except LtError:
+                speedup = 0.0
+            info["speedup"], reward, truncated = speedup, speedup - 1.0, True
+        return obs, reward, terminated, truncated, info
+
+
+def make_env(seed: int, benchmarks=TRAINING):
+    from sb3_contrib.common.wrappers import ActionMasker
+
+    base = LoopToolEnv(benchmarks[0], SPACE, observation_space="loops_tensor", max_loops=POLICY_LOOPS, reward=None,
+                       repeat=5, action_mask=False, keep_programs=len(benchmarks))
+    env = LogLoops(FinalSpeedup(RandomOrderBenchmarks(base, benchmarks, seed), base, STEPS))
+    return ActionMasker(env, lambda _: base.action_masks()), base
+
+
+def evaluate(policy: Policy, benchmarks) -> list:
+    """(uri, speedup over the start after the policy's steps, its actions) per benchmark."""
+    out = []
+    for uri in benchmarks:
+        start = Schedule(benchmark(uri).text)
+        best, trace = policy.run(start, STEPS)
+        with Evaluator(start, target="cpu", samples=10, min_sample_s=5e-4, budget_s=0.3) as ev:
+            a, b = ev.remeasure([start.text, best.text], rounds=5)
+        out.append((uri, a.runtime_s / b.runtime_s if a.ok and b.ok else float("nan"), trace))
+    return out
 
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--episodes", type=int, default=120)
+    p.add_argument("--minutes", type=float, default=15.0)
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--png", default="docs/env-learning.png")
+    p.add_argument("--out", default=os.path.join("lt_mlir", "data", "policy.npz"))
+    p.add_argument("--png", default="")
+    p.add_argument("--envs", type=int, default=2, help="environments stepped side by side (processes)")
     args = p.parse_args()
+    try:
+        import torch
+        from sb3_contrib import MaskablePPO
+        from stable_baselines3.common.callbacks import BaseCallback
+    except ImportError as e:
+        sys.exit(f"error: training needs the rl extra (pip install -e '.[rl]'): {e}")
+    torch.set_num_threads(1)
+    if args.envs > 1:  # each in a process of its own (and its measuring child): the compiles run side by side
+        from stable_baselines3.common.vec_env import SubprocVecEnv
+
+        env = SubprocVecEnv([(lambda i=i: make_env(args.seed + 1000 * i)[0]) for i in range(args.envs)])
+    else:
+        env = make_env(args.seed)[0]
+    finals: list = []
+
+    class Clock(BaseCallback):
+        def __init__(self):
+            super().__init__()
+            self.t0 = time.perf_counter()
+
+        def _on_step(self) -> bool:
+            for info, done in zip(self.locals["infos"], self.locals["dones"]):
+                if done and "speedup" in info:
+                    finals.append(info["speedup"])
+            return time.perf_counter() - self.t0 < args.minutes * 60
+
+    model = MaskablePPO("MlpPolicy", env, seed=args.seed, n_steps=100, batch_size=50, n_epochs=8, gamma=1.0,
+                        learning_rate=1e-3, ent_coef=0.01, policy_kwargs=dict(net_arch=[64, 64]), verbose=0)
     t0 = time.perf_counter()
-    env, q, start, q_returns, q_finals, q_best, q_top = run("q", args.episodes, args.seed)
-    _, _, _, r_returns, r_finals, r_best, r_top = run("random", args.episodes, args.seed + 10_000)
-    g_flops, g_pipeline, g_tree = greedy(env, q, args.seed)
-    print(f"{URI}: start {start:.2f} GFLOP/s; {args.episodes} episodes of {STEPS} steps each agent, {time.perf_counter() - t0:.0f} s")
-    last = max(1, args.episodes // 4)
-    print(f"  Q-learning: mean final GFLOP/s over the last {last} episodes {np.mean(q_finals[-last:]):.2f}, best seen {q_top[0]:.2f}")
-    print(f"  random:     mean final GFLOP/s over the last {last} episodes {np.mean(r_finals[-last:]):.2f}, best seen {r_top[0]:.2f}")
-    print(f"  greedy policy after training: {g_flops:.2f} GFLOP/s ({g_flops / start:.2f}x the start) with {g_pipeline}")
-    print(g_tree)
-    fig, ax = plt.subplots(1, 2, figsize=(11, 4))
-    ax[0].plot(smooth(q_finals), label="Q-learning (10-episode mean)")
-    ax[0].plot(smooth(r_finals), label="random (10-episode mean)")
-    ax[0].axhline(start, color="gray", linestyle=":", label="start schedule")
-    ax[0].set_xlabel("episode")
-    ax[0].set_ylabel("GFLOP/s at the episode's end")
-    ax[0].legend()
-    ax[1].plot(q_best, label="Q-learning")
-    ax[1].plot(r_best, label="random")
-    ax[1].set_xlabel("episode")
-    ax[1].set_ylabel("best GFLOP/s seen so far")
-    ax[1].legend()
-    fig.suptitle(f"lt_mlir.env: {URI}, extended actions, {STEPS} steps an episode")
-    fig.tight_layout()
-    fig.savefig(args.png, dpi=110)
-    print(f"learning curve: {args.png}")
+    model.learn(total_timesteps=10**7, callback=Clock())
+    minutes = (time.perf_counter() - t0) / 60
+    steps = model.num_timesteps
+    os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
+    actions = LoopToolEnv(TRAINING[0], SPACE, reward=None).actions
+    policy = Policy.export(model, args.out, actions, SPACE, POLICY_LOOPS, seed=args.seed, steps=steps, minutes=f"{minutes:.1f}",
+                           episodes=len(finals))
+    print(f"trained {steps} steps ({len(finals)} episodes) in {minutes:.1f} min, seed {args.seed}: {args.out}")
+    if finals:
+        k = max(1, len(finals) // 5)
+        print(f"  final speedup of an episode: first {k} episodes {np.mean(finals[:k]):.2f}x, last {k} {np.mean(finals[-k:]):.2f}x")
+    for uri, speedup, trace in evaluate(policy, HELD_OUT):
+        print(f"  held out {uri:<36} {speedup:6.2f}x the start after {', '.join(trace)}")
+    if args.png and finals:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        x = np.asarray(finals)
+        k = 20
+        fig, ax = plt.subplots(figsize=(7, 4))
+        ax.plot(x, ".", alpha=0.3, label="episode")
+        if len(x) >= k:
+            ax.plot(np.arange(k - 1, len(x)), np.convolve(x, np.ones(k) / k, mode="valid"), label=f"{k}-episode mean")
+        ax.set_yscale("log")
+        ax.set_xlabel("episode (a training program drawn at random)")
+        ax.set_ylabel("speedup over the start after 10 steps")
+        ax.set_title(f"MaskablePPO on lt_mlir.env, extended actions, seed {args.seed}")
+        ax.legend()
+        fig.tight_layout()
+        fig.savefig(args.png, dpi=110)
+        print(f"learning curve: {args.png}")
+    env.close()
 
 
 if __name__ == "__main__":

@@ -16,7 +16,7 @@ observations.  Importing this package registers ``lt_mlir/LoopTool-v0``
 import gymnasium
 
 from ..analysis import features  # noqa: F401  (the observations: lt_mlir.env.features)
-from .datasets import DATASETS, Benchmark, Dataset, Datasets
+from .datasets import DATASETS, HELD_OUT, TRAINING, Benchmark, Dataset, Datasets
 from .loop_tool_env import ACTION_SPACES, OBSERVATIONS, REWARDS, LoopToolEnv, ValidationResult
 from .wrappers import CycleOverBenchmarks, IterateOverBenchmarks, RandomOrderBenchmarks
 
@@ -27,6 +27,6 @@ if ENV_ID not in gymnasium.registry:
     gymnasium.register(id=ENV_ID, entry_point="lt_mlir.env.loop_tool_env:LoopToolEnv", max_episode_steps=100)
 
 __all__ = [
-    "ACTION_SPACES", "DATASETS", "ENV_ID", "OBSERVATIONS", "REWARDS", "Benchmark", "CycleOverBenchmarks", "Dataset", "Datasets",
+    "ACTION_SPACES", "DATASETS", "ENV_ID", "HELD_OUT", "TRAINING", "OBSERVATIONS", "REWARDS", "Benchmark", "CycleOverBenchmarks", "Dataset", "Datasets",
     "IterateOverBenchmarks", "LoopToolEnv", "RandomOrderBenchmarks", "ValidationResult",
 ]

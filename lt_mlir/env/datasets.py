@@ -142,8 +142,29 @@ DATASETS: dict[str, Dataset] = {
             [(8, 64), (32, 256), (128, 1024)],
             description="row-wise softmax (m, n)",
         ),
+        Dataset(
+            "reduction-v0",
+            lambda s: programs.row_sum(*s),
+            [(64, 1024), (256, 256), (1024, 64)],
+            description="S[m] = sum_n A[m, n] (m, n)",
+            reference=lambda a: a.sum(1),
+        ),
     ]
 }
+
+# What a policy trains on and what it is judged on (examples/train_env.py,
+# benchmarks/bench_env.py): the same families at sizes never trained on.
+TRAINING = [
+    "matmul-v0/32x32x32", "matmul-v0/64x48x32", "matmul-v0/64x64x64", "matmul-v0/96x64x128", "matmul-v0/128x128x64",
+    "clipped-matmul-v0/8x16x64", "clipped-matmul-v0/33x48x256", "clipped-matmul-v0/64x64x128",
+    "conv2d-v0/3x16x16x3x3", "conv2d-v0/8x32x32x3x3",
+    "softmax-v0/32x256", "softmax-v0/64x512",
+    "reduction-v0/64x1024", "reduction-v0/256x256", "reduction-v0/512x128",
+]
+HELD_OUT = [
+    "matmul-v0/80x96x64", "matmul-v0/160x128x96", "clipped-matmul-v0/48x40x192", "conv2d-v0/4x24x24x3x3",
+    "softmax-v0/48x384", "reduction-v0/128x768",
+]
 
 
 _SHORT = re.compile(r"^[A-Za-z0-9_.-]+-v[0-9]+/[0-9x]+$")

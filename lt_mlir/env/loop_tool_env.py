@@ -71,7 +71,6 @@ kernels are measured on.
 from __future__ import annotations
 
 import os
-import re
 import string
 import time
 from collections import OrderedDict
@@ -81,6 +80,8 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
+from .. import agent
+from ..agent import ACTION_SPACES, action_names, plain
 from ..analysis import features
 from ..dialect import lt
 from ..dialect.entry import find_function, signature
@@ -88,21 +89,11 @@ from ..dialect.loop_tree import loop_tree, preorder_loops
 from ..errors import InvalidAction, LtError
 from ..evaluate import Evaluator, Limits
 from ..frontend import Tensor
-from ..moves import Move, action, apply_move, search_moves
 from ..runtime.specs import random_inputs
 from ..schedule import Schedule
 from ..targets import get_target
 from . import datasets
 
-SIMPLE = ["toggle_mode", "up", "down", "toggle_thread"]
-LOOPTUNE = ["up", "down", "swap_up", "swap_down", "split_4", "split_8", "split_16"]
-ACTION_SPACES = {
-    "simple": SIMPLE,
-    "split": SIMPLE + ["split"],
-    "looptune": LOOPTUNE,
-    # the cursor, then every search move of lt_mlir.moves for the CPU (a registered move kind joins it)
-    "extended": ["up", "down", *[str(Move(kind, None, arg)) for kind, arg in search_moves("cpu")]],
-}
 MEASURED_OBSERVATIONS = ("runtime", "flops", "gflops", "flops_loop_nest_tensor")
 OBSERVATIONS = (
     "loop_tree", "ir", "action_state", *MEASURED_OBSERVATIONS, "loops_tensor", "stride_tensor", "5_prev_actions_tensor",
@@ -114,15 +105,6 @@ DEFAULT_OBSERVATIONS = ("loops_tensor", "action_state")
 MEASURED = 4096  # measurements the env keeps (by schedule text), least recently used dropped
 STEP_LIMIT_S = 2.0
 _TEXT = spaces.Text(max_length=1 << 20, charset=string.printable)
-_LOCATION = re.compile(r"^\S*?:\d+(?::\d+)?: ")  # "<string>:6:3: " or "/home/me/x.py:12:5: " before "error:"
-
-
-def plain(message: str) -> str:
-    """A refusal without the location of the program's source (the user's
-    file or ``<string>``): an agent learns from the pass's words."""
-    return _LOCATION.sub("", message.strip(), count=1)
-
-
 @dataclass
 class ValidationResult:
     """What ``LoopToolEnv.validate`` found (CompilerGym's fields)."""
@@ -160,6 +142,7 @@ class LoopToolEnv(gym.Env):
         reward_space: str | None = None,
         step_limit_s: float = STEP_LIMIT_S,
         seed: int | None = None,
+        keep_programs: int = 1,
     ):
         if isinstance(benchmark, dict):  # RLlib's LoopToolEnv(env_config): every option in one dict
             config = dict(benchmark)
@@ -172,6 +155,7 @@ class LoopToolEnv(gym.Env):
             benchmark=benchmark, action_space=action_space, observations=observations, reward=reward, max_loops=max_loops,
             peak_gflops=peak_gflops, repeat=repeat, action_mask=action_mask, render_mode=render_mode, limits=limits,
             observation_space=observation_space, reward_space=reward_space, step_limit_s=step_limit_s, seed=seed,
+            keep_programs=keep_programs,
         )
         if action_space not in ACTION_SPACES:
             raise LtError(f"error: unknown action space '{action_space}' (spaces: {', '.join(ACTION_SPACES)})")
@@ -212,8 +196,12 @@ class LoopToolEnv(gym.Env):
         # a step measures within step_limit_s: three quarters for the compile, a quarter for the runs
         self.limits = limits or Limits(compile_s=0.75 * step_limit_s, run_s=0.25 * step_limit_s)
         self.input_seed = 0 if seed is None else int(seed)
-        self._measured: OrderedDict = OrderedDict()  # schedule text -> (runtime s, GFLOP/s)
-        self._evaluator: Evaluator | None = None
+        if not isinstance(keep_programs, int) or isinstance(keep_programs, bool) or keep_programs < 1:
+            raise LtError(f"error: keep_programs is a whole number >= 1, got {keep_programs!r}")
+        self.keep_programs = keep_programs
+        # per program (text, entry, target, input seed): [its evaluator or None, schedule text -> (runtime s, GFLOP/s)],
+        # the last keep_programs kept (their evaluators' child processes stay up: a dataset wrapper comes back to them)
+        self._programs: OrderedDict = OrderedDict()
         self._measure_error = ""
         self._mask_cache: dict = {}
         self.schedule: Schedule | None = None
@@ -221,9 +209,7 @@ class LoopToolEnv(gym.Env):
         self.history: list[int] = []  # every action of the episode, refused ones too (what validate() replays)
 
     def _action_names(self) -> list:
-        if self.action_space_name == "extended":
-            return ["up", "down", *[str(Move(kind, None, arg)) for kind, arg in search_moves(self.target)]]
-        return list(ACTION_SPACES[self.action_space_name])
+        return action_names(self.action_space_name, self.target)
 
     # ------------------------------------------------------------ setup
     @staticmethod
@@ -267,14 +253,10 @@ class LoopToolEnv(gym.Env):
             new = self._as_benchmark(options["benchmark"])
             if new.target != self.benchmark.target and self.action_space_name == "extended":
                 raise LtError("error: reset to a benchmark of another target: make a new env (its action space differs)")
-            if (new.text, new.entry, new.target) != (self.benchmark.text, self.benchmark.entry, self.benchmark.target):
-                self._close_evaluator()
-                self._mask_cache.clear()
             self.benchmark = new
             self.target = get_target(new.target)
-        if seed is not None and int(seed) != self.input_seed:  # the inputs the kernels run on come from the seed
+        if seed is not None:  # the inputs the kernels run on come from the seed
             self.input_seed = int(seed)
-            self._close_evaluator()
         self.schedule = Schedule(self.benchmark.text, self.benchmark.entry)
         self.cursor = 0
         self.size_mode = True  # CompilerGym's simple space starts in size mode
@@ -305,6 +287,7 @@ class LoopToolEnv(gym.Env):
         before = (self.schedule, self.cursor, self.size_mode)
         self.schedule = self.schedule.copy()
         refused = self._apply(name)
+        no_effect = refused is not None or (self.cursor, self.size_mode) == before[1:] and self.schedule.key == before[0].key
         self.history.append(int(action))
         self.steps += 1
         reward = 0.0
@@ -319,7 +302,9 @@ class LoopToolEnv(gym.Env):
         if refused is None:
             self.previous = (self.previous + [int(action)])[-5:]
         self.episode_reward += reward
-        return self._observation(), float(reward), False, False, self._info(refused)
+        info = self._info(refused)
+        info["action_had_no_effect"] = no_effect or refused is not None
+        return self._observation(), float(reward), False, False, info
 
     def _reward(self, measured: tuple) -> float:
         (seconds, gflops), (last_s, last_gflops) = measured, self._last
@@ -353,15 +338,36 @@ class LoopToolEnv(gym.Env):
 
     def close(self):
         self.schedule = None
-        self._measured.clear()
         self._mask_cache.clear()
         self._close_evaluator()
 
     def _close_evaluator(self) -> None:
-        if self._evaluator is not None:
-            self._evaluator.close()
-            self._evaluator = None
-        self._measured.clear()
+        for evaluator, _ in self._programs.values():
+            if evaluator is not None:
+                evaluator.close()
+        self._programs.clear()
+
+    def _program(self) -> list:
+        """[evaluator or None, measurements] of the current program (and input seed)."""
+        b = self.benchmark
+        key = (b.text, b.entry, self.target.name, self.input_seed)
+        if key in self._programs:
+            self._programs.move_to_end(key)
+        else:
+            self._programs[key] = [None, OrderedDict()]
+            while len(self._programs) > self.keep_programs:
+                evaluator, _ = self._programs.popitem(last=False)[1]
+                if evaluator is not None:
+                    evaluator.close()
+        return self._programs[key]
+
+    @property
+    def _evaluator(self) -> Evaluator | None:
+        return self._program()[0]
+
+    @property
+    def _measured(self) -> OrderedDict:
+        return self._program()[1]
 
     # ------------------------------------------------------------ CompilerGym's extras
     def fork(self) -> "LoopToolEnv":
@@ -370,7 +376,8 @@ class LoopToolEnv(gym.Env):
         other = LoopToolEnv(**{**self._config, "benchmark": self.benchmark})
         other.target, other.actions, other.action_space = self.target, list(self.actions), spaces.Discrete(len(self.actions))
         other.input_seed = self.input_seed
-        other._measured = OrderedDict(self._measured)
+        for key, (_, measured) in self._programs.items():  # the figures, not the child processes
+            other._programs[key] = [None, OrderedDict(measured)]
         other._mask_cache = dict(self._mask_cache)
         if self.schedule is not None:
             other.schedule = self.schedule.copy()
@@ -424,44 +431,10 @@ class LoopToolEnv(gym.Env):
         return module, preorder_loops(module.operation)
 
     def _apply(self, name: str) -> str | None:
-        """Run action ``name`` on the current state; None, or why it was refused."""
-        try:
-            return self._act(name)
-        except LtError as e:
-            return plain(str(e))
-
-    def _act(self, name: str) -> str | None:
-        module, loops = self._loops()
-        n = len(loops)
-        if n == 0:
-            return "error: the program has no loops"
-        self.cursor = min(self.cursor, n - 1)
-        c = self.cursor
-        if name == "toggle_mode":
-            self.size_mode = not self.size_mode
-            return None
-        compilergym = self.action_space_name in ("simple", "split")
-        if name in ("up", "down") and compilergym and not self.size_mode:
-            # CompilerGym's select mode: up is inward, down outward, wrapping around
-            self.cursor = (c + (1 if name == "up" else -1)) % n
-            return None
-        if name in ("up", "down") and not compilergym:
-            # LoopTune's cursor: up to the previous (outer) loop in pre-order, down to the next
-            target = c - 1 if name == "up" else c + 1
-            if not 0 <= target < n:
-                return f"error: the cursor is on L{c}, the {'first (outermost)' if name == 'up' else 'last (innermost)'} loop"
-            self.cursor = target
-            return None
-        if name in ("up", "down"):  # CompilerGym's size mode
-            move = Move("resize", c, 1 if name == "up" else -1)
-        elif name == "split":
-            move = Move("split", c, 2)
-        else:
-            kind, arg = action(name)
-            move = Move(kind, c, arg)
-        follow = apply_move(self.schedule, move, self.target)
-        self.cursor = c if follow is None else follow
-        return None
+        """Run action ``name`` on the current state (``agent.act``); None, or why it was refused."""
+        self.cursor, self.size_mode, refused = agent.act(self.schedule, self.cursor, self.size_mode, name,
+                                                         self.action_space_name, self.target)
+        return refused
 
     def action_mask(self) -> np.ndarray:
         """Which actions would change the state now (1) or be refused (0):
@@ -469,14 +442,7 @@ class LoopToolEnv(gym.Env):
         key = (self.schedule.text, self.cursor, self.size_mode)
         if key in self._mask_cache:
             return self._mask_cache[key]
-        mask = np.zeros(len(self.actions), dtype=np.int8)
-        saved = (self.schedule, self.cursor, self.size_mode)
-        for i, name in enumerate(self.actions):
-            self.schedule = saved[0].copy()
-            try:
-                mask[i] = 1 if self._apply(name) is None else 0
-            finally:
-                self.schedule, self.cursor, self.size_mode = saved
+        mask = agent.mask(self.schedule, self.cursor, self.size_mode, self.actions, self.action_space_name, self.target)
         if len(self._mask_cache) > 4096:
             self._mask_cache.clear()
         self._mask_cache[key] = mask
@@ -538,6 +504,7 @@ class LoopToolEnv(gym.Env):
             info["action_mask"] = self.action_mask().copy()
         if self.reward_kind:
             info["gflops"] = self._last[1]
+            info["speedup"] = self._last[1] / self._start_gflops if self._start_gflops else 1.0  # over the start schedule
             info["repeat"] = self.repeat
         return info
 
@@ -555,11 +522,11 @@ class LoopToolEnv(gym.Env):
         if text in self._measured:
             self._measured.move_to_end(text)
             return self._measured[text]
-        if self._evaluator is None:
-            self._evaluator = Evaluator(self.benchmark.text, self.benchmark.entry, self.target, limits=self.limits,
-                                        seed=self.input_seed, samples=self.repeat, min_sample_s=2e-4, budget_s=0.05,
-                                        baseline=False)
-        m = self._evaluator.measure(text)
+        program = self._program()
+        if program[0] is None:
+            program[0] = Evaluator(self.benchmark.text, self.benchmark.entry, self.target, limits=self.limits,
+                                   seed=self.input_seed, samples=self.repeat, min_sample_s=2e-4, budget_s=0.05, baseline=False)
+        m = program[0].measure(text)
         if not m.ok:
             self._measure_error = m.error
             return None
@@ -583,7 +550,7 @@ class LoopToolEnv(gym.Env):
 
 
 _OPTIONS = ("benchmark", "action_space", "observations", "reward", "max_loops", "peak_gflops", "repeat", "action_mask",
-            "render_mode", "limits", "observation_space", "reward_space", "step_limit_s", "seed")
+            "render_mode", "limits", "observation_space", "reward_space", "step_limit_s", "seed", "keep_programs")
 
 
 def _peak_from_environment() -> float:

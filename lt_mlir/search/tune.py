@@ -539,4 +539,21 @@ def _fittest(tuner: Tuner, cands: list[Candidate], n: int) -> list[Candidate]:
     return sorted(unique.values(), key=lambda c: -tuner.known[c.text].score)[:n]
 
 
-STRATEGIES = {"random": random_search, "greedy": greedy, "lookahead": lookahead, "beam": beam, "evolution": evolution}
+def policy(tuner: Tuner, rng, workers: int = 1, steps: int = 10) -> None:
+    """The trained policy (``lt_mlir.agent.Policy``, the shipped one or
+    ``$LT_MLIR_POLICY``): up to ``steps`` of its actions from the start,
+    read off the program (no measurement guides it), then every program it
+    passed through measured -- at most ``steps`` measurements, whatever the
+    budget.  On a GPU target it is the CPU-trained one: its actions are
+    the extended space's for the CPU."""
+    from ..agent import Policy
+
+    chosen = Policy(os.environ.get("LT_MLIR_POLICY") or None)
+    states: list = []
+    chosen.run(tuner.start, steps, tuner.target, states=states)
+    cands = [Candidate(moves, s) for s, moves in states]
+    if cands:
+        tuner.measure(cands)
+
+
+STRATEGIES = {"random": random_search, "greedy": greedy, "lookahead": lookahead, "beam": beam, "evolution": evolution, "policy": policy}

@@ -47,6 +47,7 @@ KEYS = [
     ("c", "cache an input of the loop's nest (asks which operand)"),
     ("d", "distribute the loop over the parts of its body"),
     ("m", "any move by name, on the loop: split_8, swap_down, unroll_4, resize_-1, uncache, gpu_auto_128 (lt_mlir.moves)"),
+    ("a", "suggest: the trained policy's next action here, made (undo takes a move back)"),
     ("u / r", "undo / redo (unbounded)"),
     ("tab", "next code view: lt, scf, llvm, asm, ptx"),
     ("pgup / pgdn", "scroll the code view"),
@@ -144,6 +145,7 @@ class LtUi(App):
         Binding("c", "cache", "cache", show=False),
         Binding("d", "simple('distribute')", "distribute", show=False),
         Binding("m", "any_move", "any move", show=False),
+        Binding("a", "suggest", "suggest", show=False),
         Binding("u", "undo", "undo", show=False),
         Binding("U", "hint_u", "not a key", show=False),
         Binding("r", "redo", "redo", show=False),
@@ -459,6 +461,14 @@ class LtUi(App):
             return (kind,) if arg is None else (kind, arg)
 
         self._ask("move? (e.g. split_8, swap_down, unroll_4, gpu_auto)", "", make)
+
+    def action_suggest(self) -> None:
+        name, error = self.session.suggest()
+        if error:
+            self.status_text = error
+            self.refresh_view()
+            return
+        self._after_move(None, f"policy: {name}")
 
     def action_cache(self) -> None:
         self._ask("cache which operand? (0 = first input)", "0", lambda v: ("cache", _int(v, "the operand")))

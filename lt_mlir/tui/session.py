@@ -10,10 +10,13 @@ pass's own message and leaves everything as it was.
 
 from __future__ import annotations
 
+import os
 import re
 import threading
 from dataclasses import dataclass, field
 
+from .. import agent
+from ..agent import Policy
 from ..compiler import compile_aot, lower, lower_cuda
 from ..dialect import lt
 from ..dialect.entry import find_function, signature
@@ -144,6 +147,7 @@ class Session:
     _evaluator: Evaluator | None = None
     _measuring: bool = False
     _cancelled: bool = False
+    _policy: Policy | None = None  # the trained policy (suggest), loaded on first use
 
     def __post_init__(self):
         self.target = get_target(self.target)
@@ -239,6 +243,30 @@ class Session:
             raise LtError(f"error: {name} takes one argument, got {len(args)}")
         follow = self.schedule.play(Move(name, loop, args[0] if args else None), self.target)
         return self.selected_loop if follow is None else follow
+
+    @_with_mlir
+    def suggest(self) -> tuple[str | None, str | None]:
+        """(the action the trained policy takes here, None) -- made: a
+        program move is one undoable step, a cursor move moves the cursor --
+        or (None, why not).  The selected loop is the policy's cursor."""
+        try:
+            if self._policy is None:
+                self._policy = Policy(os.environ.get("LT_MLIR_POLICY") or None)
+            policy = self._policy
+            loop = self.selected_loop or 0
+            allowed = agent.mask(self.schedule, loop, True, policy.actions, policy.space, self.target)
+            choice = policy.choose(self.schedule, loop, allowed)
+            if choice is None:
+                return None, "error: the policy has no action that changes anything here"
+            name = policy.actions[choice]
+            cursor, _, refused = agent.act(self.schedule, loop, True, name, policy.space, self.target)
+        except LtError as e:
+            return None, str(e)
+        if refused:
+            return None, refused
+        self.schedule.text  # noqa: B018  (printed under the lock)
+        self._place_cursor(cursor)
+        return name, None
 
     def undo(self) -> str | None:
         return self._history_step(self.schedule.undo)

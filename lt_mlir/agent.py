@@ -1,0 +1,236 @@
+"""The cursor agent: named actions on a schedule with a selected loop, as
+CompilerGym's ``loop_tool`` environment and LoopTune define them, and the
+trained policy that chooses them.  ``lt_mlir.env`` (the Gymnasium
+environment), ``lt-tune --strategy policy`` and the UI's suggest key all
+step through ``act`` and ask ``Policy``: one copy of the semantics.
+
+Action spaces (``ACTION_SPACES``; ``action_names(space, target)``):
+
+* ``simple`` (CompilerGym's): ``toggle_mode``, ``up``, ``down``,
+  ``toggle_thread``.  In select mode ``up`` moves the cursor inward (the
+  next loop in pre-order) and ``down`` outward, both wrapping around; in
+  size mode (the start mode) they resize the cursor's level by one
+  iteration, taken from or given to its parent (``lt-resize``).
+* ``split``: ``simple`` plus ``split`` (``lt-split`` by 2).
+* ``looptune`` (LoopTune's): ``up`` (the previous -- outer -- loop in
+  pre-order), ``down`` (the next), ``swap_up``, ``swap_down`` (the swapped
+  loop carries the cursor), ``split_4``, ``split_8``, ``split_16`` (the
+  cursor stays on the outer part).
+* ``extended``: LoopTune's cursor and every search move of
+  ``lt_mlir.moves`` for the target.
+
+A ``Policy`` is a small multilayer perceptron over ``policy_features`` of
+the state (``loops_tensor``, log-scaled), trained with sb3-contrib's
+``MaskablePPO`` by ``examples/train_env.py`` and stored as NumPy arrays
+(``lt_mlir/data/policy.npz``): running it needs NumPy only, and no
+measurement -- it reads the program, not timings.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+import numpy as np
+
+from .analysis import features
+from .dialect.loop_tree import preorder_loops
+from .errors import LtError
+from .moves import Move, action, apply_move, search_moves
+from .schedule import Schedule
+from .targets import get_target
+
+SIMPLE = ["toggle_mode", "up", "down", "toggle_thread"]
+LOOPTUNE = ["up", "down", "swap_up", "swap_down", "split_4", "split_8", "split_16"]
+ACTION_SPACES = {
+    "simple": SIMPLE,
+    "split": SIMPLE + ["split"],
+    "looptune": LOOPTUNE,
+    # the cursor, then every search move of lt_mlir.moves for the CPU (a registered move kind joins it)
+    "extended": ["up", "down", *[str(Move(kind, None, arg)) for kind, arg in search_moves("cpu")]],
+}
+COMPILERGYM_SPACES = ("simple", "split")
+_LOCATION = re.compile(r"^\S*?:\d+(?::\d+)?: ")  # "<string>:6:3: " or "/home/me/x.py:12:5: " before "error:"
+
+
+def plain(message: str) -> str:
+    """A refusal without the location of the program's source (the user's
+    file or ``<string>``): an agent learns from the pass's words."""
+    return _LOCATION.sub("", message.strip(), count=1)
+
+
+def action_names(space: str, target="cpu") -> list:
+    """The actions of ``space`` on ``target``, in their index order."""
+    if space not in ACTION_SPACES:
+        raise LtError(f"error: unknown action space '{space}' (spaces: {', '.join(ACTION_SPACES)})")
+    if space == "extended":
+        return ["up", "down", *[str(Move(kind, None, arg)) for kind, arg in search_moves(get_target(target))]]
+    return list(ACTION_SPACES[space])
+
+
+def act(schedule: Schedule, cursor: int, size_mode: bool, name: str, space: str, target) -> tuple:
+    """Action ``name`` on ``schedule`` (changed in place when it applies):
+    (cursor, size_mode, None) after it, or (cursor, size_mode, why) when it
+    is refused (``schedule`` unchanged)."""
+    try:
+        return _act(schedule, cursor, size_mode, name, space, get_target(target))
+    except LtError as e:
+        return cursor, size_mode, plain(str(e))
+
+
+def _act(schedule, cursor, size_mode, name, space, target) -> tuple:
+    n = len(preorder_loops(schedule.parsed.operation))
+    if n == 0:
+        return cursor, size_mode, "error: the program has no loops"
+    c = min(cursor, n - 1)
+    if name == "toggle_mode":
+        return c, not size_mode, None
+    compilergym = space in COMPILERGYM_SPACES
+    if name in ("up", "down") and compilergym and not size_mode:
+        # CompilerGym's select mode: up is inward, down outward, wrapping around
+        return (c + (1 if name == "up" else -1)) % n, size_mode, None
+    if name in ("up", "down") and not compilergym:
+        # LoopTune's cursor: up to the previous (outer) loop in pre-order, down to the next
+        to = c - 1 if name == "up" else c + 1
+        if not 0 <= to < n:
+            return c, size_mode, f"error: the cursor is on L{c}, the {'first (outermost)' if name == 'up' else 'last (innermost)'} loop"
+        return to, size_mode, None
+    move = move_of(name, c, space)
+    follow = apply_move(schedule, move, target)
+    return (c if follow is None else follow), size_mode, None
+
+
+def move_of(name: str, cursor: int, space: str) -> Move:
+    """The move action ``name`` makes on loop ``cursor`` (an action that
+    changes the program: not a cursor move, not ``toggle_mode``)."""
+    if name in ("up", "down"):  # CompilerGym's size mode
+        return Move("resize", cursor, 1 if name == "up" else -1)
+    if name == "split":
+        return Move("split", cursor, 2)
+    kind, arg = action(name)
+    return Move(kind, cursor, arg)
+
+
+def changes_program(name: str, size_mode: bool, space: str) -> bool:
+    """Whether action ``name`` acts on the program (else on the cursor or mode)."""
+    if name == "toggle_mode":
+        return False
+    if name in ("up", "down"):
+        return space in COMPILERGYM_SPACES and size_mode
+    return True
+
+
+def mask(schedule: Schedule, cursor: int, size_mode: bool, actions: list, space: str, target) -> np.ndarray:
+    """int8 per action: 1 where it would have an effect now (it applies and
+    changes the program, the cursor or the mode), 0 where it is refused or
+    changes nothing (``parallel`` on a parallel loop).  Each is tried on a
+    copy; ``schedule`` is unchanged."""
+    out = np.zeros(len(actions), dtype=np.int8)
+    here = schedule.key
+    for i, name in enumerate(actions):
+        trial = schedule.copy()
+        moved, mode, refused = act(trial, cursor, size_mode, name, space, target)
+        out[i] = refused is None and (moved != cursor or mode != size_mode or trial.key != here)
+    return out
+
+
+# ------------------------------------------------------------ the policy
+
+POLICY_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "policy.npz")
+POLICY_LOOPS = 12  # rows of loops_tensor the policy reads
+
+
+def policy_features(schedule: Schedule, cursor: int, max_loops: int = POLICY_LOOPS) -> np.ndarray:
+    """What the policy sees: ``loops_tensor`` (cursor, size, tail, depth,
+    annotations, stride histogram per loop) with every entry log-scaled
+    (``log2(1 + x)``: sizes from 1 to 10^4 and weighted stride counts to
+    10^8 as numbers a network takes), flattened."""
+    return policy_transform(features.loops_tensor(schedule.parsed, cursor, max_loops))
+
+
+def policy_transform(loops_tensor: np.ndarray) -> np.ndarray:
+    return np.log2(1.0 + np.maximum(np.asarray(loops_tensor, dtype=np.float32), 0.0)).reshape(-1)
+
+
+class Policy:
+    """A trained policy: ``choose`` picks the action with the highest
+    logit among those the mask allows; ``run`` takes up to ``steps`` of
+    them from a schedule.  ``path``: an ``.npz`` written by
+    ``Policy.save`` (``examples/train_env.py``); default the shipped one."""
+
+    def __init__(self, path: str | None = None):
+        path = path or POLICY_PATH
+        if not os.path.exists(path):
+            raise LtError(f"error: no trained policy at {path} (examples/train_env.py trains and saves one)")
+        try:
+            data = np.load(path, allow_pickle=False)
+            self.layers = [(data[f"w{i}"], data[f"b{i}"]) for i in range(int(data["depth"]))]
+            self.actions = [str(a) for a in data["actions"]]
+            self.space = str(data["space"])
+            self.max_loops = int(data["max_loops"])
+            self.meta = {k: str(data[k]) for k in data.files if k.startswith("meta_")}
+        except (KeyError, ValueError, OSError) as e:
+            raise LtError(f"error: {path} is not a policy saved by Policy.save: {e}") from None
+        self.path = path
+
+    @staticmethod
+    def save(path: str, layers: list, actions: list, space: str, max_loops: int, **meta) -> None:
+        """Write ``layers`` [(weight [in, out], bias [out])] (tanh between
+        them, the last gives the action logits) and what they act on."""
+        arrays = {f"w{i}": np.asarray(w, np.float32) for i, (w, _) in enumerate(layers)}
+        arrays.update({f"b{i}": np.asarray(b, np.float32) for i, (_, b) in enumerate(layers)})
+        arrays.update(depth=np.array(len(layers)), actions=np.array(actions), space=np.array(space), max_loops=np.array(max_loops))
+        arrays.update({f"meta_{k}": np.array(str(v)) for k, v in meta.items()})
+        np.savez_compressed(path, **arrays)
+
+    @classmethod
+    def export(cls, model, path: str, actions: list, space: str, max_loops: int = POLICY_LOOPS, **meta) -> "Policy":
+        """Write the actor of a Stable-Baselines3 / sb3-contrib PPO ``model``
+        (an ``MlpPolicy`` with tanh layers, the default) as NumPy arrays at
+        ``path``, and load it: its hidden layers and the action head."""
+        import torch  # the rl extra; only training needs it
+
+        net = model.policy.mlp_extractor.policy_net
+        if any(isinstance(m, torch.nn.Module) and not isinstance(m, (torch.nn.Linear, torch.nn.Tanh)) for m in net):
+            raise LtError("error: the policy network has layers other than Linear and Tanh: Policy runs those only")
+        layers = [m for m in net if isinstance(m, torch.nn.Linear)] + [model.policy.action_net]
+        arrays = [(m.weight.detach().cpu().numpy().T, m.bias.detach().cpu().numpy()) for m in layers]
+        cls.save(path, arrays, actions, space, max_loops, **meta)
+        return cls(path)
+
+    def logits(self, x: np.ndarray) -> np.ndarray:
+        h = np.asarray(x, np.float32)
+        for i, (w, b) in enumerate(self.layers):
+            h = h @ w + b
+            if i < len(self.layers) - 1:
+                h = np.tanh(h)
+        return h
+
+    def choose(self, schedule: Schedule, cursor: int, allowed: np.ndarray) -> int | None:
+        """The action index to take (None when nothing is allowed)."""
+        if not allowed.any():
+            return None
+        scores = self.logits(policy_features(schedule, cursor, self.max_loops))
+        scores = np.where(allowed.astype(bool), scores, -np.inf)
+        return int(np.argmax(scores))
+
+    def run(self, schedule: Schedule, steps: int = 10, target="cpu", cursor: int = 0, states: list | None = None) -> tuple:
+        """(the schedule after up to ``steps`` of the policy's actions, the
+        action names taken).  A copy: ``schedule`` is unchanged.
+        ``states``: a list that gets (schedule, the moves that made it from
+        ``schedule``) after each action that changed the program."""
+        s, size_mode, trace, moves = schedule.copy(), True, [], []
+        for _ in range(steps):
+            allowed = mask(s, cursor, size_mode, self.actions, self.space, target)
+            choice = self.choose(s, cursor, allowed)
+            if choice is None:
+                break
+            name = self.actions[choice]
+            before = cursor
+            cursor, size_mode, refused = act(s, cursor, size_mode, name, self.space, target)
+            trace.append(name)
+            if refused is None and changes_program(name, size_mode, self.space):
+                moves.append(move_of(name, before, self.space))
+                if states is not None:
+                    states.append((s.copy(), list(moves)))
+        return s, trace
