@@ -166,8 +166,9 @@ def main() -> None:
         k = 20
         fig, ax = plt.subplots(figsize=(7, 4))
         ax.plot(x, ".", alpha=0.3, label="episode")
-        if len(x) >= k:
-            ax.plot(np.arange(k - 1, len(x)), np.convolve(x, np.ones(k) / k, mode="valid"), label=f"{k}-episode mean")
+        if len(x) >= k:  # the geometric mean: speedups multiply (and the axis is logarithmic)
+            mean = np.exp(np.convolve(np.log(np.maximum(x, 1e-3)), np.ones(k) / k, mode="valid"))
+            ax.plot(np.arange(k - 1, len(x)), mean, label=f"{k}-episode geometric mean")
         ax.set_yscale("log")
         ax.set_xlabel("episode (a training program drawn at random)")
         ax.set_ylabel("speedup over the start after 10 steps")

@@ -65,7 +65,9 @@ Also CompilerGym's: ``fork()`` (and ``copy.deepcopy``), ``validate()``,
 ``env.datasets``, benchmark URIs with or without ``benchmark://``,
 ``reset(options={"benchmark": ...})``; RLlib's ``LoopToolEnv(env_config)``;
 sb3-contrib's ``action_masks()``; ``reset(seed=)`` seeds the inputs the
-kernels are measured on.
+kernels are measured on.  ``keep_programs``: how many programs' evaluators
+(a child process each, with its compiled kernels and figures) stay up when
+``reset`` moves to another program (a dataset wrapper comes back to them).
 """
 
 from __future__ import annotations
