@@ -56,7 +56,7 @@ def search(strategy, seed=0, budget=24, model=True, log=None, resume=None):
     return tuner, m
 
 
-@pytest.mark.parametrize("strategy", sorted(STRATEGIES))
+@pytest.mark.parametrize("strategy", sorted(set(STRATEGIES) - {"policy"}))  # the policy searches nothing: tests/test_policy.py
 def test_each_strategy_improves_within_budget_and_is_deterministic(strategy):
     tuner, m = search(strategy)
     assert 0 < len(tuner.evaluations) <= 24
