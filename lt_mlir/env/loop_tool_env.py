@@ -29,8 +29,8 @@ Action spaces (``action_space=``):
   at most 64 iterations), ``vectorize`` (the target's width), ``parallel``;
   ``gpu_block``, ``gpu_thread`` for cuda).
 
-Where these differ from the references, and why: README, "The
-environment".  An action that does not apply changes nothing; LoopTune
+Where these differ from the references, and why: README, "RL
+environment" (each difference a test in tests/test_env_anchors.py).  An action that does not apply changes nothing; LoopTune
 does not record it in ``5_prev_actions_tensor`` either.
 
 Observations (``observations=``: a ``Dict`` space of those asked for, by
@@ -107,6 +107,8 @@ DEFAULT_OBSERVATIONS = ("loops_tensor", "action_state")
 MEASURED = 4096  # measurements the env keeps (by schedule text), least recently used dropped
 STEP_LIMIT_S = 2.0
 _TEXT = spaces.Text(max_length=1 << 20, charset=string.printable)
+
+
 @dataclass
 class ValidationResult:
     """What ``LoopToolEnv.validate`` found (CompilerGym's fields)."""
