@@ -143,7 +143,10 @@ def main() -> None:
     model = MaskablePPO("MlpPolicy", env, seed=args.seed, n_steps=100, batch_size=50, n_epochs=8, gamma=1.0,
                         learning_rate=1e-3, ent_coef=0.01, policy_kwargs=dict(net_arch=[64, 64]), verbose=0)
     t0 = time.perf_counter()
-    model.learn(total_timesteps=10**7, callback=Clock())
+    try:
+        model.learn(total_timesteps=10**7, callback=Clock())
+    except KeyboardInterrupt:  # Ctrl-C: the policy trained so far is saved all the same
+        print("interrupted: saving the policy trained so far")
     minutes = (time.perf_counter() - t0) / 60
     steps = model.num_timesteps
     os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
@@ -177,7 +180,10 @@ def main() -> None:
         fig.tight_layout()
         fig.savefig(args.png, dpi=110)
         print(f"learning curve: {args.png}")
-    env.close()
+    try:
+        env.close()
+    except (EOFError, BrokenPipeError, ConnectionResetError):  # workers a Ctrl-C ended already
+        pass
 
 
 if __name__ == "__main__":

@@ -214,6 +214,19 @@ class Policy:
         scores = np.where(allowed.astype(bool), scores, -np.inf)
         return int(np.argmax(scores))
 
+    def step(self, schedule: Schedule, cursor: int, size_mode: bool = True, target="cpu") -> tuple:
+        """The policy's next action on ``schedule`` (changed in place):
+        (its name, the cursor, the mode, None), or (None, cursor, mode, why
+        nothing was done).  A program move is one undoable step of the
+        schedule."""
+        allowed = mask(schedule, cursor, size_mode, self.actions, self.space, target)
+        choice = self.choose(schedule, cursor, allowed)
+        if choice is None:
+            return None, cursor, size_mode, "error: the policy has no action that changes anything here"
+        name = self.actions[choice]
+        cursor, size_mode, refused = act(schedule, cursor, size_mode, name, self.space, target)
+        return name, cursor, size_mode, refused
+
     def run(self, schedule: Schedule, steps: int = 10, target="cpu", cursor: int = 0, states: list | None = None) -> tuple:
         """(the schedule after up to ``steps`` of the policy's actions, the
         action names taken).  A copy: ``schedule`` is unchanged.
@@ -221,13 +234,10 @@ class Policy:
         ``schedule``) after each action that changed the program."""
         s, size_mode, trace, moves = schedule.copy(), True, [], []
         for _ in range(steps):
-            allowed = mask(s, cursor, size_mode, self.actions, self.space, target)
-            choice = self.choose(s, cursor, allowed)
-            if choice is None:
-                break
-            name = self.actions[choice]
             before = cursor
-            cursor, size_mode, refused = act(s, cursor, size_mode, name, self.space, target)
+            name, cursor, size_mode, refused = self.step(s, cursor, size_mode, target)
+            if name is None:
+                break
             trace.append(name)
             if refused is None and changes_program(name, size_mode, self.space):
                 moves.append(move_of(name, before, self.space))

@@ -189,7 +189,7 @@ class LoopToolEnv(gym.Env):
         self.benchmark = self._as_benchmark(benchmark)
         self.target = get_target(self.benchmark.target)
         self.action_space_name = action_space
-        self.actions = self._action_names()
+        self.actions = action_names(action_space, self.target)
         self.action_space = spaces.Discrete(len(self.actions))
         self.observation_names = [o for o in observations if o not in GRAPHS]
         self.single = single
@@ -211,9 +211,6 @@ class LoopToolEnv(gym.Env):
         self.schedule: Schedule | None = None
         self.episode_reward = 0.0
         self.history: list[int] = []  # every action of the episode, refused ones too (what validate() replays)
-
-    def _action_names(self) -> list:
-        return action_names(self.action_space_name, self.target)
 
     # ------------------------------------------------------------ setup
     @staticmethod
@@ -378,7 +375,6 @@ class LoopToolEnv(gym.Env):
         """A new environment in this one's state (schedule, cursor, mode,
         history, measurements); the two go on independently."""
         other = LoopToolEnv(**{**self._config, "benchmark": self.benchmark})
-        other.target, other.actions, other.action_space = self.target, list(self.actions), spaces.Discrete(len(self.actions))
         other.input_seed = self.input_seed
         for key, (_, measured) in self._programs.items():  # the figures, not the child processes
             other._programs[key] = [None, OrderedDict(measured)]
@@ -513,10 +509,6 @@ class LoopToolEnv(gym.Env):
         return info
 
     # ------------------------------------------------------------ measurement
-    def _gflops(self) -> float | None:
-        measured = self._measure()
-        return None if measured is None else measured[1]
-
     def _measure(self) -> tuple[float, float] | None:
         """(median seconds, GFLOP/s) of the current schedule, from the
         evaluator (the bound kernel timed in a child process, within the

@@ -15,7 +15,6 @@ import re
 import threading
 from dataclasses import dataclass, field
 
-from .. import agent
 from ..agent import Policy
 from ..compiler import compile_aot, lower, lower_cuda
 from ..dialect import lt
@@ -252,14 +251,7 @@ class Session:
         try:
             if self._policy is None:
                 self._policy = Policy(os.environ.get("LT_MLIR_POLICY") or None)
-            policy = self._policy
-            loop = self.selected_loop or 0
-            allowed = agent.mask(self.schedule, loop, True, policy.actions, policy.space, self.target)
-            choice = policy.choose(self.schedule, loop, allowed)
-            if choice is None:
-                return None, "error: the policy has no action that changes anything here"
-            name = policy.actions[choice]
-            cursor, _, refused = agent.act(self.schedule, loop, True, name, policy.space, self.target)
+            name, cursor, _, refused = self._policy.step(self.schedule, self.selected_loop or 0, True, self.target)
         except LtError as e:
             return None, str(e)
         if refused:
