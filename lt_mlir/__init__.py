@@ -84,6 +84,32 @@ def tune(source, **options):
     return run_tune(source, **options)
 
 
+def from_torch(module, *example_inputs, **options):
+    """A PyTorch ``nn.Module`` as an ``lt_mlir.importers.Model`` for the
+    shapes of ``example_inputs``: torch.export, torch-mlir to linalg, then
+    lt loop nests with the default schedule.  ``model(*inputs)`` runs it
+    (NumPy arrays or torch CPU tensors); ``model.loop_tree``,
+    ``model.schedule``, ``model.optimize()``.  Needs torch (CPU build)."""
+    from .importers import from_torch as run
+
+    return run(module, *example_inputs, **options)
+
+
+def from_onnx(model, **options):
+    """An ONNX model (a path or an ``onnx.ModelProto``) as an
+    ``lt_mlir.importers.Model`` (see ``from_torch``).  Needs ``onnx``."""
+    from .importers import from_onnx as run
+
+    return run(model, **options)
+
+
+def from_linalg(source, **options):
+    """A linalg-on-tensors module (text or a file) as an ``lt_mlir.importers.Model``."""
+    from .importers import from_linalg as run
+
+    return run(source, **options)
+
+
 def __getattr__(name):
     if _MISSING is not None and name in __all__:
         raise ImportError(
@@ -95,6 +121,9 @@ def __getattr__(name):
 
 __all__ = [
     "ArgumentError",
+    "from_linalg",
+    "from_onnx",
+    "from_torch",
     "Expr",
     "FrontendError",
     "Size",

@@ -104,10 +104,12 @@ _BINARY = {
         for op in ("addi", "subi", "muli", "divsi", "divui", "floordivsi", "ceildivsi", "remsi", "remui", "maxsi", "minsi", "maxui", "minui")
     },
     **{f"arith.{op}": "bool" for op in ("andi", "ori", "xori")},
+    "math.powf": "float",
 }
 _UNARY = {
     "arith.negf": "float",
-    **{f"math.{op}": "float" for op in ("exp", "log", "sqrt", "absf", "tanh", "erf", "sin", "cos", "rsqrt", "floor", "ceil")},
+    **{f"math.{op}": "float" for op in ("exp", "log", "sqrt", "absf", "tanh", "erf", "sin", "cos", "rsqrt", "floor", "ceil",
+                                         "log1p", "expm1", "log2", "exp2", "roundeven", "trunc")},
     "math.absi": "int",
 }
 _CMPF = ("false", "oeq", "ogt", "oge", "olt", "ole", "one", "ord", "ueq", "ugt", "uge", "ult", "ule", "une", "uno", "true")

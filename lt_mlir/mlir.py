@@ -30,7 +30,27 @@ def register_dialect_module(namespace: str, module: types.ModuleType) -> None:
     sys.modules.setdefault(f"{torch_mlir.__name__}.dialects.{namespace}", module)
 
 
+def torch_importers():
+    """torch-mlir's FX importer: ``(torch_mlir.fx, torch_mlir.extras.fx_importer,
+    the torch dialect module)``.  Imported when asked for: it needs torch."""
+    from torch_mlir import fx
+    from torch_mlir.dialects import torch as torch_dialect
+    from torch_mlir.extras import fx_importer
+
+    return fx, fx_importer, torch_dialect
+
+
+def onnx_importers():
+    """torch-mlir's ONNX importer: ``(torch_mlir.extras.onnx_importer, the
+    torch dialect module)``.  Imported when asked for: it needs ``onnx``."""
+    from torch_mlir.dialects import torch as torch_dialect
+    from torch_mlir.extras import onnx_importer
+
+    return onnx_importer, torch_dialect
+
+
 __all__ = [
     "ir", "passmanager", "arith", "ext", "func", "gpu", "math", "memref", "scf", "vector",
     "AtomicRMWKind", "CmpFPredicate", "CmpIPredicate", "MLIR_LIBS", "register_dialect_module",
+    "onnx_importers", "torch_importers",
 ]

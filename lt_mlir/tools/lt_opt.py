@@ -7,6 +7,7 @@
     lt-opt input.mlir --run
     lt-opt input.mlir --profile           # each loop's share and own time on the loop tree
     lt-opt input.mlir -p 'builtin.module(lt-gpu-auto)' --emit=ptx --gpu-arch=sm_90
+    lt-opt model.mlir --import=linalg --emit=loop-tree   # a linalg-on-tensors module (torch-mlir's output)
 
 Errors are one line (``file:line:col: error: ...``) on stderr with exit code 1.
 """
@@ -56,6 +57,9 @@ def _arg_parser() -> argparse.ArgumentParser:
                    "max/min, the sign of their zero unspecified), strict (IEEE 754), fast, or LLVM flags such as "
                    "nnan,nsz (sets lt.fastmath)")
     p.add_argument("--entry", default=None, help="function to compile/run (default: the first)")
+    p.add_argument("--import", dest="import_", choices=("linalg",), default=None,
+                   help="the input is a linalg-on-tensors module (torch-mlir's output): import it into lt loop nests "
+                        "with the default schedule first (weights become arguments)")
     run = p.add_mutually_exclusive_group()
     run.add_argument("--run", action="store_true", help="compile, run on random inputs, report the time")
     run.add_argument("--profile", action="store_true",
@@ -224,6 +228,12 @@ def run(argv: list[str] | None = None) -> int:
     text, filename = _read(args.input)
 
     def process(chunk: str) -> str:
+        if args.import_ == "linalg":
+            from ..importers import from_linalg
+
+            chunk = from_linalg(chunk, filename=filename).start.file_text
+        elif "linalg." in chunk and "lt.loop" not in chunk:
+            sys.stderr.write("remark: the module holds linalg ops; --import=linalg turns them into lt loop nests\n")
         try:
             module = compiler.parse_module(chunk, filename)
         except LtError:
