@@ -456,17 +456,22 @@ class FuncOp(Operation):
     def __enter__(self) -> tuple[Value, ...]:
         return self._enter(tuple(self.arguments))
 
-    def add_argument(self, name: str, type_: str, lt_name: str | None = None, attributes: dict | None = None) -> Value:
-        """A new last argument (``lt_name``: the name the loop tree and the
-        kernel's signature show; by default ``name`` without ``%``;
-        ``attributes``: more argument attributes, e.g. ``{"lt.repeats": True}``)."""
+    def add_argument(self, name: str, type_: str, lt_name: str | None = None, attributes: dict | None = None,
+                     position: int | None = None) -> Value:
+        """A new last argument, or one at ``position`` (``lt_name``: the name
+        the loop tree and the kernel's signature show; by default ``name``
+        without ``%``; ``attributes``: more argument attributes, e.g.
+        ``{"lt.repeats": True}``)."""
         v = Value(name, type_, None, self.body)
         if v.name in self.body.names:
             raise BuilderError(f"function @{self.symbol} has two arguments named {v.name}")
+        at = len(self.body.arguments) if position is None else position
+        if not 0 <= at <= len(self.body.arguments):
+            raise BuilderError(f"function @{self.symbol} has no argument position {at}")
         self.body.names[v.name] = v
-        self.body.arguments.append(v)
-        self.lt_names.append(lt_name if lt_name is not None else v.name[1:])
-        self.argument_attributes.append(dict(attributes or {}))
+        self.body.arguments.insert(at, v)
+        self.lt_names.insert(at, lt_name if lt_name is not None else v.name[1:])
+        self.argument_attributes.insert(at, dict(attributes or {}))
         return v
 
     def print(self, out: list[str], depth: int) -> None:

@@ -71,6 +71,21 @@ _CASTS = {"arith.index_cast", "arith.extf", "arith.truncf", "arith.extsi", "arit
           "arith.uitofp", "arith.fptosi", "arith.fptoui"}
 _DROPPED = {"cf.assert"}  # checks torch makes on data (an index in range): dropped, the index is clamped instead
 _NAMES = "ijklmnpqrstuvwxyzabcdefgh"
+FOLD_LIMIT = 1 << 24  # weight-only ops over at most this many elements are computed at import (NumPy)
+# body ops NumPy computes when a weight-only op is folded (others leave the op to a nest)
+_NP_BINARY = {
+    "arith.addf": np.add, "arith.addi": np.add, "arith.subf": np.subtract, "arith.subi": np.subtract,
+    "arith.mulf": np.multiply, "arith.muli": np.multiply, "arith.divf": np.divide,
+    "arith.maximumf": np.maximum, "arith.minimumf": np.minimum, "arith.maxnumf": np.fmax, "arith.minnumf": np.fmin,
+    "arith.maxsi": np.maximum, "arith.minsi": np.minimum, "math.powf": np.power,
+}
+_NP_UNARY = {
+    "arith.negf": np.negative, "math.exp": np.exp, "math.log": np.log, "math.sqrt": np.sqrt, "math.absf": np.abs,
+    "math.tanh": np.tanh, "math.rsqrt": lambda x: (1 / np.sqrt(x)).astype(x.dtype),
+}
+_NP_CMP = {"oeq": np.equal, "ogt": np.greater, "oge": np.greater_equal, "olt": np.less, "ole": np.less_equal,
+           "one": np.not_equal, "eq": np.equal, "ne": np.not_equal, "slt": np.less, "sle": np.less_equal,
+           "sgt": np.greater, "sge": np.greater_equal}
 _RESOURCE = re.compile(r"dense_resource<([^>]+)>")
 
 
@@ -100,6 +115,7 @@ class Imported:
     text: str  # the lt module, one nest per op (no schedule applied)
     arguments: list = field(default_factory=list)  # Argument, in the function's order: inputs, weights, outputs
     owners: list = field(default_factory=list)  # per outermost loop, the op (an int) it comes from
+    contractions: set = field(default_factory=set)  # the ops that reduce into two or more dims (matmul, conv)
     entry: str = "main"
 
     @property
@@ -159,12 +175,45 @@ def parse_resources(text: str) -> dict:
 
 class _Buf:
     """Where a tensor value lives: a buffer (``value``), a constant
-    (``splat``), or a view of another ``_Buf`` (``source`` and ``index``,
-    a function of this value's indices giving the source's)."""
+    (``splat``), a weight (``data``), or a view of another ``_Buf``
+    (``source`` and ``index``, a function of this value's indices giving
+    the source's)."""
 
-    def __init__(self, shape, element, dims, value=None, splat=None, source=None, index=None):
+    def __init__(self, shape, element, dims, value=None, splat=None, source=None, index=None, data=None, name=None):
         self.shape, self.element, self.dims = tuple(shape), element, list(dims)
         self.value, self.splat, self.source, self.index = value, splat, source, index
+        self.data, self.name = data, name  # a weight's values (an argument once a nest reads it) and name
+
+
+def _np_affine(expr, grids):
+    """Affine ``expr`` over index arrays ``grids`` (one per dim, broadcastable)."""
+    if isinstance(expr, ir.AffineDimExpr):
+        return grids[expr.position]
+    if isinstance(expr, ir.AffineConstantExpr):
+        return np.int64(expr.value)
+    if isinstance(expr, ir.AffineAddExpr):
+        return _np_affine(expr.lhs, grids) + _np_affine(expr.rhs, grids)
+    if isinstance(expr, ir.AffineMulExpr):
+        return _np_affine(expr.lhs, grids) * _np_affine(expr.rhs, grids)
+    if isinstance(expr, ir.AffineFloorDivExpr):
+        return _np_affine(expr.lhs, grids) // _np_affine(expr.rhs, grids)
+    if isinstance(expr, ir.AffineModExpr):
+        return _np_affine(expr.lhs, grids) % _np_affine(expr.rhs, grids)
+    raise KeyError(str(expr))
+
+
+def _np_gather(data: np.ndarray, amap, grids, sizes) -> np.ndarray:
+    """``data`` read through ``amap`` at every point of the iteration space ``sizes``."""
+    idx = np.broadcast_arrays(*[np.asarray(_np_affine(e, grids)) for e in amap.results]) if amap.results else []
+    value = data[tuple(idx)] if idx else data[()]
+    return np.broadcast_to(value, sizes)
+
+
+def _np_scatter(value: np.ndarray, amap, grids, sizes, shape, dtype) -> np.ndarray:
+    out = np.empty(shape, dtype)
+    idx = np.broadcast_arrays(*[np.asarray(_np_affine(e, grids)) for e in amap.results], np.empty(sizes, np.int8))[:-1]
+    out[tuple(idx)] = np.broadcast_to(value, sizes)
+    return out
 
 
 class _Importer:
@@ -180,6 +229,7 @@ class _Importer:
         self.fresh_count = 0
         self.arguments: list[Argument] = []
         self.owners: list = []
+        self.contractions: set = set()
         self.index_constants: dict = {}
         self.top = None
 
@@ -224,9 +274,9 @@ class _Importer:
             self.bufs[arg] = _Buf(shape, element, [None] * len(shape), value=v)
             self.arguments.append(Argument(name, shape, element, "input"))
         for val, a in self.weights:
-            v = f.add_argument(f"w{len(self.arguments)}", memref(a.shape, a.element), a.name)
-            self.bufs[val] = _Buf(a.shape, a.element, [None] * len(a.shape), value=v)
-            self.arguments.append(a)
+            self.bufs[val] = _Buf(a.shape, a.element, [None] * len(a.shape), data=a.data, name=a.name)
+        self.n_inputs = len(self.arguments)
+        self.used_weights: list[Argument] = []  # an argument each, in the order nests first read them
         self.outputs: dict = {}  # ir.Value -> its output argument (the first return of it)
         for k, val in enumerate(returned):
             tt = _tensor_type(val)
@@ -234,7 +284,6 @@ class _Importer:
                 raise _error(ret, f"result {k} has type {val.type}: only tensors of static shape and element type "
                                   f"{', '.join(NUMPY)} can be returned")
             v = f.add_argument(f"y{k}", memref(*tt), f"output{k}")
-            self.arguments.append(Argument(f"output{k}", tt[0], tt[1], "output"))
             self.outputs.setdefault(val, []).append(v)
         with f:
             for n, op in enumerate(ops[:-1]):
@@ -242,11 +291,21 @@ class _Importer:
                 self.translate(op)
             for k, val in enumerate(returned):
                 self.write_result(val, self.outputs[val])
+        self.arguments += self.used_weights
+        for k, val in enumerate(returned):
+            shape, element = _tensor_type(val)
+            self.arguments.append(Argument(f"output{k}", shape, element, "output"))
         try:
             text = self.b.text()
         except BuilderError as e:
             raise ImportError(f"error: the imported module is malformed: {e}") from None
-        return Imported(text, self.arguments, self.owners)
+        return Imported(text, self.arguments, self.owners, self.contractions)
+
+    def materialize(self, buf: _Buf) -> None:
+        """Make weight ``buf`` an argument (after the inputs and the weights read before it)."""
+        k = len(self.used_weights)
+        buf.value = self.top.add_argument(f"w{k}", memref(buf.shape, buf.element), buf.name, position=self.n_inputs + k)
+        self.used_weights.append(Argument(buf.name, buf.shape, buf.element, "weight", buf.data))
 
     def input_name(self, k: int) -> str:
         return self.names.get(("input", k), f"input{k}")
@@ -349,6 +408,8 @@ class _Importer:
             return self.scalar(*buf.splat)
         if buf.source is not None:
             return self.read(op, buf.source, buf.index(idx))
+        if buf.value is None and buf.data is not None:
+            self.materialize(buf)
         if buf.value is None:
             raise _error(op, "reads a tensor.empty (its values are undefined)")
         return self.b.load(buf.value, idx)
@@ -400,6 +461,11 @@ class _Importer:
                         proposals[e.position].append(buf.dims[axis])
         if any(s is None for s in sizes):
             raise _error(op, "a loop dim of this linalg.generic is not the index of any operand axis: its extent is unknown")
+        # weight-only work (a transposed weight, batch norm's scale) is done now, in NumPy
+        if "reduction" not in iters and self.fold(op, ins, in_args, maps, n_out, body_ops, yields, sizes):
+            return
+        if self.fill(op, ins, in_args, n_out, yields, iters):
+            return
         names: list = []
         for d in range(n_dims):
             name = next((p for p in proposals[d] if p not in names and self.dim_sizes.get(p) == sizes[d]), None)
@@ -447,6 +513,8 @@ class _Importer:
 
         parallel = [d for d in range(n_dims) if iters[d] == "parallel"]
         reduction = [d for d in range(n_dims) if iters[d] == "reduction"]
+        if reduction and sum(1 for d in parallel if sizes[d] > 1) >= 2:
+            self.contractions.add(self.op_id)
         b = self.b
         dim_values: list = [None] * n_dims
         self.owners.append(self.op_id)
@@ -476,32 +544,55 @@ class _Importer:
         def out_index(k):
             return [self.affine(e, dim_values) for e in maps[len(ins) + k].results]
 
-        def after_parallel():
-            if reduction:
-                for k, p in enumerate(plan):
-                    if p is None:
-                        continue
-                    init = self.buf(op, outs[k])
-                    if init.value is None and init.splat is None and init.source is None:
-                        raise _error(op, "a reduction into a tensor.empty (it has no initial value)")
-                    b.store(self.read(op, init, out_index(k)), results[k].value, out_index(k))
+        def init():
+            for k, p in enumerate(plan):
+                if p is None:
+                    continue
+                src = self.buf(op, outs[k])
+                if src.value is None and src.splat is None and src.source is None and src.data is None:
+                    raise _error(op, "a reduction into a tensor.empty (it has no initial value)")
+                b.store(self.read(op, src, out_index(k)), results[k].value, out_index(k))
 
-                def reduce_inner():
-                    values = computation([p[1] for p in plan if p is not None])
-                    it = iter(values)
-                    for k, p in enumerate(plan):
-                        if p is not None:
-                            b.reduce(p[0], next(it), results[k].value, out_index(k))
+        def reduce_inner():
+            values = computation([p[1] for p in plan if p is not None])
+            it = iter(values)
+            for k, p in enumerate(plan):
+                if p is not None:
+                    b.reduce(p[0], next(it), results[k].value, out_index(k))
 
-                emit(reduction, reduce_inner)
-            else:
-                values = computation([p[1] for p in plan if p is not None])
-                it = iter(values)
-                for k, p in enumerate(plan):
-                    if p is not None:
-                        b.store(next(it), results[k].value, out_index(k))
+        def elementwise():
+            values = computation([p[1] for p in plan if p is not None])
+            it = iter(values)
+            for k, p in enumerate(plan):
+                if p is not None:
+                    b.store(next(it), results[k].value, out_index(k))
 
-        emit(parallel, after_parallel)
+        last = self.last_output_dim(maps[len(ins):], live, parallel, sizes)
+        if self.op_id in self.contractions and last is not None:
+            # loop_tool's order for a contraction: the output's last dim innermost in both the
+            # initialisation and the reduction (contiguous stores, lanes that are independent outputs)
+            outer = [d for d in parallel if d != last]
+
+            def around():
+                emit([last], init)
+                emit(reduction + [last], reduce_inner)
+
+            emit(outer, around)
+        elif reduction:
+            emit(parallel, lambda: (init(), emit(reduction, reduce_inner)))
+        else:
+            emit(parallel, elementwise)
+
+    @staticmethod
+    def last_output_dim(out_maps, live, parallel, sizes):
+        """The dim of the last axis (of size > 1) of the first live output, or None."""
+        for m, alive in zip(out_maps, live):
+            if alive:
+                for e in reversed(list(m.results)):
+                    if isinstance(e, ir.AffineDimExpr) and sizes[e.position] > 1:
+                        return e.position if e.position in parallel else None
+                return None
+        return None
 
     def combine_of(self, op, y, out_arg, live_yields):
         """(lt.reduce kind, the value combined) when yielded ``y`` is one
@@ -631,6 +722,103 @@ class _Importer:
             values.append(v)
         return self.read(bop, buf, values)
 
+    def fold(self, op, ins, in_args, maps, n_out, body_ops, yields, sizes) -> bool:
+        """A parallel generic that reads only weights and constants, computed
+        now with NumPy: its results become weights.  False (nothing done)
+        when an input is not one, a result is returned, the op is too large
+        or its body holds an op NumPy's table lacks."""
+        if any(r in self.outputs for r in op.results) or int(np.prod(sizes, dtype=np.int64)) > FOLD_LIMIT:
+            return False
+        sources = []
+        for v in ins:
+            if v in self.scalars:
+                continue
+            buf = self.bufs.get(v)
+            if buf is None or (buf.data is None and buf.splat is None):
+                return False
+            if buf.data is not None:
+                sources.append(buf)
+        if not sources:
+            return False
+        grids = np.ix_(*[np.arange(n) for n in sizes]) if sizes else ()
+        env = {}
+        try:
+            for v, a, m in zip(ins, in_args, maps):
+                if v in self.scalars:
+                    value, t = self.scalars[v]
+                    env[a] = np.asarray(value, NUMPY.get(t, np.float64) if t != "i1" else np.bool_)
+                else:
+                    buf = self.bufs[v]
+                    data = buf.data if buf.data is not None else np.asarray(buf.splat[0], NUMPY[buf.element])
+                    env[a] = _np_gather(data if buf.data is not None else data.reshape((1,) * len(buf.shape)), m, grids, sizes)
+            for bop in body_ops[:-1]:
+                env[bop.results[0]] = self.np_op(bop, env)
+            with np.errstate(all="ignore"):
+                for k in range(n_out):
+                    shape, element = _tensor_type(op.results[k])
+                    y = yields[k]
+                    value = env[y] if y in env else np.asarray(self.scalars[y][0])
+                    data = _np_scatter(np.asarray(value).astype(NUMPY[element]), maps[len(ins) + k], grids, sizes, shape, NUMPY[element])
+                    self.bufs[op.results[k]] = _Buf(shape, element, [None] * len(shape), data=data,
+                                                    name=sources[0].name + (".T" if self.is_transpose(maps, len(ins)) else ".folded"))
+        except (KeyError, TypeError, ValueError):
+            return False
+        return True
+
+    @staticmethod
+    def is_transpose(maps, n_in) -> bool:
+        return n_in == 1 and all(isinstance(e, ir.AffineDimExpr) for m in maps for e in m.results) and \
+            [e.position for e in maps[0].results] != [e.position for e in maps[1].results]
+
+    def np_op(self, bop, env):
+        """One body op over NumPy arrays (``KeyError``: not in the table)."""
+        name = bop.name
+
+        def arg(v):
+            if v in env:
+                return env[v]
+            if v in self.scalars:
+                value, t = self.scalars[v]
+                return np.asarray(value, NUMPY[t]) if t in NUMPY else np.asarray(value)
+            raise KeyError(v.get_name())
+
+        with np.errstate(all="ignore"):
+            if name == "arith.constant":
+                attr = bop.attributes["value"]
+                t = str(bop.results[0].type)
+                if isinstance(attr, ir.FloatAttr):
+                    return np.asarray(attr.value, NUMPY[t])
+                return np.asarray(ir.IntegerAttr(attr).value, NUMPY.get(t, np.int64))
+            operands = [arg(o) for o in bop.operands]
+            if name in _NP_BINARY:
+                return _NP_BINARY[name](*operands)
+            if name in _NP_UNARY:
+                return _NP_UNARY[name](operands[0])
+            if name in ("arith.cmpf", "arith.cmpi"):
+                table = _CMPF if name == "arith.cmpf" else _CMPI
+                pred = table[ir.IntegerAttr(bop.attributes["predicate"]).value]
+                if pred.startswith("u") and name == "arith.cmpf":  # unordered: true with a NaN
+                    base = _NP_CMP["o" + pred[1:]](*operands)
+                    return base | np.isnan(operands[0]) | np.isnan(operands[1])
+                return _NP_CMP[pred](*operands)
+            if name == "arith.select":
+                return np.where(*operands)
+            if name in ("arith.truncf", "arith.extf", "arith.sitofp", "arith.fptosi", "arith.extsi", "arith.trunci"):
+                return operands[0].astype(NUMPY[str(bop.results[0].type)])
+        raise KeyError(name)
+
+    def fill(self, op, ins, in_args, n_out, yields, iters) -> bool:
+        """A generic that yields a scalar constant everywhere (linalg.fill,
+        generalized): its readers get the constant; nothing is stored."""
+        if n_out != 1 or "reduction" in iters or op.results[0] in self.outputs or yields[0] not in in_args:
+            return False
+        value = self.scalars.get(ins[in_args.index(yields[0])])
+        if value is None:
+            return False
+        shape, element = _tensor_type(op.results[0])
+        self.bufs[op.results[0]] = _Buf(shape, element, [None] * len(shape), splat=value)
+        return True
+
     def view_of(self, op, ins, in_args, maps, n_out, yields, live, names, sizes) -> bool:
         """A parallel generic that yields one input's element unchanged
         (transpose, broadcast, a copy): its result becomes a view of that
@@ -643,12 +831,7 @@ class _Importer:
         k = in_args.index(y)
         v = ins[k]
         if v in self.scalars or _tensor_type(v) is None:
-            shape, element = _tensor_type(op.results[0])
-            value = self.scalars.get(v)
-            if value is None:
-                return False
-            self.bufs[op.results[0]] = _Buf(shape, element, [None] * len(shape), splat=value)  # a fill
-            return True
+            return False
         out_map = maps[len(ins)]
         position = {}  # op dim -> output axis
         for axis, e in enumerate(out_map.results):
@@ -680,9 +863,20 @@ class _Importer:
         return buf
 
     # ---------------------------------------------------------------- tensor ops
+    def folded(self, op, src: _Buf, make) -> bool:
+        """A weight's reshape, slice or padding done now: ``make(data)``."""
+        if src.data is None or op.results[0] in self.outputs:
+            return False
+        shape, element = _tensor_type(op.results[0])
+        self.bufs[op.results[0]] = _Buf(shape, element, [None] * len(shape), data=np.ascontiguousarray(make(src.data)),
+                                        name=src.name)
+        return True
+
     def expand_shape(self, op) -> None:
         src = self.buf(op, op.operands[0])
         shape, element = _tensor_type(op.results[0])
+        if self.folded(op, src, lambda d: d.reshape(shape)):
+            return
         groups = [[ir.IntegerAttr(i).value for i in ir.ArrayAttr(g)] for g in ir.ArrayAttr(op.attributes["reassociation"])]
 
         def index(idx, groups=groups, shape=shape):
@@ -706,6 +900,8 @@ class _Importer:
     def collapse_shape(self, op) -> None:
         src = self.buf(op, op.operands[0])
         shape, element = _tensor_type(op.results[0])
+        if self.folded(op, src, lambda d: d.reshape(shape)):
+            return
         groups = [[ir.IntegerAttr(i).value for i in ir.ArrayAttr(g)] for g in ir.ArrayAttr(op.attributes["reassociation"])]
         if all(sum(1 for a in g if src.shape[a] != 1) <= 1 for g in groups):  # unit axes only: a view
             def index(idx, groups=groups):
@@ -767,6 +963,8 @@ class _Importer:
         sizes = list(ir.DenseI64ArrayAttr(op.attributes["static_sizes"]))
         strides = list(ir.DenseI64ArrayAttr(op.attributes["static_strides"]))
         shape, element = _tensor_type(op.results[0])
+        if self.folded(op, src, lambda d: d[tuple(slice(o, o + n * st, st) for o, n, st in zip(offsets, sizes, strides))].reshape(shape)):
+            return
         kept = [a for a in range(len(sizes)) if not (sizes[a] == 1 and len(shape) < len(sizes))]
         if len(kept) != len(shape):  # rank-reducing: drop unit axes in order until the ranks agree
             kept, drop = [], len(sizes) - len(shape)
@@ -801,6 +999,9 @@ class _Importer:
         if pad_value not in self.scalars:
             raise _error(op, "tensor.pad with a padding value that is not a constant cannot be imported")
         shape, element = _tensor_type(op.results[0])
+        high = [n - m - lo for n, m, lo in zip(shape, src.shape, low)]
+        if self.folded(op, src, lambda d: np.pad(d, list(zip(low, high)), constant_values=self.scalars[pad_value][0])):
+            return
         names = [self.fresh_dim(n) for n in shape]
         res = self.result_buffer(op.results[0], shape, element, names)
         b = self.b

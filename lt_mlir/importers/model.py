@@ -4,10 +4,14 @@
 The imported module (``linalg.import_linalg``: one nest per op, every value
 in a buffer) gets the kernel frontend's redundancy-aware schedule
 (``kernel.fusion.schedule``): producers fused into the nests that read them
-where that computes each element once (``lt-fuse``: an element-wise chain,
-a ``Linear``'s bias and ReLU into its matmul), nests over the same rows
-merged, scratch buffers shrunk, outer loops parallel and inner loops
-vectorized where the passes accept it.  That is ``model.start``;
+where that computes each element once (``lt-fuse``: an element-wise chain
+into the op that reads it), nests over the same rows merged, scratch
+buffers shrunk, outer loops parallel and inner loops vectorized where the
+passes accept it.  A contraction (a reduction into two or more dims: a
+matmul, a convolution) keeps its own nest and output buffer, its epilogue
+(a ``Linear``'s bias and ReLU) in the next nest: fused into the epilogue it
+would accumulate one element at a time in a scalar, which no register
+tile (``recipes.register_tile``, the search's seeds) can take.  That is ``model.start``;
 ``lt.set_default_schedule("tuned")`` gives a model the schedule the
 tuning database holds for it, and ``model.optimize()`` searches
 (``lt_mlir.search``) and records its winner there.
@@ -21,14 +25,53 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import tuning
+from .. import frontend, tuning
 from ..compiler import compile as compile_module
-from ..errors import ArgumentError
-from ..frontend import default_hardware, default_schedule
+from ..errors import ArgumentError, PassError
 from ..kernel import fusion
 from ..schedule import Schedule
 from ..targets import get_target
 from .linalg import Imported
+
+
+def default_schedule(imported: Imported, fuse: bool = True, parallel: bool = True, width: int = 1, gpu: bool = False) -> Schedule:
+    """The imported module's default schedule (the module docstring): the
+    kernel frontend's fusion passes, except that a contraction's nest is
+    neither fused into its readers nor merged with its neighbours."""
+    nodes = {op: object() for op in imported.owners}  # fusion tells nests apart by node identity
+    owners = [nodes[op] for op in imported.owners]
+    kept = {id(nodes[op]) for op in imported.contractions if op in nodes}
+    s = Schedule(imported.text)
+    if fuse:
+        fusion.fuse(s, owners, kept, recompute=False)
+        progress = True
+        while progress:  # merge neighbouring nests over the same rows, contractions apart
+            progress = False
+            tops = fusion.top_loops(s)
+            for k in range(len(tops) - 1, 0, -1):
+                if id(owners[k]) in kept or id(owners[k - 1]) in kept:
+                    continue
+                if _applies(s, f"lt-merge{{loop={tops[k]}}}"):
+                    del owners[k]
+                    progress = True
+                    break
+    if parallel and not gpu:
+        fusion.parallelize(s, sparse_rows=False)
+    if fuse:
+        _applies(s, "lt-shrink-buffers")  # after lt-parallel: a parallel loop's scratch is one tile per thread
+    if width > 1 and not gpu:
+        fusion.vectorize(s, width)
+    if gpu:
+        s.gpu_auto()  # every nest's parallel loops to blocks and threads
+    return s
+
+
+def _applies(s: Schedule, step: str) -> bool:
+    try:
+        s.apply(step, explain=False)
+        return True
+    except PassError:
+        return False
 
 
 class Model:
@@ -38,23 +81,21 @@ class Model:
                  parallel: bool = True, vectorize: bool = True):
         self.imported = imported
         self.name = name
-        self.target = get_target(target or default_hardware()).name
+        self.target = get_target(target or frontend.default_hardware()).name
         self.unfused = Schedule(imported.text)
         width = 1
         if vectorize and self.target == "cpu":
             sizes = [a.dtype.itemsize for a in imported.outputs] or [4]
             width = get_target("cpu").vector_width(min(sizes))
-        strategy = "redundancy-aware" if fuse else "none"
-        gpu = get_target(self.target).gpu_mapping
-        self.start, _ = fusion.schedule(imported.text, list(imported.owners), set(), strategy,
-                                        parallel=parallel and not gpu, width=width, sparse=False)
-        if gpu:
-            self.start.gpu_auto()  # every nest's parallel loops to blocks and threads
+        self.start = default_schedule(imported, fuse=fuse, parallel=parallel, width=width,
+                                      gpu=get_target(self.target).gpu_mapping)
+        # what the search starts from (and the tuning database knows the model by): fused, but
+        # neither parallel nor vectorized, so that the recipes' register tiles apply to its contractions
+        self.tuning_start = default_schedule(imported, fuse=fuse, parallel=False, width=1,
+                                             gpu=get_target(self.target).gpu_mapping)
         self.schedule = self.start.copy()
-        if default_schedule() == "tuned":
-            entry = tuning.lookup(self.start.text, self.target)
-            if entry is not None:
-                self.schedule = Schedule(entry.schedule)
+        if frontend.default_schedule() == "tuned":
+            self.tuned()
         self._kernel = None
         self._key = None
 
@@ -97,6 +138,22 @@ class Model:
             self._key = key
         return self._kernel
 
+    def tuned(self) -> bool:
+        """Give the model the schedule the tuning database holds for it
+        (``optimize()`` or ``make tune`` put it there); False when there is none."""
+        entry = tuning.lookup(self.tuning_start.text, self.target)
+        if entry is None:
+            return False
+        self.schedule = Schedule(entry.schedule)
+        return True
+
+    def bind(self, *inputs):
+        """A call on these inputs (NumPy arrays, checked now) that returns
+        fresh outputs each time, without the checks of a call: for a
+        caller that runs the same inputs many times (a benchmark)."""
+        arrays = [np.ascontiguousarray(x) for x in inputs]
+        return self.compile().bind_inputs(*arrays, *[w.data for w in self.weights])
+
     def __call__(self, *inputs):
         specs = self.inputs
         if len(inputs) != len(specs):
@@ -133,7 +190,7 @@ class Model:
         from ..search.cli import remember, tune
 
         options.setdefault("target", self.target)
-        result = tune(self.start, strategy, budget, seconds, workers, **options)
+        result = tune(self.tuning_start, strategy, budget, seconds, workers, **options)
         remember(result, strategy)
         self.schedule = result.schedule.copy()
         return result
