@@ -183,6 +183,18 @@ def _options(options) -> CompileOptions:
     return CompileOptions() if options is None else CompileOptions.build(options)
 
 
+def _functions(module) -> list:
+    from .dialect import lt
+
+    return list(lt.functions(module.operation))
+
+
+def ir_name(f) -> str:
+    from .mlir import ir
+
+    return ir.StringAttr(f.attributes["sym_name"]).value
+
+
 def _prepare(module_or_text, entry, options: CompileOptions, filename: str):
     """(module, entry name, specs): a private copy with ``fastmath`` set."""
     from .dialect.entry import find_function, function_name, signature
@@ -337,25 +349,34 @@ class NativeTarget(Target):
         """This host's vector register (``options.cpu``'s when it names one)."""
         return native_vector_width(element_bytes, options)
 
-    def lower(self, module_or_text, entry=None, options=None, filename="-") -> Lowered:
-        """lt module (or its text) -> unoptimised LLVM IR of the whole module."""
-        from .lowering.llvm import scf_to_llvm_dialect, translate_to_llvm_ir
+    def lower(self, module_or_text, entry=None, options=None, filename="-", vector_math: bool = False) -> Lowered:
+        """lt module (or its text) -> unoptimised LLVM IR of the whole module.
+        ``vector_math``: vector ``exp``/``log``/``erf``/``tanh``... call glibc's
+        libmvec (code for this process: the JIT; ``lowering.llvm.use_vector_math``)
+        except in functions whose fastmath mode is ``strict``."""
+        from .lowering import machine
+        from .lowering.llvm import scf_to_llvm_dialect, translate_to_llvm_ir, use_vector_math
+        from .lowering.lt_to_scf import function_fastmath
 
         options = _options(options)
         module, name, specs = _prepare(module_or_text, entry, options, filename)
+        abi = machine.vector_math_abi(machine.cpu_target(options.cpu, options.features)) if vector_math else None
+        strict = {ir_name(f) for f in _functions(module) if function_fastmath(f) == "strict"} if abi else set()
         try:
             run_lowering(module, self.lowering, options.check_bounds)
+            if abi is not None:
+                use_vector_math(module, abi, strict)
             openmp = scf_to_llvm_dialect(module)
         except LtError as e:
             raise with_filename(e, filename) from None
         return Lowered(name, specs, translate_to_llvm_ir(module), openmp)
 
-    def _optimized(self, module_or_text, entry, options, filename):
+    def _optimized(self, module_or_text, entry, options, filename, vector_math: bool = False):
         from .lowering import machine
 
         options = _options(options)
         cpu_target = machine.cpu_target(options.cpu, options.features)  # bad names: an error before any work
-        lowered = self.lower(module_or_text, entry, options, filename)
+        lowered = self.lower(module_or_text, entry, options, filename, vector_math)
         return lowered, machine.optimize(lowered.llvm_ir, cpu_target, options.opt), cpu_target
 
     def compile(self, module_or_text, entry=None, options=None, filename="-"):
@@ -363,7 +384,7 @@ class NativeTarget(Target):
         from .runtime.kernel import Kernel
         from .runtime.native import JitModule
 
-        lowered, mod, cpu_target = self._optimized(module_or_text, entry, options, filename)
+        lowered, mod, cpu_target = self._optimized(module_or_text, entry, options, filename, vector_math=True)
         jit = JitModule(mod, lowered.openmp, cpu_target)
         return Kernel(lowered.name, lowered.specs, jit.address(lowered.name), jit, str(mod))
 

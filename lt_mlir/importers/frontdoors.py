@@ -60,6 +60,7 @@ def from_torch(module, *example_inputs, name: str | None = None, **options) -> M
     t1 = time.perf_counter()
     data: dict = {}
     names: dict = {}
+    made: dict = {}  # a tensor's storage -> the literal made for it
     known = {}  # a weight's storage -> its name in the model (fc1.weight)
     for n, t in list(program.state_dict.items()) + list(getattr(program, "constants", {}).items()):
         if isinstance(t, torch.Tensor):
@@ -69,6 +70,9 @@ def from_torch(module, *example_inputs, name: str | None = None, **options) -> M
         def resolve_literal(self, gni, literal, info):
             if not isinstance(literal, torch.Tensor) or literal.numel() <= 1:
                 return None
+            identity = (literal.data_ptr(), tuple(literal.shape), tuple(literal.stride()), literal.dtype)
+            if identity in made:  # a parameter used twice is one weight (its first literal dominates the rest)
+                return made[identity]
             try:
                 array = np.ascontiguousarray(literal.detach().cpu().numpy())
             except Exception:  # a fake tensor: torch-mlir's own path
@@ -79,7 +83,8 @@ def from_torch(module, *example_inputs, name: str | None = None, **options) -> M
             names[key] = str(target or known.get((literal.data_ptr(), tuple(literal.shape), tuple(literal.stride()))) or key)
             attr = ir.DenseResourceElementsAttr.get_from_buffer(array, key, fx_importer.create_mlir_tensor_type(literal))
             vtype = gni._cc.tensor_to_vtensor_type(literal)
-            return ir.Operation.create("torch.vtensor.literal", results=[vtype], attributes={"value": attr}).result
+            made[identity] = ir.Operation.create("torch.vtensor.literal", results=[vtype], attributes={"value": attr}).result
+            return made[identity]
 
     user_inputs = list(program.graph_signature.user_inputs)
     for k, n in enumerate(user_inputs):

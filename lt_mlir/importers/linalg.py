@@ -54,7 +54,7 @@ import numpy as np
 
 from ..builder import Builder, BuilderError, memref
 from ..dtypes import NUMPY
-from ..errors import LtError, from_mlir_error
+from ..errors import LtError, from_mlir_error, with_filename
 from ..mlir import ir, passmanager
 
 PREPARE = "builtin.module(func.func(linalg-generalize-named-ops), canonicalize, cse)"
@@ -740,6 +740,9 @@ class _Importer:
                 sources.append(buf)
         if not sources:
             return False
+        out_elements = sum(int(np.prod(_tensor_type(r)[0], dtype=np.int64)) for r in op.results)
+        if out_elements > sum(b.data.size for b in sources):
+            return False  # a broadcast (a conv's bias over its output): stays a view, not a larger weight
         grids = np.ix_(*[np.arange(n) for n in sizes]) if sizes else ()
         env = {}
         try:
@@ -747,10 +750,10 @@ class _Importer:
                 if v in self.scalars:
                     value, t = self.scalars[v]
                     env[a] = np.asarray(value, NUMPY.get(t, np.float64) if t != "i1" else np.bool_)
+                elif self.bufs[v].data is None:  # a splat constant: the same value everywhere
+                    env[a] = np.asarray(self.bufs[v].splat[0], NUMPY[self.bufs[v].element])
                 else:
-                    buf = self.bufs[v]
-                    data = buf.data if buf.data is not None else np.asarray(buf.splat[0], NUMPY[buf.element])
-                    env[a] = _np_gather(data if buf.data is not None else data.reshape((1,) * len(buf.shape)), m, grids, sizes)
+                    env[a] = _np_gather(self.bufs[v].data, m, grids, sizes)
             for bop in body_ops[:-1]:
                 env[bop.results[0]] = self.np_op(bop, env)
             with np.errstate(all="ignore"):
@@ -767,8 +770,11 @@ class _Importer:
 
     @staticmethod
     def is_transpose(maps, n_in) -> bool:
-        return n_in == 1 and all(isinstance(e, ir.AffineDimExpr) for m in maps for e in m.results) and \
-            [e.position for e in maps[0].results] != [e.position for e in maps[1].results]
+        """One input read through a permutation of the output's dims, in another order."""
+        if n_in != 1 or not all(isinstance(e, ir.AffineDimExpr) for m in maps for e in m.results):
+            return False
+        a, b = [e.position for e in maps[0].results], [e.position for e in maps[1].results]
+        return sorted(a) == sorted(b) and len(set(a)) == len(a) and a != b
 
     def np_op(self, bop, env):
         """One body op over NumPy arrays (``KeyError``: not in the table)."""
@@ -1037,12 +1043,12 @@ class _Importer:
             self.nest(names, buf.shape, lambda dv, t=t: self.b.store(self.read(self.func, buf, dv), t, dv))
 
 
-def prepare(module) -> None:
+def prepare(module, filename: str = "-") -> None:
     """Generalize the named linalg ops and canonicalize (upstream passes), in place."""
     try:
         passmanager.PassManager.parse(PREPARE, context=module.context).run(module.operation)
     except ir.MLIRError as e:
-        raise from_mlir_error(e, ImportError) from None
+        raise from_mlir_error(e, ImportError, filename) from None
 
 
 def import_linalg(source, resources: dict | None = None, names: dict | None = None, filename: str = "-") -> Imported:
@@ -1062,7 +1068,7 @@ def import_linalg(source, resources: dict | None = None, names: dict | None = No
         text_resources = parse_resources(source)
     else:
         module = source
-    prepare(module)
+    prepare(module, filename)
     funcs = [op for op in (o.operation for o in module.body.operations) if op.name == "func.func" and not _is_declaration(op)]
     if not funcs:
         raise ImportError(f"error: {'the module' if filename == '-' else filename} has no function to import")
@@ -1072,7 +1078,10 @@ def import_linalg(source, resources: dict | None = None, names: dict | None = No
     if not text_resources and resources is None:
         text_resources = parse_resources(str(module))
     with module.context:
-        return _Importer(funcs[0], resources or {}, names, text_resources).run()
+        try:
+            return _Importer(funcs[0], resources or {}, names, text_resources).run()
+        except ImportError as e:
+            raise with_filename(e, filename) from None
 
 
 def _is_declaration(op) -> bool:

@@ -151,7 +151,7 @@ class Model:
         """A call on these inputs (NumPy arrays, checked now) that returns
         fresh outputs each time, without the checks of a call: for a
         caller that runs the same inputs many times (a benchmark)."""
-        arrays = [np.ascontiguousarray(x) for x in inputs]
+        arrays = [x if x.flags.c_contiguous else x.copy(order="C") for x in map(np.asarray, inputs)]
         return self.compile().bind_inputs(*arrays, *[w.data for w in self.weights])
 
     def __call__(self, *inputs):
@@ -168,11 +168,13 @@ class Model:
                 torch_out = True
                 x = x.detach().numpy()
             x = np.asarray(x)
+            if not x.flags.c_contiguous:
+                x = x.copy(order="C")  # (np.ascontiguousarray would make a rank-0 array rank 1)
             if x.shape != tuple(a.shape):
                 raise ArgumentError(f"{self.name} input '{a.name}': expected shape {tuple(a.shape)}, got {x.shape}")
             if x.dtype != a.dtype:
                 raise ArgumentError(f"{self.name} input '{a.name}': expected dtype {a.dtype}, got {x.dtype}")
-            arrays.append(np.ascontiguousarray(x))
+            arrays.append(x)
         kernel = self.compile()
         out = kernel(*arrays, *[w.data for w in self.weights])
         outs = out if isinstance(out, tuple) else (out,)

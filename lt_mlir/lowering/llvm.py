@@ -17,7 +17,7 @@ import struct
 
 from ..dialect import lt
 from ..errors import CompileError, format_location, from_mlir_error
-from ..mlir import MLIR_LIBS, ir, passmanager
+from ..mlir import MLIR_LIBS, func, ir, passmanager
 from .alias_scopes import add_alias_scopes
 from .lt_to_scf import SCHEDULE_ATTR, lower_lt_to_scf
 
@@ -115,6 +115,54 @@ def _ops(module, name: str) -> list:
 
 def uses_openmp(module) -> bool:
     return bool(_ops(module, "scf.parallel"))
+
+
+# math ops on vectors that libmvec has vector variants of (libm's name of the double version)
+_VECTOR_MATH = {f"math.{op}": op for op in ("exp", "log", "erf", "tanh", "sin", "cos", "log1p", "expm1", "exp2", "log2")}
+
+
+def use_vector_math(module: ir.Module | ir.Operation, function, scalar: set = frozenset()) -> int:
+    """Replace each ``math.exp``/``log``/``erf``/``tanh``/... on a vector by a
+    call of its vector variant in glibc's libmvec (``function(libm name,
+    lanes, element bits)``: ``machine.vector_math_abi``), in every function
+    but those named in ``scalar`` (``strict`` mode: libm's scalar functions,
+    which convert-math-to-llvm/-libm call lane by lane).  Without this, LLVM
+    splits a vector ``exp`` or ``erf`` into one libm call a lane.  Returns
+    how many ops it replaced."""
+    op = module.operation
+    found = []
+
+    def visit(o):
+        if o.name == "func.func" and ir.StringAttr(o.attributes["sym_name"]).value in scalar:
+            return ir.WalkResult.SKIP
+        if o.name in _VECTOR_MATH and len(o.results) == 1 and isinstance(o.results[0].type, ir.VectorType):
+            found.append(o)
+        return ir.WalkResult.ADVANCE
+
+    op.walk(visit, ir.WalkOrder.PRE_ORDER)
+    declared: dict = {}
+    replaced = 0
+    with op.context:
+        for o in found:
+            vt = ir.VectorType(o.results[0].type)
+            element = vt.element_type
+            if vt.rank != 1 or not (isinstance(element, (ir.F32Type, ir.F64Type))):
+                continue
+            bits = 32 if isinstance(element, ir.F32Type) else 64
+            base = _VECTOR_MATH[o.name]
+            symbol = function(base + ("f" if bits == 32 else ""), vt.shape[0], bits)
+            if symbol is None:
+                continue
+            if symbol not in declared:
+                with ir.InsertionPoint.at_block_begin(module.body if hasattr(module, "body") else op.regions[0].blocks[0]):
+                    declared[symbol] = func.FuncOp(symbol, ir.FunctionType.get([vt], [vt]), visibility="private",
+                                                   loc=ir.Location.unknown())
+            with ir.InsertionPoint(o), o.location:
+                call = func.CallOp([vt], ir.FlatSymbolRefAttr.get(symbol), [o.operands[0]])
+            o.results[0].replace_all_uses_with(call.results[0])
+            o.erase()
+            replaced += 1
+    return replaced
 
 
 def lower_to_llvm_dialect(module: ir.Module | ir.Operation, check_bounds: bool = True) -> bool:

@@ -177,6 +177,47 @@ def run_o3(mod, tm, opt: int = 3):
     return mod
 
 
+@functools.cache
+def libmvec():
+    """glibc's vector math library (``ctypes.CDLL``), loaded so that the JIT
+    resolves its functions, or None where there is none."""
+    import ctypes
+    import ctypes.util
+
+    name = ctypes.util.find_library("mvec")
+    if name is None:
+        return None
+    try:
+        lib = ctypes.CDLL(name, mode=ctypes.RTLD_GLOBAL)
+        llvm.load_library_permanently(name)
+    except (OSError, RuntimeError):
+        return None
+    return lib
+
+
+def vector_math_abi(target: CpuTarget):
+    """(the ``_ZGV<isa>N<lanes>v_<name>`` function of libmvec for a libm
+    function and a lane count, or None) for code that runs on this host
+    with AVX2 (``d``: 8 floats, 4 doubles) or AVX-512F (``e``: 16, 8);
+    None when the target is not this host, has neither, or there is no
+    libmvec (glibc's vector math: at most 4 ulp of error, documented)."""
+    features = set(target.features.split(","))
+    if not target.host or ("+avx2" not in features and "+avx512f" not in features):
+        return None
+    lib = libmvec()
+    if lib is None:
+        return None
+    isas = (("e", 512), ("d", 256)) if "+avx512f" in features else (("d", 256),)
+
+    def function(name: str, lanes: int, bits: int):
+        for isa, width in isas:
+            if lanes * bits == width and hasattr(lib, f"_ZGV{isa}N{lanes}v_{name}"):
+                return f"_ZGV{isa}N{lanes}v_{name}"
+        return None
+
+    return function
+
+
 def optimize(llvm_ir: str, target: CpuTarget | None = None, opt: int = 3):
     """Parse and optimise LLVM IR text for ``target`` (default: this host);
     returns the llvmlite module."""
