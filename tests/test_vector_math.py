@@ -1,0 +1,100 @@
+"""Vector exp/log/erf/tanh in JIT code: glibc's libmvec variants
+(``lowering.llvm.use_vector_math``), checked against float64 NumPy/SciPy
+on ordinary and special values, and left out in strict mode."""
+
+import numpy as np
+import pytest
+
+import lt_mlir
+from lt_mlir.lowering import machine
+
+scipy_special = pytest.importorskip("scipy.special")
+
+ABI = machine.vector_math_abi(machine.cpu_target())
+needs_libmvec = pytest.mark.skipif(ABI is None, reason="this host has no AVX2/AVX-512F or no glibc libmvec")
+
+FUNCTIONS = {
+    "exp": np.exp,
+    "log": np.log,
+    "erf": scipy_special.erf,
+    "tanh": np.tanh,
+}
+
+
+def _kernel_text(fn: str, n: int, element: str) -> str:
+    return f"""
+func.func @f(%A: memref<{n}x{element}>, %B: memref<{n}x{element}>) {{
+  "lt.loop"() ({{
+  ^bb0(%i0: index):
+    %i = "lt.dim"() {{dim = "i"}} : () -> index
+    %a = memref.load %A[%i] : memref<{n}x{element}>
+    %e = math.{fn} %a : {element}
+    memref.store %e, %B[%i] : memref<{n}x{element}>
+  }}) {{dim = "i", size = {n} : i64, tail = 0 : i64}} : () -> ()
+  return
+}}
+"""
+
+
+def _vectorized(fn: str, element: str = "f32", n: int = 1024, **options):
+    width = lt_mlir.get_target("cpu").vector_width(4 if element == "f32" else 8)
+    s = lt_mlir.Schedule(_kernel_text(fn, n, element)).vectorize(0, width)
+    return lt_mlir.compile(s.module, **options)
+
+
+def _inputs(fn: str, dtype) -> np.ndarray:
+    rng = np.random.default_rng(0)
+    if fn == "log":
+        x = np.exp(rng.uniform(-80, 80, 1000))
+        special = [0.0, 1.0, np.inf, np.nan, -1.0, np.finfo(dtype).tiny]
+    else:
+        x = rng.uniform(-20, 20, 1000) if fn != "exp" else rng.uniform(-100, 88, 1000)
+        special = [0.0, -0.0, np.inf, -np.inf, np.nan, 1e-30, -1e-30]
+    x = np.concatenate([special, x, np.zeros(1024 - 1000 - len(special))]).astype(dtype)
+    return x
+
+
+@needs_libmvec
+@pytest.mark.parametrize("fn", sorted(FUNCTIONS))
+@pytest.mark.parametrize("element", ["f32", "f64"])
+def test_vector_variant_called_and_accurate(fn, element):
+    dtype = np.float32 if element == "f32" else np.float64
+    k = _vectorized(fn, element)
+    assert "_ZGV" in k.llvm_ir, "the vector loop should call libmvec"
+    x = _inputs(fn, dtype)
+    with np.errstate(all="ignore"):
+        got = k(x)
+        ref = FUNCTIONS[fn](x.astype(np.float64))
+    both_nan = np.isnan(got) & np.isnan(ref)
+    assert np.array_equal(np.isnan(got), np.isnan(ref)), x[np.isnan(got) != np.isnan(ref)]
+    finite = np.isfinite(ref) & ~both_nan
+    assert np.array_equal(got[~finite & ~both_nan], ref[~finite & ~both_nan].astype(dtype))  # +-inf exactly
+    ulp = np.spacing(np.abs(ref[finite]).astype(dtype)).astype(np.float64)
+    ulp = np.maximum(ulp, np.finfo(dtype).smallest_subnormal)
+    err = np.abs(got[finite].astype(np.float64) - ref[finite]) / ulp
+    assert err.max() <= 4, f"{fn} {element}: {err.max():.1f} ulp at x = {x[finite][err.argmax()]}"
+
+
+@needs_libmvec
+def test_strict_mode_keeps_libm():
+    """strict: each lane calls libm's scalar function (the IEEE-faithful
+    one), so results equal the scalar loop's bit for bit."""
+    k = _vectorized("erf", fastmath="strict")
+    assert "_ZGV" not in k.llvm_ir
+    scalar = lt_mlir.compile(_kernel_text("erf", 1024, "f32"), fastmath="strict")
+    x = _inputs("erf", np.float32)
+    np.testing.assert_array_equal(k(x), scalar(x))
+
+
+def test_aot_object_needs_no_libmvec(tmp_path):
+    """An AOT library links with libm only: its code calls no libmvec function."""
+    s = lt_mlir.Schedule(_kernel_text("exp", 64, "f32")).vectorize(0, 8)
+    paths = lt_mlir.compile_aot(s.module, str(tmp_path / "k"), shared=False)
+    data = open(paths["object"], "rb").read()
+    assert b"_ZGV" not in data
+
+
+def test_not_for_another_cpu():
+    """Code for a named CPU (not this host's JIT) keeps libm's calls: the
+    vector variant is looked up in this process's libmvec."""
+    assert machine.vector_math_abi(machine.cpu_target("znver3")) is None
