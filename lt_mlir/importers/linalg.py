@@ -173,6 +173,52 @@ def parse_resources(text: str) -> dict:
     return out
 
 
+class _IntIndex:
+    """Index arithmetic on Python ints (a view's index function evaluated at a point)."""
+
+    @staticmethod
+    def const(v: int) -> int:
+        return v
+
+    @staticmethod
+    def add(a, b):
+        return a + b
+
+    @staticmethod
+    def mul(a, b):
+        return a * b
+
+    @staticmethod
+    def floordiv(a, b):
+        return a // b
+
+    @staticmethod
+    def mod(a, b):
+        return a % b
+
+
+class _BuilderIndex:
+    """Index arithmetic as ``arith`` ops on ``index`` values (the nests' code)."""
+
+    def __init__(self, importer):
+        self.importer = importer
+
+    def const(self, v: int):
+        return self.importer.index_constant(v)
+
+    def add(self, a, b):
+        return self.importer.b.binary("addi", a, b)
+
+    def mul(self, a, b):
+        return self.importer.b.binary("muli", a, b)
+
+    def floordiv(self, a, b):
+        return self.importer.b.binary("floordivsi", a, b)
+
+    def mod(self, a, b):
+        return self.importer.b.binary("remsi", a, b)
+
+
 class _Buf:
     """Where a tensor value lives: a buffer (``value``), a constant
     (``splat``), a weight (``data``), or a view of another ``_Buf``
@@ -183,6 +229,7 @@ class _Buf:
         self.shape, self.element, self.dims = tuple(shape), element, list(dims)
         self.value, self.splat, self.source, self.index = value, splat, source, index
         self.data, self.name = data, name  # a weight's values (an argument once a nest reads it) and name
+        self.kept = None  # the axes a scratch buffer stores (its unit axes are not), None: all
 
 
 def _np_affine(expr, grids):
@@ -231,6 +278,7 @@ class _Importer:
         self.owners: list = []
         self.contractions: set = set()
         self.index_constants: dict = {}
+        self.ix = _BuilderIndex(self)
         self.top = None
 
     # ---------------------------------------------------------------- names
@@ -407,29 +455,50 @@ class _Importer:
         if buf.splat is not None:
             return self.scalar(*buf.splat)
         if buf.source is not None:
-            return self.read(op, buf.source, buf.index(idx))
+            return self.read(op, buf.source, buf.index(idx, self.ix))
         if buf.value is None and buf.data is not None:
             self.materialize(buf)
         if buf.value is None:
             raise _error(op, "reads a tensor.empty (its values are undefined)")
-        return self.b.load(buf.value, idx)
+        return self.b.load(buf.value, self.phys(buf, idx))
 
-    def affine(self, expr, dims: list):
-        """Index value of affine ``expr`` over the op's dim values."""
-        b = self.b
+    @staticmethod
+    def phys(buf: _Buf, idx: list) -> list:
+        """``buf``'s indices ``idx`` as its memref takes them (a scratch buffer has no unit axes)."""
+        return idx if buf.kept is None else [idx[a] for a in buf.kept]
+
+    def affine(self, expr, dims: list, ix=None):
+        """Index value of affine ``expr`` over the op's dim values (``ix``:
+        the index arithmetic, by default the nests' ``arith`` ops)."""
+        ix = ix or self.ix
         if isinstance(expr, ir.AffineDimExpr):
             return dims[expr.position]
         if isinstance(expr, ir.AffineConstantExpr):
-            return self.index_constant(expr.value)
-        if isinstance(expr, ir.AffineAddExpr):
-            return b.binary("addi", self.affine(expr.lhs, dims), self.affine(expr.rhs, dims))
-        if isinstance(expr, ir.AffineMulExpr):
-            return b.binary("muli", self.affine(expr.lhs, dims), self.affine(expr.rhs, dims))
-        if isinstance(expr, ir.AffineFloorDivExpr):
-            return b.binary("floordivsi", self.affine(expr.lhs, dims), self.affine(expr.rhs, dims))
-        if isinstance(expr, ir.AffineModExpr):
-            return b.binary("remsi", self.affine(expr.lhs, dims), self.affine(expr.rhs, dims))
+            return ix.const(expr.value)
+        binary = {ir.AffineAddExpr: ix.add, ir.AffineMulExpr: ix.mul, ir.AffineFloorDivExpr: ix.floordiv,
+                  ir.AffineModExpr: ix.mod}
+        for kind, fn in binary.items():
+            if isinstance(expr, kind):
+                return fn(self.affine(expr.lhs, dims, ix), self.affine(expr.rhs, dims, ix))
         raise ImportError(f"error: cannot import the index expression {expr}")
+
+    def stride(self, buf: _Buf, amap, d: int, n_dims: int) -> int | None:
+        """How far apart in memory ``buf``'s elements are, read through
+        ``amap`` (and ``buf``'s views), for one step of dim ``d``; None
+        for a constant (no memory)."""
+        points = [[0] * n_dims, [1 if k == d else 0 for k in range(n_dims)]]
+        offsets = []
+        for p in points:
+            idx, b = [self.affine(e, p, _IntIndex) for e in amap.results], buf
+            while b.source is not None:
+                idx, b = b.index(idx, _IntIndex), b.source
+            if b.splat is not None:
+                return None
+            flat = 0
+            for i, n in zip(idx, b.shape):
+                flat = flat * n + i
+            offsets.append(flat)
+        return offsets[1] - offsets[0]
 
     # ---------------------------------------------------------------- generic
     def generic(self, op) -> None:
@@ -513,17 +582,23 @@ class _Importer:
 
         parallel = [d for d in range(n_dims) if iters[d] == "parallel"]
         reduction = [d for d in range(n_dims) if iters[d] == "reduction"]
-        if reduction and sum(1 for d in parallel if sizes[d] > 1) >= 2:
-            self.contractions.add(self.op_id)
+        read = [v for v, a in zip(ins, in_args) if list(a.uses) and _tensor_type(v) is not None]
+        if reduction and len(read) >= 2 and sum(1 for d in parallel if sizes[d] > 1) >= 2:
+            self.contractions.add(self.op_id)  # a matmul, a convolution: two tensors multiplied and summed
         b = self.b
         dim_values: list = [None] * n_dims
-        self.owners.append(self.op_id)
+        if any(n > 1 for n in sizes):
+            self.owners.append(self.op_id)
 
         def emit(ds, inner):
             if not ds:
                 inner()
                 return
             d = ds[0]
+            if sizes[d] == 1:  # no loop over a unit dim: its index is 0
+                dim_values[d] = self.index_constant(0)
+                emit(ds[1:], inner)
+                return
             with b.loop(names[d], sizes[d]):
                 dim_values[d] = b.dim(names[d])
                 emit(ds[1:], inner)
@@ -551,23 +626,36 @@ class _Importer:
                 src = self.buf(op, outs[k])
                 if src.value is None and src.splat is None and src.source is None and src.data is None:
                     raise _error(op, "a reduction into a tensor.empty (it has no initial value)")
-                b.store(self.read(op, src, out_index(k)), results[k].value, out_index(k))
+                b.store(self.read(op, src, out_index(k)), results[k].value, self.phys(results[k], out_index(k)))
 
         def reduce_inner():
             values = computation([p[1] for p in plan if p is not None])
             it = iter(values)
             for k, p in enumerate(plan):
                 if p is not None:
-                    b.reduce(p[0], next(it), results[k].value, out_index(k))
+                    b.reduce(p[0], next(it), results[k].value, self.phys(results[k], out_index(k)))
 
         def elementwise():
             values = computation([p[1] for p in plan if p is not None])
             it = iter(values)
             for k, p in enumerate(plan):
                 if p is not None:
-                    b.store(next(it), results[k].value, out_index(k))
+                    b.store(next(it), results[k].value, self.phys(results[k], out_index(k)))
 
         last = self.last_output_dim(maps[len(ins):], live, parallel, sizes)
+        if last is not None and reduction:
+            # loop_tool's order only where the output's last dim is contiguous for as many accesses
+            # as any reduction dim (a matmul with its weight transposed at import; not q @ k^T, whose
+            # reduction dim is contiguous in both operands: a dot product a element there)
+            accessed = [(self.bufs[v], m) for v, a, m in zip(ins, in_args, maps)
+                        if list(a.uses) and _tensor_type(v) is not None and v in self.bufs]
+            accessed += [(r, m) for r, m in zip(results, maps[len(ins):]) if r is not None]
+
+            def contiguous(d):
+                return sum(1 for buf, m in accessed if self.stride(buf, m, d, n_dims) in (1, -1))
+
+            if contiguous(last) < max(contiguous(d) for d in reduction):
+                last = None
         if self.op_id in self.contractions and last is not None:
             # loop_tool's order for a contraction: the output's last dim innermost in both the
             # initialisation and the reduction (contiguous stores, lanes that are independent outputs)
@@ -850,9 +938,9 @@ class _Importer:
         shape, element = _tensor_type(op.results[0])
         dims = [names[e.position] if isinstance(e, ir.AffineDimExpr) else None for e in out_map.results]
 
-        def index(idx, in_map=in_map, position=position):
+        def index(idx, ix, in_map=in_map, position=position):
             dim_values = [idx[position[d]] for d in range(len(position))]
-            return [self.affine(e, dim_values) for e in in_map.results]
+            return [self.affine(e, dim_values, ix) for e in in_map.results]
 
         self.bufs[op.results[0]] = _Buf(shape, element, dims, source=src, index=index)
         return True
@@ -861,10 +949,13 @@ class _Importer:
         outs = self.outputs.get(value)
         if outs:
             v = outs[0]
+            buf = _Buf(shape, element, dims, value=v)
         else:
+            kept = [a for a in range(len(shape)) if shape[a] != 1]
             with self.b.at(self.top.body, len(self.index_constants)):
-                v = self.b.alloc(dims, memref(shape, element))
-        buf = _Buf(shape, element, dims, value=v)
+                v = self.b.alloc([dims[a] for a in kept], memref([shape[a] for a in kept], element))
+            buf = _Buf(shape, element, dims, value=v)
+            buf.kept = kept
         self.bufs[value] = buf
         return buf
 
@@ -885,15 +976,15 @@ class _Importer:
             return
         groups = [[ir.IntegerAttr(i).value for i in ir.ArrayAttr(g)] for g in ir.ArrayAttr(op.attributes["reassociation"])]
 
-        def index(idx, groups=groups, shape=shape):
+        def index(idx, ix, groups=groups, shape=shape):
             out = []
             for g in groups:  # the source axis: the row-major position within its group
                 acc = None
                 for axis in g:
                     if shape[axis] == 1 and len(g) > 1:
                         continue
-                    acc = idx[axis] if acc is None else self.b.binary("addi", self.b.binary("muli", acc, self.index_constant(shape[axis])), idx[axis])
-                out.append(acc if acc is not None else self.index_constant(0))
+                    acc = idx[axis] if acc is None else ix.add(ix.mul(acc, ix.const(shape[axis])), idx[axis])
+                out.append(acc if acc is not None else ix.const(0))
             return out
 
         dims = [None] * len(shape)
@@ -910,11 +1001,11 @@ class _Importer:
             return
         groups = [[ir.IntegerAttr(i).value for i in ir.ArrayAttr(g)] for g in ir.ArrayAttr(op.attributes["reassociation"])]
         if all(sum(1 for a in g if src.shape[a] != 1) <= 1 for g in groups):  # unit axes only: a view
-            def index(idx, groups=groups):
+            def index(idx, ix, groups=groups):
                 out = [None] * len(src.shape)
                 for k, g in enumerate(groups):
                     for a in g:
-                        out[a] = idx[k] if src.shape[a] != 1 or len(g) == 1 else self.index_constant(0)
+                        out[a] = idx[k] if src.shape[a] != 1 or len(g) == 1 else ix.const(0)
                     if all(src.shape[a] == 1 for a in g) and len(g) > 1:
                         out[g[0]] = idx[k]
                 return out
@@ -930,7 +1021,8 @@ class _Importer:
                  for a, n in enumerate(src.shape)]
         out_dims = [self.fresh_dim(n) for n in shape]
         res = self.result_buffer(op.results[0], shape, element, out_dims)
-        self.nest(names, src.shape, lambda dv: self.b.store(self.read(op, src, dv), res.value, self.collapse_index(groups, src.shape, dv)))
+        self.nest(names, src.shape, lambda dv: self.b.store(self.read(op, src, dv), res.value,
+                                                            self.phys(res, self.collapse_index(groups, src.shape, dv))))
 
     def collapse_index(self, groups, shape, dv):
         out = []
@@ -951,14 +1043,16 @@ class _Importer:
             if k == len(names):
                 inner(dv)
                 return
+            if shape[k] == 1:  # no loop over a unit axis
+                dv.append(self.index_constant(0))
+                emit(k + 1)
+                return
             with b.loop(names[k], shape[k]):
                 dv.append(b.dim(names[k]))
                 emit(k + 1)
 
-        if not names:  # rank 0: no loop
-            inner([])
+        if all(n == 1 for n in shape):  # no loop at all
             self.owners.pop()
-            return
         emit(0)
 
     def extract_slice(self, op) -> None:
@@ -980,15 +1074,15 @@ class _Importer:
                 else:
                     kept.append(a)
 
-        def index(idx):
+        def index(idx, ix):
             out = []
             it = iter(idx)
             for a in range(len(sizes)):
-                i = next(it) if a in kept else self.index_constant(0)
+                i = next(it) if a in kept else ix.const(0)
                 if strides[a] != 1:
-                    i = self.b.binary("muli", i, self.index_constant(strides[a]))
+                    i = ix.mul(i, ix.const(strides[a]))
                 if offsets[a] != 0:
-                    i = self.b.binary("addi", i, self.index_constant(offsets[a]))
+                    i = ix.add(i, ix.const(offsets[a]))
                 out.append(i)
             return out
 
@@ -1026,7 +1120,7 @@ class _Importer:
             x = self.read(op, src, idx)
             if inside is not None:
                 x = b.select(inside, x, self.scalar(*self.scalars[pad_value]))
-            b.store(x, res.value, dv)
+            b.store(x, res.value, self.phys(res, dv))
 
         self.nest(names, shape, inner)
 

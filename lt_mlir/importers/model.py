@@ -27,6 +27,8 @@ import numpy as np
 
 from .. import frontend, tuning
 from ..compiler import compile as compile_module
+from ..dialect import lt
+from ..dialect.loop_tree import preorder_loops
 from ..errors import ArgumentError, PassError
 from ..kernel import fusion
 from ..schedule import Schedule
@@ -55,6 +57,7 @@ def default_schedule(imported: Imported, fuse: bool = True, parallel: bool = Tru
                     del owners[k]
                     progress = True
                     break
+        _merge_inner(s, [id(o) in kept for o in owners])
     if parallel and not gpu:
         fusion.parallelize(s, sparse_rows=False)
     if fuse:
@@ -64,6 +67,24 @@ def default_schedule(imported: Imported, fuse: bool = True, parallel: bool = Tru
     if gpu:
         s.gpu_auto()  # every nest's parallel loops to blocks and threads
     return s
+
+
+def _merge_inner(s: Schedule, kept: list) -> None:
+    """Merge sibling loops inside the nests that are not contractions
+    (``kept[k]`` for outermost nest k): a softmax's max, exp, sum and divide
+    over one row in one row loop, its temporaries then a row each."""
+    progress = True
+    while progress:
+        progress = False
+        loops = preorder_loops(s.parsed)
+        tops = fusion.top_loops(s)
+        for k in range(len(loops) - 1, -1, -1):
+            outer = lt.enclosing_loops(loops[k])
+            if not outer or kept[tops.index(loops.index(outer[-1]))]:
+                continue
+            if _applies(s, f"lt-merge{{loop={k}}}"):
+                progress = True
+                break
 
 
 def _applies(s: Schedule, step: str) -> bool:
@@ -152,7 +173,8 @@ class Model:
         fresh outputs each time, without the checks of a call: for a
         caller that runs the same inputs many times (a benchmark)."""
         arrays = [x if x.flags.c_contiguous else x.copy(order="C") for x in map(np.asarray, inputs)]
-        return self.compile().bind_inputs(*arrays, *[w.data for w in self.weights])
+        # every output element is written by a nest (the importer stores each one), so no zeroing
+        return self.compile().bind_inputs(*arrays, *[w.data for w in self.weights], zero_outputs=False)
 
     def __call__(self, *inputs):
         specs = self.inputs
