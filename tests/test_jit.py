@@ -63,3 +63,45 @@ def test_many_kernels_in_one_process_each_computes_its_result():
         kernels.append((kernel, a, b))
     for kernel, a, b in kernels:
         np.testing.assert_array_equal(kernel(a, b), a + b)
+
+
+def test_bound_calls_keep_their_kernel_alive():
+    """A call made by ``bind``/``bind_inputs`` runs after every other
+    reference to its kernel is gone (it holds the JIT code; a freed engine
+    was a segmentation fault).  In a child process: a crash must not take
+    the test run with it."""
+    import subprocess
+    import sys
+    import textwrap
+
+    script = textwrap.dedent('''
+        import gc
+        import numpy as np
+        import lt_mlir
+        text = """
+        func.func @f(%A: memref<64xf32>, %B: memref<64xf32>) {
+          "lt.loop"() ({
+          ^bb0(%i0: index):
+            %i = "lt.dim"() {dim = "i"} : () -> index
+            %a = memref.load %A[%i] : memref<64xf32>
+            %b = arith.addf %a, %a : f32
+            memref.store %b, %B[%i] : memref<64xf32>
+          }) {dim = "i", size = 64 : i64, tail = 0 : i64} : () -> ()
+          return
+        }
+        """
+        a = np.arange(64, dtype=np.float32)
+        out = np.zeros(64, np.float32)
+        run = lt_mlir.compile(text).bind(a, out)
+        fresh = lt_mlir.compile(text).bind_inputs(a)
+        gc.collect()
+        for _ in range(3):
+            lt_mlir.compile(text.replace("addf", "mulf"))  # new engines where the old ones were
+            gc.collect()
+        run()
+        assert np.array_equal(out, 2 * a)
+        assert np.array_equal(fresh(), 2 * a)
+        print("ok")
+    ''')
+    r = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0 and r.stdout.strip() == "ok", (r.returncode, r.stderr[-2000:])

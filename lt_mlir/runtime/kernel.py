@@ -64,7 +64,7 @@ class Kernel(EntryPoint):
         self._check(arrays)
         fn, pointers = self._fn, [a.ctypes.data for a in arrays]
 
-        def run(arrays=arrays) -> None:
+        def run(arrays=arrays, kernel=self) -> None:  # holds the kernel (its JIT code) alive too
             fn(*pointers)
 
         return run
@@ -84,7 +84,7 @@ class Kernel(EntryPoint):
         new = np.zeros if zero_outputs else np.empty
         shapes = [(s.shape, s.dtype) for s in self.outputs]
 
-        def run(inputs=inputs):
+        def run(inputs=inputs, kernel=self):  # holds the kernel (its JIT code) alive too
             out = [new(shape, dtype) for shape, dtype in shapes]
             fn(*pointers, *[a.__array_interface__["data"][0] for a in out])
             return out[0] if len(out) == 1 else tuple(out)
