@@ -148,8 +148,8 @@ def run(args) -> int:
         if not args.no_onnx:
             sess = onnx_session(module, x, cores)
             variants["onnxruntime"] = lambda: sess(xs)
-        default = model.bind(xs)
-        variants["lt_mlir default"] = default
+        model.schedule = model.start.copy()  # (optimize() left its winner there)
+        variants["lt_mlir default"] = model.bind(xs)
         if model.tuned():
             variants["lt_mlir tuned"] = model.bind(xs)
         errors = {}

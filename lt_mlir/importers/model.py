@@ -36,10 +36,9 @@ from ..targets import get_target
 from .linalg import Imported
 
 
-def default_schedule(imported: Imported, fuse: bool = True, parallel: bool = True, width: int = 1, gpu: bool = False) -> Schedule:
-    """The imported module's default schedule (the module docstring): the
-    kernel frontend's fusion passes, except that a contraction's nest is
-    neither fused into its readers nor merged with its neighbours."""
+def fused_schedule(imported: Imported, fuse: bool = True) -> Schedule:
+    """The imported module with its producers fused and its nests merged
+    (the module docstring), as a new start: no moves made yet."""
     nodes = {op: object() for op in imported.owners}  # fusion tells nests apart by node identity
     owners = [nodes[op] for op in imported.owners]
     kept = {id(nodes[op]) for op in imported.contractions if op in nodes}
@@ -58,15 +57,36 @@ def default_schedule(imported: Imported, fuse: bool = True, parallel: bool = Tru
                     progress = True
                     break
         _merge_inner(s, [id(o) in kept for o in owners])
-    if parallel and not gpu:
-        fusion.parallelize(s, sparse_rows=False)
-    if fuse:
-        _applies(s, "lt-shrink-buffers")  # after lt-parallel: a parallel loop's scratch is one tile per thread
-    if width > 1 and not gpu:
-        fusion.vectorize(s, width)
+    return Schedule(s.text)
+
+
+def default_schedule(fused: Schedule, parallel: bool = True, width: int = 1, gpu: bool = False, shrink: bool = True) -> Schedule:
+    """``fused`` with the default schedule's moves (recorded, so a search
+    can start from them): outer loops parallel where every iteration
+    writes its own rows, scratch buffers shrunk (after lt-parallel: one
+    tile a thread), inner loops vectorized; on a GPU target ``lt-gpu-auto``."""
+    s = fused.copy()
     if gpu:
-        s.gpu_auto()  # every nest's parallel loops to blocks and threads
+        _moves(s, [s.gpu_auto])
+        return s
+    if parallel:
+        for k in fusion.top_loops(s):
+            if fusion.rows_private(s, k):
+                _moves(s, [lambda k=k: s.parallel(k)])
+    if shrink:
+        _moves(s, [s.shrink_buffers])
+    if width > 1:
+        for k in fusion.innermost_loops(s):
+            _moves(s, [lambda k=k: s.vectorize(k, width)])
     return s
+
+
+def _moves(s: Schedule, moves) -> None:
+    for move in moves:
+        try:
+            move()
+        except PassError:
+            pass
 
 
 def _merge_inner(s: Schedule, kept: list) -> None:
@@ -108,12 +128,12 @@ class Model:
         if vectorize and self.target == "cpu":
             sizes = [a.dtype.itemsize for a in imported.outputs] or [4]
             width = get_target("cpu").vector_width(min(sizes))
-        self.start = default_schedule(imported, fuse=fuse, parallel=parallel, width=width,
-                                      gpu=get_target(self.target).gpu_mapping)
         # what the search starts from (and the tuning database knows the model by): fused, but
         # neither parallel nor vectorized, so that the recipes' register tiles apply to its contractions
-        self.tuning_start = default_schedule(imported, fuse=fuse, parallel=False, width=1,
-                                             gpu=get_target(self.target).gpu_mapping)
+        self.tuning_start = fused_schedule(imported, fuse)
+        # the default schedule: moves from there (the search's first seed)
+        self.start = default_schedule(self.tuning_start, parallel=parallel, width=width,
+                                      gpu=get_target(self.target).gpu_mapping, shrink=fuse)
         self.schedule = self.start.copy()
         if frontend.default_schedule() == "tuned":
             self.tuned()
@@ -214,6 +234,7 @@ class Model:
         from ..search.cli import remember, tune
 
         options.setdefault("target", self.target)
+        options.setdefault("seeds", [self.start])
         result = tune(self.tuning_start, strategy, budget, seconds, workers, **options)
         remember(result, strategy)
         self.schedule = result.schedule.copy()

@@ -112,10 +112,18 @@ def parallelize(s: Schedule, sparse_rows: bool) -> None:
 
 def vectorize(s: Schedule, width: int) -> None:
     """``lt-vectorize`` on every innermost loop that takes it."""
-    loops = preorder_loops(s.parsed)
-    innermost = [k for k, loop in enumerate(loops) if not _has_inner_loop(loop)]
-    for k in innermost:
+    for k in innermost_loops(s):
         _try(s, f"lt-vectorize{{loop={k} width={width}}}")
+
+
+def innermost_loops(s: Schedule) -> list[int]:
+    """Pre-order indices of the loops with no loop inside."""
+    return [k for k, loop in enumerate(preorder_loops(s.parsed)) if not _has_inner_loop(loop)]
+
+
+def rows_private(s: Schedule, k: int) -> bool:
+    """Whether every write of outermost loop ``k`` goes to its own rows (what ``parallelize`` asks first)."""
+    return _rows_private(s, k)
 
 
 def _has_inner_loop(loop) -> bool:

@@ -130,6 +130,7 @@ def tune(
     progress=None,
     limits: Limits | None = None,
     finalists: int = 4,
+    seeds: tuple = (),
 ) -> TuneResult:
     """Search schedules of ``source`` (a tensor, Schedule, lt text, a file
     or ``name:sizes``); a tensor gets the best schedule found.  Ctrl-C
@@ -142,7 +143,9 @@ def tune(
     (``evaluate.Limits``); a candidate past them is a failed one.
     ``workers``: 1 (this process), N (processes) or "ray" (Ray actors, one
     a physical core); ``ray_address``: a Ray cluster's (implies "ray";
-    docs/CLUSTER.md)."""
+    docs/CLUSTER.md).  ``seeds``: Schedules made from ``source`` by moves
+    (``Schedule.moves``), measured first by evolution beside the recipes'
+    and always among the finalists (an imported model's default schedule)."""
     if strategy not in STRATEGIES:
         raise LtError(f"error: unknown strategy '{strategy}' (strategies: {', '.join(STRATEGIES)})")
     target = get_target(target).name
@@ -151,6 +154,7 @@ def tune(
     if workers == "ray" and (ray_address or os.environ.get("RAY_ADDRESS")):
         check_ray_address(ray_address or os.environ["RAY_ADDRESS"])  # a cluster that answers nothing: one line now, no log begun
     tuner = Tuner(start, None, target, budget, seconds, model, log)
+    tuner.seeds = [x for x in seeds if x.moves]  # schedules reached from the start by moves (Model's default)
     if resume:
         tuner.resume(resume)
     tuner.open_log({"start": start.text, "entry": start.entry, "strategy": strategy, "seed": seed, "model": model,

@@ -94,6 +94,7 @@ class Tuner:
         self.interrupted = False  # Ctrl-C: the search ends (``interrupt``)
         self.batches = 0  # measured batches so far (the cost model's groups)
         self.anchors: set[str] = set()  # texts of hand schedules the strategy started from: always finalists
+        self.seeds: list[Schedule] = []  # schedules from the start by moves that the caller knows (tune(seeds=))
         self.batch_spearman: list[float] = []  # the model's within-batch rank correlation, a batch each
         self._measuring = False
 
@@ -453,7 +454,8 @@ def recipe_seeds(start: Schedule, target="cpu") -> list[Candidate]:
     """The documented hand schedules (``lt_mlir.recipes``) of the start, as
     move sequences a search can mutate: ``register_tile``'s variants on a
     CPU target (of the start's largest contraction, whatever its loop
-    order) and ``vector_rows``' (one core and all),
+    order, and of every contraction the start has, largest first) and
+    ``vector_rows``' (one core and all),
     ``gpu_tiled_matmul``'s on a GPU target.  A recipe that refuses the
     start gives no seed; duplicates are dropped."""
     from .. import recipes
@@ -474,11 +476,23 @@ def recipe_seeds(start: Schedule, target="cpu") -> list[Candidate]:
             recipe(s, **options)
         except LtError:
             continue
-        moves = s.moves
-        if moves and s.key not in seen:
-            seen.add(s.key)
-            out.append(Candidate(moves, s))
+        for program in (s, _every_contraction(s, recipe, options) if recipe is recipes.register_tile else None):
+            if program is not None and program.moves and program.key not in seen:
+                seen.add(program.key)
+                out.append(Candidate(program.moves, program))
     return out
+
+
+def _every_contraction(tiled: Schedule, recipe, options) -> Schedule | None:
+    """``tiled`` with ``recipe`` applied again to each further contraction
+    it takes (an imported MLP's second matmul), or None when there is none."""
+    s = tiled.copy()
+    for _ in range(8):
+        try:
+            recipe(s, **options)
+        except LtError:
+            break
+    return s if s.key != tiled.key else None
 
 
 def _mutant(tuner: Tuner, rng, pop: list[Candidate]) -> Candidate | None:
@@ -513,7 +527,7 @@ def evolution(tuner: Tuner, rng, workers: int = 1, population: int = 8, pool: in
     sequences crossed), the cost model ranks them and a batch is measured
     (a quarter of it picked at random, so the model's blind spots are
     measured too); the fittest ``population`` survive."""
-    seeds = recipe_seeds(tuner.start, tuner.target)
+    seeds = [Candidate(s.moves, s) for s in tuner.seeds] + recipe_seeds(tuner.start, tuner.target)
     tuner.anchors |= {c.text for c in seeds}
     tuner.measure(seeds)  # every seed, whatever the model thinks of it
     walks, tries = [], 0

@@ -260,6 +260,16 @@ def _kernel_programs():
     return KERNEL_PROGRAMS
 
 
+def _imported_module():
+    from . import imported_programs
+
+    return imported_programs
+
+
+def _imported_programs():
+    return _imported_module().PROGRAMS
+
+
 def _programs_module():
     from .. import programs
 
@@ -366,6 +376,19 @@ PROGRAMS: dict[str, Program] = {
                 ("k_chain", ((7, 33), (5, 8))),
                 ("k_scaled_rows", ((7, 33), (13, 9))),
             )
+        ],
+        # lt_mlir.importers' modules of linalg programs in torch-mlir's form: views,
+        # a padded copy, a strided window, a clamped gather, unit dims without loops
+        *[
+            Program(
+                name,
+                _imported_programs()[name][3],
+                (lambda *s, _n=name: _imported_module().text(_n, *s)),
+                (lambda rng, s, _n=name: _imported_programs()[_n][1](rng, s)),
+                (lambda xs, s, _n=name: _imported_programs()[_n][2](xs, s)),
+                f"lt_mlir.testing.imported_programs.text({name!r}, {{}})",
+            )
+            for name in ("i_linear_relu", "i_conv_pad_stride", "i_softmax", "i_gather")
         ],
         Program(
             "react_type2",
