@@ -68,15 +68,18 @@ bench: $(STAMP)
 	$(PY) benchmarks/bench_passes.py
 	$(PY) benchmarks/bench_appy.py
 	$(PY) benchmarks/bench_sparse.py --markdown docs/bench-sparse.md --chart docs/bench-sparse.png
+	$(PY) benchmarks/bench_torch.py
 	$(PY) benchmarks/bench_ui.py
 	$(PY) benchmarks/bench_cuda.py
 
 # Search every bench_cpu.py workload's schedule (lt-tune's evolution, at most
-# 60 s or 300 measurements each) into the tuning database; afterwards
-# make bench's CPU table has an "lt_mlir tuned" row per workload.
+# 60 s or 300 measurements each) and every bench_torch.py model's (150 s each;
+# about 14 minutes for the four) into the tuning database; afterwards make
+# bench's CPU and torch tables have an "lt_mlir tuned" row per workload.
 tune: $(STAMP)
 	$(PY) -m pip install --quiet -e '.[test,bench]'
 	$(PY) benchmarks/bench_cpu.py --tune 60
+	$(PY) benchmarks/bench_torch.py --tune 150
 
 # The long differential-fuzzing run (100,000 schedules of seed 29 on 2
 # workers: about an hour on a 2-core host) and the seeded bugs it must catch

@@ -15,6 +15,7 @@ the linalg ones need neither.  torch-mlir is reached only through
 from __future__ import annotations
 
 import inspect
+import json
 import math
 import os
 import re
@@ -702,8 +703,12 @@ def test_optimize_keeps_the_result_and_records_the_schedule():
     module.eval()
     model = lt_mlir.from_torch(module, x)
     start = model.start.text
-    result = model.optimize(budget=6, seconds=20)
+    log = os.path.join(os.path.dirname(os.environ["LT_MLIR_TUNING_DB"]), "mlp-tune.jsonl")
+    result = model.optimize(budget=6, seconds=20, log=log)
     assert result.evaluations and model.schedule.key == result.schedule.key
+    # the search measured the default schedule's moves (a seed, always a finalist): it cannot end below it
+    logged = [d["moves"] for d in map(json.loads, open(log)) if "moves" in d]
+    assert model.start.moves and [str(m) for m in model.start.moves] in logged
     assert model.start.text == start  # the search starts from, and keeps, the default schedule
     ref = _reference(module, (x,)).numpy()
     np.testing.assert_allclose(model(x).numpy(), ref, rtol=RTOL, atol=ATOL)
@@ -716,3 +721,58 @@ def test_optimize_keeps_the_result_and_records_the_schedule():
         lt_mlir.set_default_schedule("default")
     assert again.loop_tree == model.loop_tree
     np.testing.assert_allclose(again(x).numpy(), ref, rtol=RTOL, atol=ATOL)
+
+
+MATMUL_T = """
+#a = affine_map<(d0, d1, d2) -> (d0, d2)>
+#b = affine_map<(d0, d1, d2) -> (d1, d2)>
+#c = affine_map<(d0, d1, d2) -> (d0, d1)>
+func.func @main(%x: tensor<8x16xf32>, %y: tensor<12x16xf32>) -> tensor<8x12xf32> {
+  %zero = arith.constant 0.0 : f32
+  %o = tensor.empty() : tensor<8x12xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%o : tensor<8x12xf32>) -> tensor<8x12xf32>
+  %r = linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %y : tensor<8x16xf32>, tensor<12x16xf32>) outs(%f : tensor<8x12xf32>) {
+  ^bb0(%p: f32, %q: f32, %out: f32):
+    %m = arith.mulf %p, %q : f32
+    %s = arith.addf %out, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<8x12xf32>
+  return %r : tensor<8x12xf32>
+}
+"""
+
+
+def _innermost_dim(tree: str) -> str:
+    """The dim of the most deeply nested loop of the loop tree."""
+    loops = [(len(line) - len(line.lstrip()), line.split()[1]) for line in tree.splitlines() if line.lstrip().startswith("for ")]
+    return max(loops)[1]
+
+
+def test_contraction_order_follows_the_strides():
+    """x @ y.T with y an activation (no weight to transpose at import): the
+    reduction dim is contiguous in both operands and the output's columns
+    in none of them but the output, so the nest is a dot product (the
+    reduction innermost); x @ w (w's rows contiguous along the output's
+    columns) keeps loop_tool's order (the columns innermost)."""
+    model = lt_mlir.from_linalg(MATMUL_T)
+    reduce_dim = re.search(r"(\w+) <- read input1\[\w+, (\w+)\]", model.start.loop_tree).group(2)
+    assert _innermost_dim(model.tuning_start.loop_tree) == reduce_dim, model.tuning_start.loop_tree
+    rng = np.random.default_rng(0)
+    x, y = rng.standard_normal((8, 16)).astype(np.float32), rng.standard_normal((12, 16)).astype(np.float32)
+    np.testing.assert_allclose(model(x, y), x @ y.T, rtol=1e-5, atol=1e-5)
+    plain = MATMUL_T.replace("(d1, d2)>", "(d2, d1)>").replace("tensor<12x16xf32>", "tensor<16x12xf32>")
+    model = lt_mlir.from_linalg(plain)
+    col_dim = re.search(r"output0\[\w+, (\w+)\]", model.start.loop_tree).group(1)
+    assert _innermost_dim(model.tuning_start.loop_tree) == col_dim, model.tuning_start.loop_tree
+    yt = np.ascontiguousarray(y.T)
+    np.testing.assert_allclose(model(x, yt), x @ yt, rtol=1e-5, atol=1e-5)
+
+
+def test_unit_dims_have_no_loops():
+    """A batch of one (the attention block's, a conv's N): no loop of one
+    iteration, so the outermost parallel loop is one with work to share."""
+    _torch()
+    module, inputs, model = _imported("conv_bn_relu")
+    assert inputs[0].shape[0] == 1
+    assert not re.search(r"for \w+ in 1 :", model.loop_tree), model.loop_tree

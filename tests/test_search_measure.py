@@ -6,6 +6,7 @@ A text whose worker dies is a failed candidate, never retried."""
 import re
 import time
 
+import numpy as np
 import pytest
 
 import lt_mlir
@@ -138,3 +139,33 @@ def test_ray(tmp_path, monkeypatch):
     finally:
         if ray.is_initialized():
             ray.shutdown()
+
+
+def test_measurer_runs_on_the_inputs_given():
+    """``make_measurer(inputs=)`` (``tune(inputs=)``: a model's weights and
+    example input) is what every candidate runs on, in the local measurer's
+    evaluator too: a candidate that agrees with the start only on
+    non-negative inputs (max(a, 0) against a copy) is correct on them and
+    wrong on the seeded random (standard normal) ones."""
+
+    def text(relu: bool) -> str:
+        body = ("%z = arith.constant 0.0 : f32\n    %b = arith.maximumf %a, %z : f32" if relu else "%b = arith.addf %a, %a : f32\n    %h = arith.constant 0.5 : f32\n    %c = arith.mulf %b, %h : f32")
+        out = "%b" if relu else "%c"
+        return f"""
+func.func @f(%A: memref<64xf32>, %B: memref<64xf32>) {{
+  "lt.loop"() ({{
+  ^bb0(%i0: index):
+    %i = "lt.dim"() {{dim = "i"}} : () -> index
+    %a = memref.load %A[%i] : memref<64xf32>
+    {body}
+    memref.store {out}, %B[%i] : memref<64xf32>
+  }}) {{dim = "i", size = 64 : i64, tail = 0 : i64}} : () -> ()
+  return
+}}
+"""
+
+    positive = (np.abs(np.random.default_rng(1).standard_normal(64)).astype(np.float32),)
+    with make_measurer(text(False), inputs=positive) as m:
+        assert m.measure([text(True)])[0].correct is True
+    with make_measurer(text(False)) as m:
+        assert m.measure([text(True)])[0].correct is False

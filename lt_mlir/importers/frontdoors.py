@@ -96,6 +96,9 @@ def from_torch(module, *example_inputs, name: str | None = None, **options) -> M
     t2 = time.perf_counter()
     imported = import_linalg(linalg, resources=data, names=names)
     t3 = time.perf_counter()
+    example = [np.ascontiguousarray(x.detach().cpu().numpy()) if isinstance(x, torch.Tensor) else np.asarray(x)
+               for x in example_inputs]
+    options.setdefault("example", example)
     model = Model(imported, name or type(module).__name__, **options)
     timings.update(export=t1 - t0, torch_mlir=t2 - t1, to_lt=t3 - t2, schedule=time.perf_counter() - t3)
     return model

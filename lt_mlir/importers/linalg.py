@@ -145,10 +145,6 @@ def _error(op, message: str) -> ImportError:
     return ImportError(f"{at}: error: {message}" if at else f"error: {message}")
 
 
-def _element(t) -> str:
-    return str(t)
-
-
 def _tensor_type(value) -> tuple[tuple, str] | None:
     t = value.type
     if not isinstance(t, ir.RankedTensorType):
@@ -294,7 +290,6 @@ class _Importer:
     # ---------------------------------------------------------------- driver
     def run(self) -> Imported:
         block = self.func.regions[0].blocks[0]
-        fn_type = ir.FunctionType(ir.TypeAttr(self.func.attributes["function_type"]).value)
         ops = [o.operation for o in block.operations]
         ret = ops[-1]
         if ret.name != "func.return":
@@ -306,10 +301,9 @@ class _Importer:
                 raise _error(self.func, f"input {k} has type {arg.type}: only tensors of static shape can be imported")
             if tt[1] not in NUMPY:
                 raise _error(self.func, f"input {k} has element type {tt[1]}: the arguments can be {', '.join(NUMPY)}")
-        del fn_type
         self.returned = returned
         self.weights: list = []  # (ir.Value, Argument) in order of appearance
-        # pass 1: the signature (inputs, weights, outputs), so nests can name them
+        # the weights first (their data), then the signature: inputs, the weights nests read, outputs
         for op in ops:
             if op.name == "arith.constant" and _tensor_type(op.results[0]) is not None:
                 self.constant_tensor(op)

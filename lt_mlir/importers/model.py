@@ -115,13 +115,21 @@ def _applies(s: Schedule, step: str) -> bool:
         return False
 
 
+class _Spec:
+    """An input as ``random_inputs`` reads it."""
+
+    def __init__(self, argument):
+        self.shape, self.dtype, self.written = tuple(argument.shape), argument.dtype, False
+
+
 class Model:
     """An imported model: ``model(*inputs)`` runs it."""
 
     def __init__(self, imported: Imported, name: str = "model", target: str | None = None, fuse: bool = True,
-                 parallel: bool = True, vectorize: bool = True):
+                 parallel: bool = True, vectorize: bool = True, example: list | None = None):
         self.imported = imported
         self.name = name
+        self.example = example  # NumPy arrays of the inputs (from_torch's example inputs)
         self.target = get_target(target or frontend.default_hardware()).name
         self.unfused = Schedule(imported.text)
         width = 1
@@ -179,6 +187,14 @@ class Model:
             self._key = key
         return self._kernel
 
+    def example_inputs(self) -> list:
+        """The example inputs the model was imported with, else seeded random ones (standard normal floats)."""
+        if self.example is not None:
+            return list(self.example)
+        from ..runtime.specs import random_inputs
+
+        return random_inputs([_Spec(a) for a in self.inputs])
+
     def tuned(self) -> bool:
         """Give the model the schedule the tuning database holds for it
         (``optimize()`` or ``make tune`` put it there); False when there is none."""
@@ -235,6 +251,10 @@ class Model:
 
         options.setdefault("target", self.target)
         options.setdefault("seeds", [self.start])
+        # the model's weights and an example input: values in the range the model sees (with random
+        # weights an attention block's scores reach thousands, and its softmax tells apart schedules
+        # that differ by rounding only)
+        options.setdefault("inputs", tuple(self.example_inputs()) + tuple(w.data for w in self.weights))
         result = tune(self.tuning_start, strategy, budget, seconds, workers, **options)
         remember(result, strategy)
         self.schedule = result.schedule.copy()

@@ -131,6 +131,7 @@ def tune(
     limits: Limits | None = None,
     finalists: int = 4,
     seeds: tuple = (),
+    inputs: tuple | None = None,
 ) -> TuneResult:
     """Search schedules of ``source`` (a tensor, Schedule, lt text, a file
     or ``name:sizes``); a tensor gets the best schedule found.  Ctrl-C
@@ -145,7 +146,9 @@ def tune(
     a physical core); ``ray_address``: a Ray cluster's (implies "ray";
     docs/CLUSTER.md).  ``seeds``: Schedules made from ``source`` by moves
     (``Schedule.moves``), measured first by evolution beside the recipes'
-    and always among the finalists (an imported model's default schedule)."""
+    and always among the finalists (an imported model's default schedule).
+    ``inputs``: the read-only arguments every candidate runs on (None:
+    seeded random ones; a model's weights keep its values in their range)."""
     if strategy not in STRATEGIES:
         raise LtError(f"error: unknown strategy '{strategy}' (strategies: {', '.join(STRATEGIES)})")
     target = get_target(target).name
@@ -162,7 +165,8 @@ def tune(
     interrupted = False
     try:
         with (_on_sigint(tuner.interrupt),  # Ctrl-C ends the search; the best so far stands
-              make_measurer(start.text, start.entry, target, workers, ray_address, seed=seed, limits=limits) as measurer):
+              make_measurer(start.text, start.entry, target, workers, ray_address, seed=seed, limits=limits,
+                            inputs=inputs) as measurer):
             tuner.measurer = measurer
             try:
                 with tuner.interruptible():

@@ -170,8 +170,9 @@ class Measurer:
     def _evaluator(self) -> Evaluator:
         if getattr(self, "_remeasurer", None) is None:
             c = self.config.bench
-            self._remeasurer = Evaluator(c.start_text, c.entry, c.target, c.options, seed=c.seed, limits=self.config.limits,
-                                         samples=c.samples, min_sample_s=c.min_sample_s, budget_s=c.budget_s)
+            self._remeasurer = Evaluator(c.start_text, c.entry, c.target, c.options, inputs=c.inputs, seed=c.seed,
+                                         limits=self.config.limits, samples=c.samples, min_sample_s=c.min_sample_s,
+                                         budget_s=c.budget_s)
         return self._remeasurer
 
     def close(self) -> None:
@@ -903,6 +904,7 @@ def make_measurer(
     seed: int = 0,
     limits: Limits | None = None,
     min_sample_s: float = 1e-3,
+    inputs: tuple | None = None,
 ) -> Measurer:
     """A measurer of schedules of ``start_text`` (speedups are against it).
 
@@ -915,10 +917,12 @@ def make_measurer(
     the CUDA runtime's error).  ``repeat``: timing samples of at least
     ``min_sample_s`` each (``evaluate.Evaluator``); ``limits``: a compile's
     and a run's time limits (``evaluate.Limits``: this process enforces
-    each; the pool and Ray their sum, from a text's dispatch)."""
+    each; the pool and Ray their sum, from a text's dispatch); ``inputs``:
+    the read-only arguments to run on (None: seeded random ones)."""
     target = get_target(target).name
     _start_specs(start_text, entry)  # an unreadable start schedule: an error now, in this process
-    bench = Config(start_text, entry, target, seed=int(seed), samples=max(3, int(repeat)), min_sample_s=min_sample_s, cache_size=128)
+    bench = Config(start_text, entry, target, seed=int(seed), samples=max(3, int(repeat)), min_sample_s=min_sample_s, cache_size=128,
+                   inputs=None if inputs is None else tuple(inputs))
     config = _Config(bench, limits or Limits(), _hook_env())
     if workers == "ray":
         return RayMeasurer(config, ray_address)

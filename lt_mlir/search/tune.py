@@ -527,8 +527,10 @@ def evolution(tuner: Tuner, rng, workers: int = 1, population: int = 8, pool: in
     sequences crossed), the cost model ranks them and a batch is measured
     (a quarter of it picked at random, so the model's blind spots are
     measured too); the fittest ``population`` survive."""
-    seeds = [Candidate(s.moves, s) for s in tuner.seeds] + recipe_seeds(tuner.start, tuner.target)
+    given = [Candidate(s.moves, s) for s in tuner.seeds]
+    seeds = given + recipe_seeds(tuner.start, tuner.target)
     tuner.anchors |= {c.text for c in seeds}
+    tuner.measure(given)  # the caller's first: a budget smaller than the seeds still measures them
     tuner.measure(seeds)  # every seed, whatever the model thinks of it
     walks, tries = [], 0
     while len(walks) < 4 * population and tries < 8 * population:
