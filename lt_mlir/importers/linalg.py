@@ -837,15 +837,18 @@ class _Importer:
                 else:
                     env[a] = _np_gather(self.bufs[v].data, m, grids, sizes)
             for bop in body_ops[:-1]:
-                env[bop.results[0]] = self.np_op(bop, env)
+                if bop.name not in _DROPPED:  # (a cf.assert: no result)
+                    env[bop.results[0]] = self.np_op(bop, env)
             with np.errstate(all="ignore"):
                 for k in range(n_out):
                     shape, element = _tensor_type(op.results[k])
                     y = yields[k]
                     value = env[y] if y in env else np.asarray(self.scalars[y][0])
                     data = _np_scatter(np.asarray(value).astype(NUMPY[element]), maps[len(ins) + k], grids, sizes, shape, NUMPY[element])
-                    self.bufs[op.results[k]] = _Buf(shape, element, [None] * len(shape), data=data,
-                                                    name=sources[0].name + (".T" if self.is_transpose(maps, len(ins)) else ".folded"))
+                    suffix = ".T" if self.is_transpose(maps, len(ins)) else ".folded"
+                    base = sources[0].name
+                    name = base[: -len(".T")] if suffix == ".T" and base.endswith(".T") else base + ("" if base.endswith(suffix) else suffix)
+                    self.bufs[op.results[k]] = _Buf(shape, element, [None] * len(shape), data=data, name=name)
         except (KeyError, TypeError, ValueError):
             return False
         return True
