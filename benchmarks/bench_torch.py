@@ -174,7 +174,11 @@ def run(args) -> int:
     if args.quick:
         return 0
     print()
-    print(f"Host: {platform.processor() or platform.machine()}, {cores} cores; torch {torch.__version__}")
+    from lt_mlir import tuning
+
+    model_name = next((line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo") if line.startswith("model name")), None) \
+        if os.path.exists("/proc/cpuinfo") else None
+    print(f"Host: {model_name or platform.machine()} (LLVM CPU {tuning.host()['cpu']}), {cores} cores; torch {torch.__version__}")
     print()
     cols = ["torch eager", "torch.compile", "onnxruntime", "lt_mlir default", "lt_mlir tuned"]
     print("| model | " + " | ".join(cols) + " | lt best × eager | lt best × torch.compile | import + compile |")
