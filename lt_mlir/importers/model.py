@@ -52,7 +52,7 @@ def fused_schedule(imported: Imported, fuse: bool = True) -> Schedule:
             for k in range(len(tops) - 1, 0, -1):
                 if id(owners[k]) in kept or id(owners[k - 1]) in kept:
                     continue
-                if _applies(s, f"lt-merge{{loop={tops[k]}}}"):
+                if fusion.applies(s, f"lt-merge{{loop={tops[k]}}}"):
                     del owners[k]
                     progress = True
                     break
@@ -102,17 +102,9 @@ def _merge_inner(s: Schedule, kept: list) -> None:
             outer = lt.enclosing_loops(loops[k])
             if not outer or kept[tops.index(loops.index(outer[-1]))]:
                 continue
-            if _applies(s, f"lt-merge{{loop={k}}}"):
+            if fusion.applies(s, f"lt-merge{{loop={k}}}"):
                 progress = True
                 break
-
-
-def _applies(s: Schedule, step: str) -> bool:
-    try:
-        s.apply(step, explain=False)
-        return True
-    except PassError:
-        return False
 
 
 class _Spec:

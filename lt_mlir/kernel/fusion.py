@@ -39,7 +39,8 @@ def top_loops(s: Schedule) -> list[int]:
     return [k for k, loop in enumerate(preorder_loops(s.parsed)) if not lt.enclosing_loops(loop)]
 
 
-def _try(s: Schedule, step: str) -> bool:
+def applies(s: Schedule, step: str) -> bool:
+    """Apply pipeline element ``step`` if it takes; whether it did."""
     try:
         s.apply(step, explain=False)
         return True
@@ -64,7 +65,7 @@ def fuse(s: Schedule, owners: list, keep: set, recompute: bool) -> set:
             if first != k:
                 continue  # a node with several outer nests (an init, then the sum) fuses as a whole or not at all
             step = f"lt-fuse{{loop={tops[k]}{' recompute=true' if recompute else ''}}}"
-            if _try(s, step):
+            if applies(s, step):
                 fused.add(id(node))
                 owners[:] = [o for o in owners if o is not node]
                 progress = True
@@ -79,7 +80,7 @@ def merge_rows(s: Schedule) -> None:
         progress = False
         tops = top_loops(s)
         for k in range(len(tops) - 1, 0, -1):
-            if _try(s, f"lt-merge{{loop={tops[k]}}}"):
+            if applies(s, f"lt-merge{{loop={tops[k]}}}"):
                 progress = True
                 break
 
@@ -90,7 +91,7 @@ def factor(s: Schedule) -> None:
     while progress:
         progress = False
         for k in range(s.loops()):
-            if _try(s, f"lt-factor{{loop={k}}}"):
+            if applies(s, f"lt-factor{{loop={k}}}"):
                 progress = True
                 break
 
@@ -102,18 +103,18 @@ def parallelize(s: Schedule, sparse_rows: bool) -> None:
     positions from ``indptr``), assumed."""
     for k in top_loops(s):
         if _rows_private(s, k):
-            if not _try(s, f"lt-parallel{{loop={k}}}") and sparse_rows:
+            if not applies(s, f"lt-parallel{{loop={k}}}") and sparse_rows:
                 s.assume_parallel(k, schedule="guided")
         elif _rows_private(s, k, shared_reductions=True):
             # iterations that only reduce into shared elements (X.T @ r):
             # lt-parallel gives each thread a private tile, combined once
-            _try(s, f"lt-parallel{{loop={k}}}")
+            applies(s, f"lt-parallel{{loop={k}}}")
 
 
 def vectorize(s: Schedule, width: int) -> None:
     """``lt-vectorize`` on every innermost loop that takes it."""
     for k in innermost_loops(s):
-        _try(s, f"lt-vectorize{{loop={k} width={width}}}")
+        applies(s, f"lt-vectorize{{loop={k} width={width}}}")
 
 
 def innermost_loops(s: Schedule) -> list[int]:
@@ -196,7 +197,7 @@ def schedule(text: str, owners: list, keep: set, strategy: str, *, parallel: boo
     if parallel:
         parallelize(s, sparse)
     if strategy == "redundancy-aware":
-        _try(s, "lt-shrink-buffers")  # after lt-parallel: a parallel loop's scratch is one tile per thread
+        applies(s, "lt-shrink-buffers")  # after lt-parallel: a parallel loop's scratch is one tile per thread
     if width > 1:
         vectorize(s, width)
     return s, fused
