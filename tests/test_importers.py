@@ -489,12 +489,19 @@ def test_onnx_cnn_matches_onnxruntime(flatten, tmp_path):
 
 # ------------------------------------------------------------ errors
 
-CONCAT = """\
-func.func @main(%a: tensor<2x3xf32>, %b: tensor<2x3xf32>) -> tensor<4x3xf32> {
-  %c = tensor.concat dim(0) %a, %b : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<4x3xf32>
-  return %c : tensor<4x3xf32>
+UNSUPPORTED = """\
+func.func @main(%a: tensor<2x3xf32>, %s: tensor<1xi64>) -> tensor<6xf32> {
+  %c = tensor.reshape %a(%s) : (tensor<2x3xf32>, tensor<1xi64>) -> tensor<6xf32>
+  return %c : tensor<6xf32>
 }
-"""  # tensor.concat: line 2
+"""  # tensor.reshape (its shape from a tensor): line 2
+
+CONCAT = """\
+func.func @main(%a: tensor<2x3xf32>, %b: tensor<2x5xf32>) -> tensor<2x8xf32> {
+  %c = tensor.concat dim(1) %a, %b : (tensor<2x3xf32>, tensor<2x5xf32>) -> tensor<2x8xf32>
+  return %c : tensor<2x8xf32>
+}
+"""
 
 REDUCTION = """\
 #map = affine_map<(d0, d1) -> (d0, d1)>
@@ -520,11 +527,34 @@ def test_import_error_is_a_project_error():
 
 def test_unsupported_linalg_op_is_named_with_its_line():
     with pytest.raises(LtImportError) as info:
-        lt_mlir.from_linalg(CONCAT)
+        lt_mlir.from_linalg(UNSUPPORTED)
     message = str(info.value)
     assert _one_line(message), message
     assert re.match(r"^\S*:2:\d+: error: ", message), message
-    assert "'tensor.concat'" in message
+    assert "'tensor.reshape'" in message
+
+
+def test_concat_is_copied_into_place():
+    """tensor.concat (torch.cat): each input copied to its place along the axis; of two
+    weights, one weight made at import."""
+    model = lt_mlir.from_linalg(CONCAT)
+    rng = np.random.default_rng(0)
+    a, b = rng.standard_normal((2, 3)).astype(np.float32), rng.standard_normal((2, 5)).astype(np.float32)
+    np.testing.assert_array_equal(model(a, b), np.concatenate([a, b], axis=1))
+    t = _torch()
+
+    class Cat(t.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.w, self.v = t.nn.Parameter(t.randn(2, 3)), t.nn.Parameter(t.randn(2, 2))
+
+        def forward(self, x):
+            return t.cat([x * 2, t.cat([self.w * 1.5, self.v - 1.0], dim=1)], dim=0)  # (a bare parameter in a list: torch-mlir refuses)
+
+    module, x = Cat(), t.randn(2, 5)
+    model = lt_mlir.from_torch(module, x)
+    np.testing.assert_allclose(model(x).numpy(), _reference(module, (x,)).numpy(), rtol=RTOL, atol=ATOL)
+    assert len(model.weights) == 1 and model.weights[0].shape == (2, 5)
 
 
 def test_reduction_that_is_not_a_combine_is_refused():
@@ -543,10 +573,10 @@ def test_reduction_that_is_not_a_combine_is_refused():
 @pytest.mark.parametrize("how", ["filename", "path"])
 def test_unsupported_op_error_names_the_file(how, tmp_path):
     path = tmp_path / "model.mlir"
-    path.write_text(CONCAT)
+    path.write_text(UNSUPPORTED)
     with pytest.raises(LtImportError) as info:
         if how == "filename":
-            lt_mlir.from_linalg(CONCAT, filename="model.mlir")
+            lt_mlir.from_linalg(UNSUPPORTED, filename="model.mlir")
         else:
             lt_mlir.from_linalg(str(path))
     name = "model.mlir" if how == "filename" else str(path)
@@ -648,13 +678,13 @@ def test_lt_opt_runs_an_imported_file_and_its_checksum_matches_numpy(tmp_path):
 
 
 def test_lt_opt_import_of_a_bad_file_is_one_line_exit_1(tmp_path):
-    path = tmp_path / "concat.mlir"
-    path.write_text(CONCAT)
+    path = tmp_path / "reshape.mlir"
+    path.write_text(UNSUPPORTED)
     result = _lt_opt(str(path), "--import=linalg", "--emit=loop-tree")
     assert result.returncode == 1 and result.stdout == ""
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and "Traceback" not in result.stderr, result.stderr
-    assert lines[0].startswith(f"{path}:2:") and "'tensor.concat'" in lines[0], lines[0]
+    assert lines[0].startswith(f"{path}:2:") and "'tensor.reshape'" in lines[0], lines[0]
 
 
 # ------------------------------------------------------------ guard pages

@@ -372,10 +372,11 @@ class _Importer:
             "tensor.extract_slice": self.extract_slice,
             "tensor.pad": self.pad,
             "tensor.cast": self.cast,
+            "tensor.concat": self.concat,
         }.get(name)
         if handler is None:
             raise _error(op, f"cannot import '{name}': lt_mlir takes linalg.generic and the named linalg ops, "
-                             "tensor.empty/expand_shape/collapse_shape/extract_slice/pad/cast and arith constants")
+                             "tensor.empty/expand_shape/collapse_shape/extract_slice/pad/concat/cast and arith constants")
         handler(op)
 
     def scalar_constant(self, op) -> None:
@@ -1120,6 +1121,31 @@ class _Importer:
             b.store(x, res.value, self.phys(res, dv))
 
         self.nest(names, shape, inner)
+
+    def concat(self, op) -> None:
+        """``tensor.concat``: a copy nest per input into its place along the axis (torch.cat)."""
+        axis = ir.IntegerAttr(op.attributes["dim"]).value
+        srcs = [self.buf(op, v) for v in op.operands]
+        shape, element = _tensor_type(op.results[0])
+        if all(b.data is not None for b in srcs) and op.results[0] not in self.outputs:
+            self.bufs[op.results[0]] = _Buf(shape, element, [None] * len(shape), data=np.concatenate([b.data for b in srcs], axis),
+                                            name=srcs[0].name)
+            return
+        dims = [self.fresh_dim(n) for n in shape]
+        res = self.result_buffer(op.results[0], shape, element, dims)
+        offset = 0
+        for src in srcs:
+            names = [d if a != axis else (src.dims[a] if src.dims[a] is not None and src.dims[a] not in dims else self.fresh_dim(n))
+                     for a, (d, n) in enumerate(zip(dims, src.shape))]
+
+            def inner(dv, src=src, offset=offset):
+                at = list(dv)
+                if offset:
+                    at[axis] = self.b.binary("addi", dv[axis], self.index_constant(offset))
+                self.b.store(self.read(op, src, dv), res.value, self.phys(res, at))
+
+            self.nest(names, src.shape, inner)
+            offset += src.shape[axis]
 
     def write_result(self, val, targets) -> None:
         """Copy a returned value into each output argument that no nest wrote."""
