@@ -109,7 +109,7 @@ _BINARY = {
 _UNARY = {
     "arith.negf": "float",
     **{f"math.{op}": "float" for op in ("exp", "log", "sqrt", "absf", "tanh", "erf", "sin", "cos", "rsqrt", "floor", "ceil",
-                                         "log1p", "expm1", "log2", "exp2", "roundeven", "trunc")},
+                                         "log2", "exp2", "roundeven", "trunc")},
     "math.absi": "int",
 }
 _CMPF = ("false", "oeq", "ogt", "oge", "olt", "ole", "one", "ord", "ueq", "ugt", "uge", "ult", "ule", "une", "uno", "true")

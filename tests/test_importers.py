@@ -806,3 +806,83 @@ def test_unit_dims_have_no_loops():
     module, inputs, model = _imported("conv_bn_relu")
     assert inputs[0].shape[0] == 1
     assert not re.search(r"for \w+ in 1 :", model.loop_tree), model.loop_tree
+
+
+RANK_REDUCING = """\
+func.func @main(%a: tensor<1x4x1xf32>) -> tensor<1x4xf32> {
+  %s = tensor.extract_slice %a[0, 0, 0] [1, 4, 1] [1, 1, 1] : tensor<1x4x1xf32> to tensor<1x4xf32>
+  return %s : tensor<1x4xf32>
+}
+"""
+
+PARTIAL_OUTPUT = """\
+#in = affine_map<(d0) -> (d0)>
+#out = affine_map<(d0) -> (d0, 0)>
+func.func @main(%a: tensor<4xf32>) -> tensor<4x2xf32> {
+  %five = arith.constant 5.0 : f32
+  %e = tensor.empty() : tensor<4x2xf32>
+  %f = linalg.fill ins(%five : f32) outs(%e : tensor<4x2xf32>) -> tensor<4x2xf32>
+  %r = linalg.generic {indexing_maps = [#in, #out], iterator_types = ["parallel"]} ins(%a : tensor<4xf32>) outs(%f : tensor<4x2xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    linalg.yield %x : f32
+  } -> tensor<4x2xf32>
+  return %r : tensor<4x2xf32>
+}
+"""
+
+FOLDED_COMPARE = """\
+#id = affine_map<(d0) -> (d0)>
+func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {
+  %w = arith.constant dense<[0x7FC00000, 0.0, 2.0, -1.0]> : tensor<4xf32>
+  %zero = arith.constant 0.0 : f32
+  %one = arith.constant 1.0 : f32
+  %e = tensor.empty() : tensor<4xf32>
+  %m = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]} ins(%w : tensor<4xf32>) outs(%e : tensor<4xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %c = arith.cmpf one, %x, %zero : f32
+    %s = arith.select %c, %one, %zero : f32
+    linalg.yield %s : f32
+  } -> tensor<4xf32>
+  %r = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel"]} ins(%a, %m : tensor<4xf32>, tensor<4xf32>) outs(%e : tensor<4xf32>) {
+  ^bb0(%x: f32, %y: f32, %o: f32):
+    %s = arith.addf %x, %y : f32
+    linalg.yield %s : f32
+  } -> tensor<4xf32>
+  return %r : tensor<4xf32>
+}
+"""
+
+
+def test_rank_reducing_slice_drops_the_axes_mlir_drops():
+    """tensor<1x4x1> -> tensor<1x4>: MLIR matches result axes greedily (the last unit axis goes)."""
+    a = np.arange(4, dtype=np.float32).reshape(1, 4, 1)
+    np.testing.assert_array_equal(lt_mlir.from_linalg(RANK_REDUCING)(a), a[:, :, 0])
+
+
+def test_output_map_that_leaves_elements_unwritten_is_refused():
+    with pytest.raises(LtImportError, match="leaves elements of its output unwritten"):
+        lt_mlir.from_linalg(PARTIAL_OUTPUT)
+
+
+def test_folded_ordered_compare_is_false_on_nan():
+    """A weight-only op computed at import (NumPy) gives what the compiled op gives: cmpf one is false on NaN."""
+    a = np.zeros(4, np.float32)
+    np.testing.assert_array_equal(lt_mlir.from_linalg(FOLDED_COMPARE)(a), [0.0, 0.0, 1.0, 1.0])
+
+
+def test_training_mode_state_update_is_refused():
+    t = _torch()
+    with pytest.raises(LtImportError, match="changes its own state"):
+        lt_mlir.from_torch(t.nn.BatchNorm1d(4).train(), t.randn(6, 4))
+
+
+def test_weights_are_a_snapshot():
+    """The model keeps the weights it was imported with (changing the torch module later changes nothing)."""
+    t = _torch()
+    lin, x = t.nn.Linear(3, 3), t.randn(2, 3)
+    model = lt_mlir.from_torch(lin, x)
+    before = model(x).numpy().copy()
+    with t.no_grad():
+        lin.weight.mul_(2)
+        lin.bias.add_(10)
+    np.testing.assert_array_equal(model(x).numpy(), before)

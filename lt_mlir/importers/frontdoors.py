@@ -74,7 +74,7 @@ def from_torch(module, *example_inputs, name: str | None = None, **options) -> M
             if identity in made:  # a parameter used twice is one weight (its first literal dominates the rest)
                 return made[identity]
             try:
-                array = np.ascontiguousarray(literal.detach().cpu().numpy())
+                array = np.array(literal.detach().cpu().numpy(), order="C", copy=True)  # a snapshot, not the parameter
             except Exception:  # a fake tensor: torch-mlir's own path
                 return None
             key = f"lt_weight_{len(data)}"
@@ -95,9 +95,14 @@ def from_torch(module, *example_inputs, name: str | None = None, **options) -> M
         raise ImportError(f"error: torch-mlir could not lower the model to linalg: {_first_line(e)}") from None
     t2 = time.perf_counter()
     imported = import_linalg(linalg, resources=data, names=names)
+    if len(imported.outputs) != len(program.graph_signature.user_outputs):  # torch-mlir returns the new buffers first
+        raise ImportError(f"error: the module changes its own state when it runs ({len(imported.outputs) - len(program.graph_signature.user_outputs)} "
+                          "buffers updated: a training-mode batch norm, an in-place update); lt_mlir imports pure functions: "
+                          "call .eval() first, or return the state")
     t3 = time.perf_counter()
+    flat, _ = torch.utils._pytree.tree_flatten(tuple(example_inputs))  # a list or dict argument: its tensors, in order
     example = [np.ascontiguousarray(x.detach().cpu().numpy()) if isinstance(x, torch.Tensor) else np.asarray(x)
-               for x in example_inputs]
+               for x in flat]
     options.setdefault("example", example)
     model = Model(imported, name or type(module).__name__, **options)
     timings.update(export=t1 - t0, torch_mlir=t2 - t1, to_lt=t3 - t2, schedule=time.perf_counter() - t3)

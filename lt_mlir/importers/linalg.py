@@ -84,7 +84,7 @@ _NP_UNARY = {
     "math.tanh": np.tanh, "math.rsqrt": lambda x: (1 / np.sqrt(x)).astype(x.dtype),
 }
 _NP_CMP = {"oeq": np.equal, "ogt": np.greater, "oge": np.greater_equal, "olt": np.less, "ole": np.less_equal,
-           "one": np.not_equal, "eq": np.equal, "ne": np.not_equal, "slt": np.less, "sle": np.less_equal,
+           "one": lambda a, b: (a != b) & ~np.isnan(a) & ~np.isnan(b), "eq": np.equal, "ne": np.not_equal, "slt": np.less, "sle": np.less_equal,
            "sgt": np.greater, "sge": np.greater_equal}
 _RESOURCE = re.compile(r"dense_resource<([^>]+)>")
 
@@ -559,6 +559,10 @@ class _Importer:
         if not reductions and self.view_of(op, ins, in_args, maps, n_out, yields, live, names, sizes):
             return
 
+        for k in range(n_out):  # an output element no iteration writes would keep its init value: not imported
+            out_shape = _tensor_type(op.results[k])[0]
+            if any(not isinstance(e, ir.AffineDimExpr) and out_shape[a] != 1 for a, e in enumerate(maps[len(ins) + k].results)):
+                raise _error(op, "cannot import a linalg.generic whose output map leaves elements of its output unwritten")
         # the result buffers
         results = []
         for k in range(n_out):
@@ -896,7 +900,10 @@ class _Importer:
             if name == "arith.select":
                 return np.where(*operands)
             if name in ("arith.truncf", "arith.extf", "arith.sitofp", "arith.fptosi", "arith.extsi", "arith.trunci"):
-                return operands[0].astype(NUMPY[str(bop.results[0].type)])
+                x = operands[0]
+                if x.dtype == np.bool_ and name in ("arith.sitofp", "arith.extsi"):
+                    x = -x.astype(np.int64)  # a signed i1 true is -1
+                return x.astype(NUMPY[str(bop.results[0].type)])
         raise KeyError(name)
 
     def fill(self, op, ins, in_args, n_out, yields, iters) -> bool:
@@ -1063,14 +1070,15 @@ class _Importer:
         shape, element = _tensor_type(op.results[0])
         if self.folded(op, src, lambda d: d[tuple(slice(o, o + n * st, st) for o, n, st in zip(offsets, sizes, strides))].reshape(shape)):
             return
-        kept = [a for a in range(len(sizes)) if not (sizes[a] == 1 and len(shape) < len(sizes))]
-        if len(kept) != len(shape):  # rank-reducing: drop unit axes in order until the ranks agree
-            kept, drop = [], len(sizes) - len(shape)
-            for a in range(len(sizes)):
-                if sizes[a] == 1 and drop > 0:
-                    drop -= 1
-                else:
-                    kept.append(a)
+        kept, r = [], 0  # the source axes the result keeps: matched greedily, as MLIR's computeRankReductionMask
+        for a in range(len(sizes)):
+            if r < len(shape) and sizes[a] == shape[r]:
+                kept.append(a)
+                r += 1
+            elif sizes[a] != 1:
+                raise _error(op, "a rank-reducing tensor.extract_slice whose dropped axes are not of size 1")
+        if r != len(shape):
+            raise _error(op, "a rank-reducing tensor.extract_slice whose result axes match no source axes")
 
         def index(idx, ix):
             out = []

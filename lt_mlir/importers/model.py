@@ -215,6 +215,8 @@ class Model:
             if type(x).__module__.startswith("torch"):
                 if getattr(x, "device", None) is not None and str(x.device) != "cpu":
                     raise ArgumentError(f"{self.name} input '{a.name}': a tensor on {x.device}; lt_mlir models run on CPU tensors")
+                if str(x.dtype).replace("torch.", "") != str(a.dtype):
+                    raise ArgumentError(f"{self.name} input '{a.name}': expected dtype {a.dtype}, got {x.dtype}")
                 torch_out = True
                 x = x.detach().numpy()
             x = np.asarray(x)

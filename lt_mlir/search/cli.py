@@ -49,7 +49,7 @@ from ..frontend import Tensor, default_hardware
 from ..schedule import Schedule
 from ..targets import TARGETS, get_target
 from .measure import check_ray_address, make_measurer
-from .tune import STRATEGIES, Tuner
+from .tune import STRATEGIES, Candidate, Tuner
 
 PROGRAMS = {
     "add": lambda n: programs.pointwise_add(n),
@@ -175,6 +175,10 @@ def tune(
                     raise with_filename(LtError(base.error), filename)
                 tuner.start_gflops = tuner.flops / base.runtime_s / 1e9 if base.runtime_s else None
                 tuner.progress = progress
+                if tuner.seeds and strategy != "evolution":  # (evolution measures them with its own seeds)
+                    given = [Candidate(x.moves, x) for x in tuner.seeds]
+                    tuner.anchors |= {c.text for c in given}
+                    tuner.measure(given)
                 STRATEGIES[strategy](tuner, np.random.default_rng(seed), measurer.parallelism)
                 with tuner.interruptible():
                     winner, speedup, remeasured = _final(tuner, measurer, finalists)
