@@ -165,6 +165,8 @@ def from_onnx(model, name: str | None = None, **options) -> Model:
 def from_linalg(source, name: str | None = None, filename: str = "-", **options) -> Model:
     """A linalg-on-tensors module (its text, or a file) as a ``Model``;
     ``filename`` names the text in errors."""
+    if isinstance(source, os.PathLike):
+        source = os.fspath(source)
     if "func.func" not in source and os.path.exists(source):
         source, filename = read_module_file(source, "from_linalg")
     return Model(import_linalg(source, filename=filename), name or "linalg", **options)

@@ -123,7 +123,6 @@ class Model:
         self.name = name
         self.example = example  # NumPy arrays of the inputs (from_torch's example inputs)
         self.target = get_target(target or frontend.default_hardware()).name
-        self.unfused = Schedule(imported.text)
         width = 1
         if vectorize and self.target == "cpu":
             sizes = [a.dtype.itemsize for a in imported.outputs] or [4]
