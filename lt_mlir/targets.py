@@ -183,18 +183,6 @@ def _options(options) -> CompileOptions:
     return CompileOptions() if options is None else CompileOptions.build(options)
 
 
-def _functions(module) -> list:
-    from .dialect import lt
-
-    return list(lt.functions(module.operation))
-
-
-def ir_name(f) -> str:
-    from .mlir import ir
-
-    return ir.StringAttr(f.attributes["sym_name"]).value
-
-
 def _prepare(module_or_text, entry, options: CompileOptions, filename: str):
     """(module, entry name, specs): a private copy with ``fastmath`` set."""
     from .dialect.entry import find_function, function_name, signature
@@ -354,6 +342,8 @@ class NativeTarget(Target):
         ``vector_math``: vector ``exp``/``log``/``erf``/``tanh``... call glibc's
         libmvec (code for this process: the JIT; ``lowering.llvm.use_vector_math``)
         except in functions whose fastmath mode is ``strict``."""
+        from .dialect import lt
+        from .dialect.entry import function_name
         from .lowering import machine
         from .lowering.llvm import scf_to_llvm_dialect, translate_to_llvm_ir, use_vector_math
         from .lowering.lt_to_scf import function_fastmath
@@ -361,7 +351,7 @@ class NativeTarget(Target):
         options = _options(options)
         module, name, specs = _prepare(module_or_text, entry, options, filename)
         abi = machine.vector_math_abi(machine.cpu_target(options.cpu, options.features)) if vector_math else None
-        strict = {ir_name(f) for f in _functions(module) if function_fastmath(f) == "strict"} if abi else set()
+        strict = {function_name(f) for f in lt.functions(module.operation) if function_fastmath(f) == "strict"} if abi else set()
         try:
             run_lowering(module, self.lowering, options.check_bounds)
             if abi is not None:
