@@ -63,6 +63,7 @@ import os
 import re
 import subprocess
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 # At the top only what loads without the MLIR bindings and LLVM: the
 # registry and the options are read where only compiled artifacts run
@@ -72,10 +73,14 @@ from .errors import CompileError, LtError, with_filename
 from .runtime import cuda
 from .runtime.cuda import CudaKernel
 
+if TYPE_CHECKING:
+    from .lowering.machine import CpuTarget
+
 __all__ = [
     "TARGETS",
     "CompileOptions",
     "CudaTarget",
+    "JitObject",
     "Lowered",
     "NativeTarget",
     "Target",
@@ -167,6 +172,25 @@ class Lowered:
     specs: list[ArgSpec]
     llvm_ir: str
     openmp: bool = False  # calls the OpenMP runtime (parallel loops)
+
+
+@dataclass(frozen=True)
+class JitObject:
+    """A native target's compiled entry point as an object file for this
+    host's JIT (``NativeTarget.compile_object``); ``kernel()`` loads it."""
+
+    name: str
+    specs: list[ArgSpec]
+    openmp: bool  # calls the OpenMP runtime (parallel loops)
+    data: bytes
+    cpu_target: CpuTarget  # what it was compiled for
+
+    def kernel(self):
+        from .runtime.kernel import Kernel
+        from .runtime.native import JitModule
+
+        jit = JitModule.from_object(self.data, self.openmp, self.cpu_target)
+        return Kernel(self.name, self.specs, jit.address(self.name), jit)
 
 
 def as_module(module_or_text, filename: str = "-"):
@@ -377,6 +401,29 @@ class NativeTarget(Target):
         lowered, mod, cpu_target = self._optimized(module_or_text, entry, options, filename, vector_math=True)
         jit = JitModule(mod, lowered.openmp, cpu_target)
         return Kernel(lowered.name, lowered.specs, jit.address(lowered.name), jit, str(mod))
+
+    def compile_object(self, module_or_text, entry=None, options=None, filename="-") -> JitObject:
+        """What ``compile`` makes, as bytes: a ``JitObject`` (picklable) whose
+        ``kernel()`` loads it without optimising or generating code again,
+        in this process or another on this host (the fuzzer's workers share
+        what they compile this way).  ``lower(..., vector_math=True)``, then
+        ``object_from_lowered``."""
+        from .lowering import machine
+
+        options = _options(options)
+        machine.cpu_target(options.cpu, options.features)  # bad names: an error before any work
+        return self.object_from_lowered(self.lower(module_or_text, entry, options, filename, vector_math=True), options)
+
+    def object_from_lowered(self, lowered: Lowered, options=None) -> JitObject:
+        """Optimise and generate code for what ``lower`` made: a cache keyed
+        by ``lowered.llvm_ir`` and ``options`` skips both for modules that
+        lower alike."""
+        from .lowering import machine
+
+        options = _options(options)
+        cpu_target = machine.cpu_target(options.cpu, options.features)
+        mod = machine.optimize(lowered.llvm_ir, cpu_target, options.opt)
+        return JitObject(lowered.name, lowered.specs, lowered.openmp, machine.emit_jit_object(mod, cpu_target), cpu_target)
 
     def compile_aot(self, module_or_text, out_prefix, entry=None, options=None, *, shared=True, filename="-") -> dict:
         """``<prefix>.o``, ``<prefix>.h`` and (``shared``) ``<prefix>.so``."""

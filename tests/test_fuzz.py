@@ -142,3 +142,25 @@ def test_an_unknown_mutant_is_refused():
         mutants.install("nope")
     with pytest.raises(SystemExit, match=r"^lt_mlir.testing.fuzz: unknown mutant 'nope' \(have drop-tail, "):
         fuzz.main(["--mutant", "nope", "--schedules", "1"])  # one line, exit status 1, before any worker starts
+
+
+def test_the_workers_share_what_they_compile(ci_run):
+    """Every schedule's kernel is accounted for, and most are not compiled
+    again: a module compiled before (by either worker) or one that lowers
+    to the same LLVM IR reuses that object code."""
+    s = ci_run
+    assert sum(s.kernels.values()) == s.run - s.outcomes["bounds-false-positive"], s.text()
+    assert s.kernels["shared"] > 0 and s.kernels["llvm-ir"] > 0, s.text()
+    assert s.kernels["compiled"] < s.run // 2, s.text()
+
+
+def test_a_refusal_that_changed_the_ir_is_told_from_one_that_did_not():
+    import lt_mlir
+    from lt_mlir import programs
+    from lt_mlir.passes.registry import run_pipeline
+
+    m = lt_mlir.parse_module(programs.matmul(8, 8, 8))
+    before = m.operation.clone()
+    assert fuzz._same_ir(before, m.operation)
+    run_pipeline(m, "builtin.module(lt-split{loop=0 factor=4})")
+    assert not fuzz._same_ir(before, m.operation)

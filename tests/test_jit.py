@@ -105,3 +105,67 @@ def test_bound_calls_keep_their_kernel_alive():
     ''')
     r = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
     assert r.returncode == 0 and r.stdout.strip() == "ok", (r.returncode, r.stderr[-2000:])
+
+
+def _softmax_parallel_text() -> str:
+    s = Schedule(programs.softmax(64, 256))  # exp: a libmvec call; parallel: the OpenMP runtime
+    s.parallel(0)
+    return s.text
+
+
+def test_an_object_compiled_once_loads_and_computes_what_compile_makes():
+    """``compile_object`` is ``compile``'s code as bytes: loaded back (after
+    a pickle round trip) it gives the same bits as ``compile``'s kernel."""
+    import pickle
+
+    text = _softmax_parallel_text()
+    obj = pickle.loads(pickle.dumps(get_target("cpu").compile_object(text)))
+    assert obj.openmp and obj.data[:4] == b"\x7fELF"
+    x = np.random.default_rng(1).standard_normal((64, 256)).astype(np.float32)
+    e = np.exp(x - x.max(1, keepdims=True))
+    got = obj.kernel()(x)
+    np.testing.assert_allclose(got, e / e.sum(1, keepdims=True), rtol=2e-6, atol=1e-7)
+    np.testing.assert_array_equal(got, compile(text)(x))
+
+
+VECTOR_EXP = """
+func.func @f(%A: memref<1024xf32>, %B: memref<1024xf32>) {
+  "lt.loop"() ({
+  ^bb0(%i0: index):
+    %i = "lt.dim"() {dim = "i"} : () -> index
+    %a = memref.load %A[%i] : memref<1024xf32>
+    %e = math.exp %a : f32
+    memref.store %e, %B[%i] : memref<1024xf32>
+  }) {dim = "i", size = 1024 : i64, tail = 0 : i64} : () -> ()
+  return
+}
+"""
+
+
+def test_an_object_loads_in_another_process(tmp_path):
+    """What one process compiled runs in another that compiled nothing (the
+    fuzzer's workers share object code): its OpenMP calls and (on a host
+    with AVX2 and glibc's libmvec) its vector exp calls resolve there."""
+    import pickle
+    import subprocess
+    import sys
+
+    rng = np.random.default_rng(2)
+    exp = Schedule(VECTOR_EXP).vectorize(0, 8).text
+    cases = [(_softmax_parallel_text(), rng.standard_normal((64, 256)).astype(np.float32)),
+             (exp, rng.uniform(-80, 80, 1024).astype(np.float32))]
+    for i, (text, x) in enumerate(cases):
+        obj = get_target("cpu").compile_object(text)
+        if i == 1 and machine.vector_math_abi(machine.cpu_target()) is not None:
+            assert b"_ZGVdN8v_expf" in obj.data
+        (tmp_path / f"k{i}.pickle").write_bytes(pickle.dumps(obj))
+        np.save(tmp_path / f"x{i}.npy", x)
+    code = (
+        "import pickle, sys, numpy as np; d = sys.argv[1]\n"
+        "for i in range(2):\n"
+        "    k = pickle.load(open(f'{d}/k{i}.pickle', 'rb')).kernel()\n"
+        "    np.save(f'{d}/y{i}.npy', k(np.load(f'{d}/x{i}.npy')))\n"
+    )
+    subprocess.run([sys.executable, "-c", code, str(tmp_path)], check=True, timeout=120)
+    for i, (text, x) in enumerate(cases):
+        np.testing.assert_array_equal(np.load(tmp_path / f"y{i}.npy"), compile(text)(x))

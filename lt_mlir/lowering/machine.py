@@ -230,3 +230,10 @@ def emit_assembly(mod, target: CpuTarget | None = None) -> str:
 
 def emit_object(mod, target: CpuTarget | None = None) -> bytes:
     return target_machine(target).emit_object(mod)
+
+
+def emit_jit_object(mod, target: CpuTarget | None = None) -> bytes:
+    """An object file for this process's JIT (``jit_target_machine``'s
+    large code model): what ``runtime.native.JitModule.from_object`` loads,
+    in this process or another on the same host."""
+    return jit_target_machine(target).emit_object(mod)

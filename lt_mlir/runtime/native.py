@@ -9,7 +9,7 @@ import os
 import llvmlite.binding as llvm
 
 from ..errors import CompileError
-from ..lowering.machine import CpuTarget, jit_target_machine
+from ..lowering.machine import CpuTarget, jit_target_machine, libmvec
 
 
 @functools.cache
@@ -40,6 +40,26 @@ class JitModule:
         self.engine.finalize_object()
         self.engine.run_static_constructors()
         self.module = mod
+
+    @classmethod
+    def from_object(cls, data: bytes, openmp: bool = False, target: CpuTarget | None = None) -> JitModule:
+        """An engine over an object file made by ``machine.emit_jit_object``
+        (no optimisation or code generation: a few milliseconds).  Its
+        OpenMP and libmvec references resolve as in the process that made it."""
+        if openmp:
+            load_openmp()
+        libmvec()  # vector math calls, if the object has any
+        tm = jit_target_machine(target)
+        empty = llvm.parse_assembly("")
+        empty.triple = tm.triple
+        self = cls.__new__(cls)
+        self.engine = llvm.create_mcjit_compiler(empty, tm)
+        self._object = llvm.ObjectFileRef.from_data(data)
+        self.engine.add_object_file(self._object)
+        self.engine.finalize_object()
+        self.engine.run_static_constructors()
+        self.module = empty
+        return self
 
     def address(self, name: str) -> int:
         addr = self.engine.get_function_address(name)

@@ -520,30 +520,88 @@ class _Failed(Exception):
 _KERNELS: OrderedDict = OrderedDict()  # this worker's compiled kernels by (module text, bounds check)
 _KERNELS_KEPT = 256
 _PTX_ASSEMBLED: set = set()  # module texts whose PTX ptxas assembled, in this worker
+_HOW = ["compiled"]  # how _compile had its last kernel (compiled, or which cache)
+_SHARED: dict = {"dir": None}  # the run's folder where workers share what they compiled (--cache)
 
 
-def _compile(module, check_bounds: bool, workaround: bool = False):
-    """``lt_mlir.compile``; returns ``(kernel, note)`` (no note: the -inf
-    literal workaround this once needed is fixed in lowering/llvm.py).
-    GPU-mapped schedules compile for ``cuda-emulated``: the GPU lowering
-    with blocks and threads run one after another on the CPU.  A module
-    this worker compiled before (many schedules end in the same IR: most
-    steps are refused) reuses its kernel, run on the new schedule's inputs;
-    an error is not kept."""
-    import lt_mlir
+def _shared_path(text: str, what: str) -> str | None:
+    """Where the run's workers keep ``what`` for a module text, or None when
+    they share nothing (an in-process run)."""
+    folder = _SHARED["dir"]
+    if folder is None:
+        return None
+    import hashlib
 
-    text = str(module)
+    digest = hashlib.sha256(f"{what}\n{text}".encode()).hexdigest()
+    return os.path.join(folder, digest[:2], digest)
+
+
+def _shared_load(path: str | None):
+    if path is None:
+        return None
+    import pickle
+
+    try:
+        with open(path, "rb") as fh:
+            return pickle.load(fh)
+    except FileNotFoundError:
+        return None
+
+
+def _shared_store(path: str | None, value) -> None:
+    """Written whole or not at all (another worker may be reading)."""
+    if path is None:
+        return
+    import pickle
+
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    tmp = f"{path}.{os.getpid()}.tmp"
+    with open(tmp, "wb") as fh:
+        pickle.dump(value, fh, protocol=pickle.HIGHEST_PROTOCOL)
+    os.replace(tmp, path)
+
+
+def _compile(module, check_bounds: bool, text: str | None = None):
+    """``lt_mlir.compile`` (``text``: the module's, if printed already);
+    returns the kernel.  GPU-mapped schedules compile for ``cuda-emulated``: the GPU lowering
+    with blocks and threads run one after another on the CPU.
+
+    Many schedules end in the same IR (most steps are refused), and more
+    lower to the same LLVM IR: a module compiled before, by this worker or
+    (through the run's ``--cache`` folder) another, or one whose LLVM IR
+    was, is not optimised and compiled again: its object code is loaded
+    (``NativeTarget.object_from_lowered``: the same bytes ``compile`` would
+    have made) and run on the new schedule's inputs.  An error is not kept."""
+    from ..targets import CompileOptions, get_target
+
+    text = str(module) if text is None else text
     key = (text, check_bounds)
     kernel = _KERNELS.get(key)
+    _HOW[0] = "worker"
     if kernel is None:
         target = "cuda-emulated" if "lt.gpu" in text else "cpu"
-        kernel = lt_mlir.compile(module, check_bounds=check_bounds, target=target)
+        options = CompileOptions(check_bounds=check_bounds)
+        path = _shared_path(text, f"{target} {options}")
+        obj = _shared_load(_shared_load(path))  # it holds where its LLVM IR's object code is
+        _HOW[0] = "shared"
+        if obj is None:
+            t = get_target(target)
+            lowered = t.lower(module, None, options, vector_math=True)
+            path_ir = _shared_path(lowered.llvm_ir, f"llvm {options}")
+            obj = _shared_load(path_ir)
+            _HOW[0] = "llvm-ir"
+            if obj is None:
+                _HOW[0] = "compiled"
+                obj = t.object_from_lowered(lowered, options)
+                _shared_store(path_ir, obj)
+            _shared_store(path, path_ir)
+        kernel = obj.kernel()
         _KERNELS[key] = kernel
         if len(_KERNELS) > _KERNELS_KEPT:
             _KERNELS.popitem(last=False)
     else:
         _KERNELS.move_to_end(key)
-    return kernel, None
+    return kernel
 
 
 def _compare(got: np.ndarray, ref, scale, length: int, what: str) -> str | None:
@@ -583,7 +641,7 @@ def _run_guarded(kernel, xs: list, refs: list) -> str | None:
     return None
 
 
-def _check_ptx(module) -> bool:
+def _check_ptx(module, text: str | None = None) -> bool:
     """A GPU-mapped schedule that ran right emulated must also give PTX
     that ptxas assembles (skipped, returning False, where ptxas is not
     installed)."""
@@ -593,17 +651,25 @@ def _check_ptx(module) -> bool:
 
     if nvptx.ptxas_path() is None:
         return False
-    text = str(module)
-    if text in _PTX_ASSEMBLED:  # this worker assembled the same module's PTX before
+    text = str(module) if text is None else text
+    path = _shared_path(text, "ptxas")
+    if text in _PTX_ASSEMBLED or (path and os.path.exists(path)):  # assembled before, here or by another worker
         return True
     try:
-        complaint = nvptx.assemble(lt_mlir.compiler.lower_cuda(module).ptx)
+        ptx = lt_mlir.compiler.lower_cuda(module).ptx
+        path_ptx = _shared_path(ptx, "ptxas ptx")  # modules that differ may give the same PTX
+        complaint = None if path_ptx and os.path.exists(path_ptx) else nvptx.assemble(ptx)
     except Exception as e:  # noqa: BLE001 - the emulated lowering accepted it
         raise _Failed("ptx-exception", _describe_exception(e)) from None
     if complaint:
         raise _Failed("invalid-ptx", complaint)
     _PTX_ASSEMBLED.add(text)
+    _shared_store(path_ptx, True)
+    _shared_store(path, True)
     return True
+
+
+_TEXTS: dict = {}  # (program, size) -> its module text, in this worker
 
 
 def run_one(task: dict, seed: int, programs: tuple, passes: list, notify=None, verbose=None, context=None) -> dict:
@@ -637,7 +703,9 @@ def run_one(task: dict, seed: int, programs: tuple, passes: list, notify=None, v
         size = tuple(task["size"])
         data = task.get("data") or [seed, 1 << 30, list(PROGRAMS).index(prog.name), *size]
         data_rng = np.random.default_rng(data)
-    text = prog.make(*size)
+    text = _TEXTS.get((prog.name, size))
+    if text is None:  # an imported program's text takes an import: made once a worker
+        text = _TEXTS[prog.name, size] = prog.make(*size)
     state = {
         "program": prog.name,
         "size": list(size),
@@ -666,15 +734,17 @@ def run_one(task: dict, seed: int, programs: tuple, passes: list, notify=None, v
             notify(state)
         xs = prog.inputs(data_rng, size)
         refs = prog.reference(xs, size)
+        final = str(module)
         try:
-            kernel, note = _compile(module, prog.check_bounds, workaround=not baseline)
+            kernel = _compile(module, prog.check_bounds, final)
+            state["kernel"] = _HOW[0]
         except VerifyError as e:
             if not prog.check_bounds:
                 raise _Failed("compile-error", f"{type(e).__name__}: {e}") from None
             # The static bounds check refused.  In bounds after all?  Run it unchecked, guarded.
             state["notes"].append(f"bounds check: {e}")
             try:
-                kernel, note = _compile(module, False, workaround=not baseline)
+                kernel = _compile(module, False, final)
             except LtError as e2:
                 raise _Failed("compile-error", f"{type(e2).__name__}: {e2}") from None
             except Exception as e2:
@@ -688,14 +758,12 @@ def run_one(task: dict, seed: int, programs: tuple, passes: list, notify=None, v
             raise _Failed("compile-error", f"{type(e).__name__}: {e}") from None
         except Exception as e:
             raise _Failed("compile-exception", _describe_exception(e)) from None
-        if note:
-            state["notes"].append(note)
         problem = _run_checked(kernel, xs, refs)
         if problem:
             raise _Failed("wrong-result", problem)
-        if "lt.gpu" in str(module):
+        if "lt.gpu" in final:
             state["gpu"] = ["emulated"]
-            if _check_ptx(module):
+            if _check_ptx(module, final):
                 state["gpu"].append("ptxas")
         state["outcome"] = "ok"
     except _Failed as f:
@@ -713,16 +781,15 @@ def _apply_step(module, name: str, step: str, state: dict, say):
     from ..errors import LtError, PassError, PipelineError
     from ..passes.registry import run_pipeline
 
-    before = module.operation.get_asm(enable_debug_info=True)
+    before = module.operation.clone()  # a copy costs less than printing it
     try:
         run_pipeline(module, pipeline_text([step]))
     except (PassError, PipelineError) as e:
-        after = module.operation.get_asm(enable_debug_info=True)
-        status = "refused" if after == before else "dirty"
+        status = "refused" if _same_ir(before, module.operation) else "dirty"
         state["steps"].append([name, step, status])
         if status == "dirty":
             state["notes"].append(f"{step} refused but left the IR modified (after {pipeline_text(_applied(state))}): {e}")
-            module = lt_mlir.parse_module(before, context=module.context)
+            module = lt_mlir.parse_module(before.get_asm(enable_debug_info=True), context=module.context)
         say(f"  {status:8} {step}: {e}")
         return module
     except LtError as e:
@@ -734,6 +801,21 @@ def _apply_step(module, name: str, step: str, state: dict, say):
     state["steps"].append([name, step, "applied"])
     say(f"  applied  {step}")
     return module
+
+
+def _same_ir(a, b) -> bool:
+    """Whether two operations print alike, locations included (compared as
+    bytecode first: writing it costs a tenth of printing)."""
+    import io
+
+    def bytecode(op) -> bytes:
+        buf = io.BytesIO()
+        op.write_bytecode(buf)
+        return buf.getvalue()
+
+    if bytecode(a) == bytecode(b):
+        return True
+    return a.get_asm(enable_debug_info=True) == b.get_asm(enable_debug_info=True)
 
 
 def _applied(state) -> list[str]:
@@ -765,6 +847,7 @@ def _worker_main(args) -> None:
     sys.stdout = sys.stderr
     if args.mutant:
         mutants.install(args.mutant)
+    _SHARED["dir"] = args.cache
     passes = fuzz_passes(args.mutant_pass, tuple(args.passes.split(",")) if args.passes else None)
     programs = tuple(args.programs.split(","))
 
@@ -861,6 +944,7 @@ class Summary:
     outcomes: Counter = field(default_factory=Counter)
     programs: Counter = field(default_factory=Counter)
     gpu: Counter = field(default_factory=Counter)  # GPU-mapped schedules: "emulated", "ptxas"
+    kernels: Counter = field(default_factory=Counter)  # how each schedule's kernel was had: compiled, llvm-ir, shared, worker
     notes: list = field(default_factory=list)  # (task index, note), first few of each kind
     failures: list = field(default_factory=list)
     restarts: int = 0
@@ -893,6 +977,12 @@ class Summary:
             lines.append(
                 f"GPU-mapped: {self.gpu['emulated']} ran emulated (cuda-emulated), "
                 f"{self.gpu['ptxas']} of them had their PTX assembled by ptxas"
+            )
+        if self.kernels:
+            lines.append(
+                f"kernels: {self.kernels['compiled']} optimised and compiled, {self.kernels['llvm-ir']} the object code of "
+                f"a module that lowered to the same LLVM IR, {self.kernels['shared'] + self.kernels['worker']} "
+                "of the same module (workers share object code)"
             )
         if self.restarts:
             lines.append(f"workers restarted after a crash or timeout: {self.restarts}")
@@ -1008,7 +1098,13 @@ def _execute(
     A worker that dies or overruns ``timeout`` is reported as a failure of
     its task and replaced; ``time_limit`` stops handing out tasks after that
     many seconds; a worker is replaced after ``recycle`` tasks (the JIT keeps
-    native code around)."""
+    native code around).  The workers share what they compile through a
+    temporary folder, removed at the end."""
+    with tempfile.TemporaryDirectory(prefix="lt-fuzz-") as folder:
+        return _execute_in(tasks, [*worker_args, "--cache", folder], workers, timeout, recycle, progress, time_limit)
+
+
+def _execute_in(tasks, worker_args, workers, timeout, recycle, progress, time_limit) -> tuple[list, int]:
     queue = list(enumerate(tasks))
     queue.reverse()  # pop() from the end
     results: dict = {}
@@ -1178,6 +1274,8 @@ def run(
             summary.programs[state.get("program", "?")] += 1
             for key in state.get("gpu", ()):
                 summary.gpu[key] += 1
+            if "kernel" in state:
+                summary.kernels[state["kernel"]] += 1
             summary.log.append(
                 (task["index"], state.get("program"), tuple(state.get("size", ())),
                  tuple(tuple(st) for st in state.get("steps", [])), failure.kind if failure else outcome)
@@ -1357,6 +1455,7 @@ def main(argv=None) -> int:
     p.add_argument("--markdown", default=None, metavar="PATH",
                    help="also write the summary (or the --mutants table) to PATH as Markdown, with the command and host")
     p.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    p.add_argument("--cache", default=None, help=argparse.SUPPRESS)  # a worker's shared folder
     args = p.parse_args(argv)
     if args.mutant and args.mutant not in mutants.MUTANTS:
         raise SystemExit(f"lt_mlir.testing.fuzz: unknown mutant {args.mutant!r} (have {', '.join(mutants.MUTANTS)})")
