@@ -1088,7 +1088,7 @@ def _execute(
     worker_args: list[str],
     workers: int,
     timeout: float,
-    recycle: int = 1000,
+    recycle: int = 5000,
     progress: Callable[[str], None] | None = None,
     time_limit: float | None = None,
 ) -> tuple[list, int]:
@@ -1234,7 +1234,7 @@ def run(
     first: int = 0,
     timeout: float = DEFAULT_TIMEOUT,
     baselines: bool = True,
-    recycle: int = 1000,
+    recycle: int = 5000,
     progress: Callable[[str], None] | None = None,
     time_limit: float | None = None,
     mutant: str | None = None,
@@ -1464,6 +1464,8 @@ def main(argv=None) -> int:
         return 0
     if args.replay is not None:
         return _replay(args)
+    # Killed (SIGTERM): unwind, so that the workers go and the shared folder is removed.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     if args.mutants:
         return _mutation_test(args)
     summary = run(
