@@ -164,3 +164,36 @@ def test_a_module_not_all_in_llvm_is_refused_before_translation():
     module = lt_mlir.parse_module('func.func @g(%a: f32) -> f32 {\n  %b = math.erf %a : f32\n  return %b : f32\n}\n')
     with pytest.raises(CompileError, match=r"^-:2:8: error: math.erf has no lowering to LLVM IR on this target"):
         translate_to_llvm_ir(module)
+
+
+def test_half_constants_without_a_short_decimal_compile_exactly():
+    """f16 constants such as 0.1 (LLVM writes 9.997550e-02, which the
+    parser refuses as inexact for ``half``) reach the kernel with the f16
+    value NumPy rounds them to."""
+    values = [0.1, 1 / 3, 65504.0, 6e-8, -2.5, float("-inf")]
+    body = "\n".join(
+        f"    %c{j} = arith.constant {v:.17e} : f16\n"
+        f"    %s{j} = arith.addf {'%a' if j == 0 else f'%s{j - 1}'}, %c{j} : f16" for j, v in enumerate(values[:-1])
+    )
+    text = f"""
+func.func @f(%A: memref<8xf16>, %B: memref<8xf16>, %C: memref<8xf16>) {{
+  "lt.loop"() ({{
+  ^bb0(%i0: index):
+    %i = "lt.dim"() {{dim = "i"}} : () -> index
+    %a = memref.load %A[%i] : memref<8xf16>
+{body}
+    memref.store %s{len(values) - 2}, %B[%i] : memref<8xf16>
+    %n = arith.constant 0xFC00 : f16
+    %m = arith.maximumf %a, %n : f16
+    memref.store %m, %C[%i] : memref<8xf16>
+  }}) {{dim = "i", size = 8 : i64, tail = 0 : i64}} : () -> ()
+  return
+}}
+"""
+    a = np.arange(8, dtype=np.float16)
+    b, c = lt.compile(text, fastmath="strict")(a)
+    expected = a.copy()
+    for v in values[:-1]:
+        expected = expected + np.float16(v)
+    np.testing.assert_array_equal(b, expected)
+    np.testing.assert_array_equal(c, a)

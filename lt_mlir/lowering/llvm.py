@@ -294,10 +294,13 @@ def _double_hex(value: float) -> str:
 def _legacy_constant(line: str, m) -> str:
     kinds = _FLOAT_TYPE.findall(line, 0, m.start())
     bits, decimal = m.group(1), m.group(2)
-    if decimal is not None:  # only a float's decimal may be inexact
-        if not kinds or kinds[-1] != "float":
-            return decimal
-        return _double_hex(struct.unpack(">f", struct.pack(">f", float(decimal)))[0])
+    if decimal is not None:  # a double's decimal is exact; narrower types' need not be
+        kind = kinds[-1] if kinds else "double"
+        if kind == "float":
+            return _double_hex(struct.unpack(">f", struct.pack(">f", float(decimal)))[0])
+        if kind == "half":
+            return "0xH" + struct.pack(">e", float(decimal)).hex().upper()
+        return decimal  # (lt has no bfloat element type)
     kind = kinds[-1] if kinds else {4: "half", 8: "float"}.get(len(bits), "double")
     if kind == "half":
         return "0xH" + bits.upper()
