@@ -534,6 +534,28 @@ def test_unsupported_linalg_op_is_named_with_its_line():
     assert "'tensor.reshape'" in message
 
 
+EMPTY_INPUT = """#id = affine_map<(d0, d1) -> (d0, d1)>
+func.func @main(%x: tensor<0x4xf32>) -> tensor<0x4xf32> {
+  %e = tensor.empty() : tensor<0x4xf32>
+  %r = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%x : tensor<0x4xf32>) outs(%e : tensor<0x4xf32>) {
+  ^bb0(%a: f32, %out: f32):
+    %s = arith.addf %a, %a : f32
+    linalg.yield %s : f32
+  } -> tensor<0x4xf32>
+  return %r : tensor<0x4xf32>
+}
+"""
+
+
+def test_a_tensor_without_elements_is_refused_with_its_location():
+    with pytest.raises(LtImportError) as info:
+        lt_mlir.from_linalg(EMPTY_INPUT)
+    message = str(info.value)
+    assert _one_line(message), message
+    assert re.match(r"^\S*:2:1: error: input 0 has type tensor<0x4xf32>: .*size 0", message), message
+
+
 def test_concat_is_copied_into_place():
     """tensor.concat (torch.cat): each input copied to its place along the axis; of two
     weights, one weight made at import."""

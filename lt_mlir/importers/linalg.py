@@ -140,6 +140,9 @@ def where(op) -> str:
     return "" if text in ("loc(unknown)", "") else text[4:-1] if text.startswith("loc(") else text
 
 
+_EMPTY = "a tensor with a dimension of size 0 (no elements) cannot be imported: every lt loop runs at least once"
+
+
 def _error(op, message: str) -> ImportError:
     at = where(op)
     return ImportError(f"{at}: error: {message}" if at else f"error: {message}")
@@ -301,6 +304,8 @@ class _Importer:
                 raise _error(self.func, f"input {k} has type {arg.type}: only tensors of static shape can be imported")
             if tt[1] not in NUMPY:
                 raise _error(self.func, f"input {k} has element type {tt[1]}: the arguments can be {', '.join(NUMPY)}")
+            if 0 in tt[0]:
+                raise _error(self.func, f"input {k} has type {arg.type}: {_EMPTY}")
         self.returned = returned
         self.weights: list = []  # (ir.Value, Argument) in order of appearance
         # the weights first (their data), then the signature: inputs, the weights nests read, outputs
@@ -325,6 +330,8 @@ class _Importer:
             if tt is None or tt[1] not in NUMPY:
                 raise _error(ret, f"result {k} has type {val.type}: only tensors of static shape and element type "
                                   f"{', '.join(NUMPY)} can be returned")
+            if 0 in tt[0]:
+                raise _error(ret, f"result {k} has type {val.type}: {_EMPTY}")
             v = f.add_argument(f"y{k}", memref(*tt), f"output{k}")
             self.outputs.setdefault(val, []).append(v)
         with f:
@@ -520,6 +527,8 @@ class _Importer:
             buf = self.bufs.get(v)
             for axis, e in enumerate(m.results):
                 if isinstance(e, ir.AffineDimExpr):
+                    if tt[0][axis] == 0:
+                        raise _error(op, f"operand {v.get_name()} has type {v.type}: {_EMPTY}")
                     sizes[e.position] = sizes[e.position] or tt[0][axis]
                     if buf is not None and buf.dims[axis] is not None:
                         proposals[e.position].append(buf.dims[axis])
