@@ -556,6 +556,25 @@ def test_a_tensor_without_elements_is_refused_with_its_location():
     assert re.match(r"^\S*:2:1: error: input 0 has type tensor<0x4xf32>: .*size 0", message), message
 
 
+def test_two_weights_made_of_one_parameter_have_distinct_names():
+    """Both halves of one parameter become weights; each keeps the
+    parameter's name, made distinct."""
+    t = _torch()
+
+    class Halves(t.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.w = t.nn.Parameter(t.randn(4, 6))
+
+        def forward(self, x):
+            return x @ self.w[:, :3] + (x * 2) @ self.w[:, 3:]
+
+    module, x = Halves(), t.randn(5, 4)
+    model = lt_mlir.from_torch(module, x)
+    assert [(a.name, a.shape) for a in model.weights] == [("w", (4, 3)), ("w#2", (4, 3))]
+    np.testing.assert_allclose(model(x).numpy(), _reference(module, (x,)).numpy(), rtol=RTOL, atol=ATOL)
+
+
 def test_concat_is_copied_into_place():
     """tensor.concat (torch.cat): each input copied to its place along the axis; of two
     weights, one weight made at import."""

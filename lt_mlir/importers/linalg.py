@@ -353,8 +353,12 @@ class _Importer:
     def materialize(self, buf: _Buf) -> None:
         """Make weight ``buf`` an argument (after the inputs and the weights read before it)."""
         k = len(self.used_weights)
-        buf.value = self.top.add_argument(f"w{k}", memref(buf.shape, buf.element), buf.name, position=self.n_inputs + k)
-        self.used_weights.append(Argument(buf.name, buf.shape, buf.element, "weight", buf.data))
+        taken = {a.name for a in self.arguments} | {a.name for a in self.used_weights}
+        name, n = buf.name, 2
+        while name in taken:  # two arrays made of one weight (its halves, or it and its transpose): "w", "w#2"
+            name, n = f"{buf.name}#{n}", n + 1
+        buf.value = self.top.add_argument(f"w{k}", memref(buf.shape, buf.element), name, position=self.n_inputs + k)
+        self.used_weights.append(Argument(name, buf.shape, buf.element, "weight", buf.data))
 
     def input_name(self, k: int) -> str:
         return self.names.get(("input", k), f"input{k}")
