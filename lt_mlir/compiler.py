@@ -33,6 +33,7 @@ def lower(
     *,
     target: str | Target = "cpu",
     options: CompileOptions | None = None,
+    vector_math: bool = False,
     **option_fields,
 ) -> Lowered:
     """lt module (or its text) -> unoptimised LLVM IR of the whole module,
@@ -40,7 +41,9 @@ def lower(
     mappings run as sequential loops).  ``fastmath=``: the floating-point
     mode of every function (``default``, ``strict``, ``fast`` or LLVM flags
     such as ``"nnan,nsz"``; README, "Floating point"); None keeps each
-    function's ``lt.fastmath``."""
+    function's ``lt.fastmath``.  ``vector_math=True``: the code ``compile``
+    runs in this process (vector ``exp``/``log``... call glibc's libmvec on
+    this host), not the code of ``compile_aot``'s objects."""
     t, opts = _target_and_options(target, options, option_fields)
     if not t.native:
         native = ", ".join(n for n, x in TARGETS.items() if x.native)
@@ -48,6 +51,8 @@ def lower(
             f"error: lower() makes host LLVM IR, which target '{t.name}' does not (targets that do: {native}); "
             f"get_target('{t.name}').lower() lowers for it"
         )
+    if vector_math:
+        return t.lower(module_or_text, entry, opts, filename, vector_math=True)
     return t.lower(module_or_text, entry, opts, filename)
 
 

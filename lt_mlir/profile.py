@@ -169,7 +169,7 @@ def compile_instrumented(
         layout = instrument_loops(module, max_entries)
     except LtError as e:
         raise with_filename(e, filename) from None
-    lowered = compiler.lower(module, entry, filename)
+    lowered = compiler.lower(module, entry, filename, vector_math=True)  # as compile's: the same math calls
     kernel, jit = _jit(lowered, define_cycle_counter(lowered.llvm_ir))
     return InstrumentedKernel(kernel, layout, jit)
 

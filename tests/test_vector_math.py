@@ -98,3 +98,24 @@ def test_not_for_another_cpu():
     """Code for a named CPU (not this host's JIT) keeps libm's calls: the
     vector variant is looked up in this process's libmvec."""
     assert machine.vector_math_abi(machine.cpu_target("znver3")) is None
+
+
+@needs_libmvec
+def test_what_is_shown_and_profiled_is_what_runs(tmp_path):
+    """lt-opt --emit=llvm and the per-loop profile's instrumented build have
+    the JIT's vector math calls, as the kernel compile() runs does; code
+    for a named CPU (--mcpu) keeps libm's."""
+    import subprocess
+    import sys
+
+    from lt_mlir.profile import compile_instrumented
+
+    s = lt_mlir.Schedule(_kernel_text("exp", 64, "f32")).vectorize(0, 8)
+    assert "_ZGV" in lt_mlir.compile(s.module).llvm_ir
+    assert "_ZGV" in compile_instrumented(s.module).kernel.llvm_ir
+    path = tmp_path / "k.mlir"
+    path.write_text(s.text)
+    lt_opt = [sys.executable, "-m", "lt_mlir.tools.lt_opt", str(path), "--emit=llvm"]
+    assert "_ZGV" in subprocess.run(lt_opt, check=True, capture_output=True, text=True).stdout
+    named = subprocess.run([*lt_opt, "--mcpu=znver3"], check=True, capture_output=True, text=True).stdout
+    assert "_ZGV" not in named and "llvm.exp" in named

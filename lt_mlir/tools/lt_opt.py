@@ -271,7 +271,7 @@ def run(argv: list[str] | None = None) -> int:
             lines = [f"{json.dumps(k)}: {json.dumps(v)}" for k, v in cuda.meta.items() if k != "launches"]
             launches = ",\n  ".join(json.dumps(launch) for launch in cuda.meta["launches"])
             return "{" + ",\n ".join(lines) + ',\n "launches": [\n  ' + launches + "]}"
-        lowered = compiler.lower(module, args.entry, filename)
+        lowered = compiler.lower(module, args.entry, filename, vector_math=True, cpu=args.mcpu, features=args.mattr)  # what --run runs
         mod = machine.optimize(lowered.llvm_ir, cpu_target)
         return str(mod) if args.emit == "llvm" else machine.emit_assembly(mod, cpu_target)
 

@@ -332,7 +332,7 @@ class Session:
         if view in ("llvm", "asm"):
             if not self.target.native:
                 raise LtError(f"error: the {view} view shows CPU code; this session's target is {self.target.name} (the ptx view)")
-            mod = machine.optimize(lower(text, self.schedule.entry, target=self.target).llvm_ir)
+            mod = machine.optimize(lower(text, self.schedule.entry, target=self.target, vector_math=True).llvm_ir)  # what runs
             return (str(mod) if view == "llvm" else machine.emit_assembly(mod)), 0
         if view == "ptx":
             if self.target.native:
