@@ -415,9 +415,9 @@ class NativeTarget(Target):
         return self.object_from_lowered(self.lower(module_or_text, entry, options, filename, vector_math=True), options)
 
     def object_from_lowered(self, lowered: Lowered, options=None) -> JitObject:
-        """Optimise and generate code for what ``lower`` made: a cache keyed
-        by ``lowered.llvm_ir`` and ``options`` skips both for modules that
-        lower alike."""
+        """Optimise and generate code for what ``lower`` made (what it
+        depends on: ``lowered.llvm_ir`` and ``options``; the fuzzer keys
+        its shared objects by them, as modules that differ may lower alike)."""
         from .lowering import machine
 
         options = _options(options)

@@ -376,6 +376,10 @@ class _Importer:
                 raise _error(op, f"tensor.empty of type {op.results[0].type}: only static shapes can be imported")
             self.bufs[op.results[0]] = _Buf(tt[0], tt[1], [None] * len(tt[0]))  # no value: reading it is an error
             return
+        for v in [*op.operands, *op.results]:
+            tt = _tensor_type(v)
+            if tt is not None and 0 in tt[0]:
+                raise _error(op, f"{'operand' if v in list(op.operands) else 'result'} {v.get_name()} has type {v.type}: {_EMPTY}")
         handler = {
             "linalg.generic": self.generic,
             "tensor.expand_shape": self.expand_shape,
@@ -531,8 +535,6 @@ class _Importer:
             buf = self.bufs.get(v)
             for axis, e in enumerate(m.results):
                 if isinstance(e, ir.AffineDimExpr):
-                    if tt[0][axis] == 0:
-                        raise _error(op, f"operand {v.get_name()} has type {v.type}: {_EMPTY}")
                     sizes[e.position] = sizes[e.position] or tt[0][axis]
                     if buf is not None and buf.dims[axis] is not None:
                         proposals[e.position].append(buf.dims[axis])

@@ -79,6 +79,7 @@ to show that the fuzzer notices (``tests/test_fuzz.py``).
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import random
@@ -544,7 +545,7 @@ def _shared_load(path: str | None):
     try:
         with open(path, "rb") as fh:
             return pickle.load(fh)
-    except FileNotFoundError:
+    except (OSError, EOFError, pickle.UnpicklingError):  # not there (or unreadable): compiled here
         return None
 
 
@@ -554,11 +555,17 @@ def _shared_store(path: str | None, value) -> None:
         return
     import pickle
 
-    os.makedirs(os.path.dirname(path), exist_ok=True)
     tmp = f"{path}.{os.getpid()}.tmp"
-    with open(tmp, "wb") as fh:
-        pickle.dump(value, fh, protocol=pickle.HIGHEST_PROTOCOL)
-    os.replace(tmp, path)
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(tmp, "wb") as fh:
+            pickle.dump(value, fh, protocol=pickle.HIGHEST_PROTOCOL)
+        os.replace(tmp, path)
+    except OSError:  # a full disk: the workers share less, nothing else changes
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
 
 
 def _compile(module, check_bounds: bool, text: str | None = None):
@@ -590,7 +597,9 @@ def _compile(module, check_bounds: bool, text: str | None = None):
             path_ir = _shared_path(lowered.llvm_ir, f"llvm {options}")
             obj = _shared_load(path_ir)
             _HOW[0] = "llvm-ir"
-            if obj is None:
+            if obj is not None:  # its code, with this module's entry (the IR has no argument shapes)
+                obj = dataclasses.replace(obj, name=lowered.name, specs=lowered.specs)
+            else:
                 _HOW[0] = "compiled"
                 obj = t.object_from_lowered(lowered, options)
                 _shared_store(path_ir, obj)
@@ -745,6 +754,7 @@ def run_one(task: dict, seed: int, programs: tuple, passes: list, notify=None, v
             state["notes"].append(f"bounds check: {e}")
             try:
                 kernel = _compile(module, False, final)
+                state["kernel"] = _HOW[0]
             except LtError as e2:
                 raise _Failed("compile-error", f"{type(e2).__name__}: {e2}") from None
             except Exception as e2:
@@ -1301,7 +1311,7 @@ def run(
 
 
 def minimize(failure: Failure, seed: int, workers: int = 2, timeout: float = DEFAULT_TIMEOUT,
-             programs=None, passes=None, mutants: bool = False) -> Failure:
+             programs=None, passes=None, mutants: bool = False, mutant: str | None = None) -> Failure:
     """A failure with as few transformations as still fail the same way
     (same signature): greedily drop one applied step at a time, on the
     schedule's own inputs, in worker processes (crashes included)."""
@@ -1310,7 +1320,7 @@ def minimize(failure: Failure, seed: int, workers: int = 2, timeout: float = DEF
     state = failure.state
     steps = _applied(state)
     data = [seed, failure.task["index"]] if failure.task["kind"] == "schedule" else failure.task.get("data")
-    args = _worker_args(seed, tuple(programs or DEFAULT_PROGRAMS), passes, mutants)
+    args = _worker_args(seed, tuple(programs or DEFAULT_PROGRAMS), passes, mutants, mutant)
     best = failure
 
     def task_for(candidate):
@@ -1465,7 +1475,14 @@ def main(argv=None) -> int:
     if args.replay is not None:
         return _replay(args)
     # Killed (SIGTERM): unwind, so that the workers go and the shared folder is removed.
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    previous = signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    try:
+        return _run_cli(args)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _run_cli(args) -> int:
     if args.mutants:
         return _mutation_test(args)
     summary = run(
@@ -1491,6 +1508,7 @@ def main(argv=None) -> int:
                 programs=tuple(args.programs.split(",")),
                 passes=tuple(args.passes.split(",")) if args.passes else None,
                 mutants=args.mutant_pass,
+                mutant=args.mutant,
             )
     print(summary.report(args.max_failures), flush=True)
     _write_markdown(args.markdown, "Differential fuzzing: a long run", summary.text(), code=True)

@@ -1,7 +1,7 @@
 // A tensor with no elements (a dimension of size 0) is refused where it is
 // used, with its location: lt loops run at least once.
 // RUN: not lt-opt %s --import=linalg 2>&1 | filecheck %s
-// CHECK: {{.*}}import-linalg-empty.mlir:13:8: error: operand %{{.*}} has type tensor<0x4xf32>: a tensor with a dimension of size 0 (no elements) cannot be imported: every lt loop runs at least once
+// CHECK: {{.*}}import-linalg-empty.mlir:10:11: error: result %{{.*}} has type tensor<0x4xf32>: a tensor with a dimension of size 0 (no elements) cannot be imported: every lt loop runs at least once
 // CHECK-NOT: Traceback
 #id = affine_map<(d0, d1) -> (d0, d1)>
 #col = affine_map<(d0, d1) -> (d1)>
