@@ -21,7 +21,9 @@
    ``program``, ``family``, ``group`` (its batch), ``kind``, ``moves``
    (replayable from the program's start: ``--refeature`` recomputes the
    features after ``space.feature_vector`` changes), ``speedup``,
-   ``speedups``, ``correct``, ``error``, ``features``.
+   ``speedups``, ``correct``, ``error``, ``vector_bits`` (the host's vector
+   register: ``replay`` gives a width-less ``vectorize`` move that width on
+   any host), ``features``.
 2. Evaluate, leaving one program out (trained on the others, other sizes
    of its family included) and one family out: within-batch Spearman over
    every batch, over the batches whose rounds agree with each other
@@ -55,11 +57,13 @@ import numpy as np
 
 from lt_mlir import programs
 from lt_mlir.errors import LtError
+from lt_mlir.lowering.machine import host_vector_width
 from lt_mlir.moves import try_move
 from lt_mlir.schedule import Schedule
 from lt_mlir.search import model as cost_model
 from lt_mlir.search import space
 from lt_mlir.search.measure import make_measurer
+from lt_mlir.targets import NativeTarget
 
 DATA = os.path.join(os.path.dirname(cost_model.__file__), "data")
 DATASET = os.path.join(DATA, "cost_dataset.jsonl")
@@ -122,8 +126,28 @@ def start_text(program: str) -> str:
     return PROGRAMS[program][1]()
 
 
-def _replay(start: Schedule, moves: list[str]) -> Schedule | None:
-    return space.replay(start, [space.Move.parse(m) for m in moves])
+# the vector register of the host a record was measured on, in bits (records
+# without ``vector_bits`` were made before it was kept: on a 256-bit AVX2 host)
+DEFAULT_VECTOR_BITS = 256
+
+
+class VectorBitsTarget(NativeTarget):
+    """The host's CPU target with the vector register of another host:
+    ``vectorize`` moves without a width replay at the width they had where
+    the record was measured, whatever this host has."""
+
+    def __init__(self, bits: int):
+        super().__init__("cpu", "lower-lt-to-scf", cpu_threads=True)
+        self.bits = bits
+
+    def vector_width(self, element_bytes: int = 4, options=None) -> int:
+        return max(1, self.bits // 8 // element_bytes)
+
+
+def replay(start: Schedule, record: dict) -> Schedule | None:
+    """A record's schedule: its moves from ``start`` on its host's vectors."""
+    target = VectorBitsTarget(record.get("vector_bits", DEFAULT_VECTOR_BITS))
+    return space.replay(start, [space.Move.parse(m) for m in record["moves"]], target)
 
 
 # every search move but ``parallel`` (module docstring: its speedup is the host's cores and load)
@@ -230,6 +254,7 @@ def generate(program: str, seed: int, out, repeat: int) -> int:
             "speedup": round(baseline / float(np.median([r.runtime_s for r in rs])), 5) if ok else None,
             "speedups": [round(baseline / r.runtime_s, 5) if r.runtime_s else None for r in rs],
             "correct": all(bool(r.correct) for r in rs), "error": next((r.error for r in rs if r.error), "")[:200],
+            "vector_bits": 8 * host_vector_width(1),
             "features": _rounded(space.feature_vector(s)),
         }
         out.write(json.dumps(record, separators=(",", ":")) + "\n")
@@ -253,7 +278,7 @@ def refeature(path: str) -> None:
     for r in records:
         if r["program"] not in starts:
             starts[r["program"]] = Schedule(start_text(r["program"]))
-        s = _replay(starts[r["program"]], r["moves"])
+        s = replay(starts[r["program"]], r)
         if s is None:
             raise SystemExit(f"error: {r['program']}: moves {r['moves']} no longer replay")
         r["features"] = _rounded(space.feature_vector(s))

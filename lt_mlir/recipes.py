@@ -301,7 +301,8 @@ def vector_rows(schedule: Schedule, width: int | None = None, parallel: bool = F
     the module's one reduction, a perfect nest, are reordered to the
     output's dims but its innermost, then the reduced dims, then the
     output's innermost (contiguous) dim, which is vectorized by ``width``
-    (this CPU's by default) and unrolled, its accumulators in registers;
+    (by default this CPU's widest vector, or a narrower one -- down to 128
+    bits -- for a shorter row) and unrolled, its accumulators in registers;
     the reduced loop inside it next to it is unrolled when it runs at most
     8 times.  For conv2d's ``C[o, y, x] += X[c, y + ky, x + kx] * W[o, c,
     ky, kx]`` with loops c, y, ky, x, kx, o: y, o, c, ky, kx, x.
@@ -314,8 +315,12 @@ def vector_rows(schedule: Schedule, width: int | None = None, parallel: bool = F
     inner = out[-1]
     reduced = [d for d in dims if d not in out]
     target = [d for d in dims if d in out and d != inner] + reduced + [inner]
-    width = width or host_vector_width(lt.element_bytes(module.operation))
     row = lt.loop_size(band[dims.index(inner)])
+    if width is None:  # this CPU's widest vector, halved (to 128 bits) while the row is shorter
+        element = lt.element_bytes(module.operation)
+        width = host_vector_width(element)
+        while row < width and width * element > 16:
+            width //= 2
     if row < width or row > max_vectors * width:
         raise PassError(f"error: vector_rows wants the output's innermost dim {inner} of {width} to "
                         f"{max_vectors * width} elements ({max_vectors} vectors of {width}), not {row}")

@@ -127,9 +127,9 @@ def test_simd_that_cannot_vectorize_warns_at_the_loop(tmp_path):
                     s[0] += a[i, j]
             return s
         """, "simd_warn")
-    with pytest.warns(RuntimeWarning, match="#pragma simd: lt-vectorize: cannot vectorize L0 .for i in 4.: only an innermost loop can be vectorized"):
-        got = m.h(np.arange(8.0).reshape(4, 2), np.zeros(1))
-    assert got[0] == 28.0
+    with pytest.warns(RuntimeWarning, match="#pragma simd: lt-vectorize: cannot vectorize L0 .for i in 16.: only an innermost loop can be vectorized"):
+        got = m.h(np.arange(32.0).reshape(16, 2), np.zeros(1))  # 16 rows: more than any CPU's float64 lanes
+    assert got[0] == 496.0
 
 
 def test_gemver_and_rowwise_reductions_as_appy_writes_them():

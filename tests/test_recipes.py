@@ -186,3 +186,23 @@ def test_vector_rows_refuses_what_it_cannot_keep_in_registers():
     two = x.sum(s.j) + x.max_reduce(s.j)
     with pytest.raises(lt.PassError, match="one reduction, not 2"):
         vector_rows(two.schedule, width=8)
+
+
+@pytest.mark.parametrize("host_width,row,want", [(16, 10, 8), (16, 29, 16), (8, 6, 4), (8, 3, None)])
+def test_vector_rows_narrows_the_default_width_to_a_short_row(monkeypatch, host_width, row, want):
+    """Without a width it takes this CPU's widest vector, halved while the
+    row is shorter (an AVX-512 host keeps a row of 10 in 8-lane vectors),
+    down to 128 bits; below that it refuses."""
+    import lt_mlir.recipes as recipes
+
+    monkeypatch.setattr(recipes, "host_vector_width", lambda element_bytes=4: host_width)
+    X, W, t, ref = conv2d(2, 3, 5, row, 3, 3)
+    if want is None:
+        with pytest.raises(lt.PassError, match=rf"innermost dim x of 4 to 32 elements .*not {row}$"):
+            vector_rows(t.schedule)
+        return
+    s = vector_rows(t.schedule)
+    assert s.loop_tree.splitlines()[9].endswith(f"[unroll full, vectorize {want}]")
+    out = guarded_copy(np.full(ref.shape, np.nan, np.float32))
+    s.compile()(guarded_copy(X, readonly=True), guarded_copy(W, readonly=True), out)
+    np.testing.assert_allclose(out, ref, rtol=1e-4, atol=1e-4 * np.abs(ref).max())
