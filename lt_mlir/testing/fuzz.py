@@ -455,6 +455,12 @@ def _choose_options(rng: random.Random, info, loops: list) -> dict:
                 # lt-resize: mostly a level that has a parent level over its dim
                 inner = [j for j, l in enumerate(loops) if any(lt.loop_dim(p) == lt.loop_dim(l) for p in lt.enclosing_loops(l))]
                 i = rng.choice(inner) if inner else i
+            elif info.name == "lt-distribute" and rng.random() < 0.9:
+                # mostly a loop whose body has parts to distribute (others are refused at once)
+                from ..passes.distribute import body_parts
+
+                parts = [j for j, l in enumerate(loops) if len(body_parts(l)) >= 2]
+                i = rng.choice(parts) if parts else i
             values["loop"] = i
             target = loops[i]
     for name, opt in info.options.items():
