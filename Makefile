@@ -82,7 +82,7 @@ tune: $(STAMP)
 	$(PY) benchmarks/bench_torch.py --tune 150
 
 # The long differential-fuzzing run (100,000 schedules of seed 29 on 2
-# workers: about an hour on a 2-core host) and the seeded bugs it must catch
+# workers: about 20 minutes on a 2-core host) and the seeded bugs it must catch
 # (lt_mlir/testing/mutants.py); the tables go to docs/fuzz.md and
 # docs/fuzz-mutants.md.
 fuzz: $(STAMP)
