@@ -63,7 +63,7 @@ from lt_mlir.schedule import Schedule
 from lt_mlir.search import model as cost_model
 from lt_mlir.search import space
 from lt_mlir.search.measure import make_measurer
-from lt_mlir.targets import NativeTarget
+from lt_mlir.targets import NativeTarget, get_target
 
 DATA = os.path.join(os.path.dirname(cost_model.__file__), "data")
 DATASET = os.path.join(DATA, "cost_dataset.jsonl")
@@ -137,7 +137,7 @@ class VectorBitsTarget(NativeTarget):
     the record was measured, whatever this host has."""
 
     def __init__(self, bits: int):
-        super().__init__("cpu", "lower-lt-to-scf", cpu_threads=True)
+        self.__dict__.update(vars(get_target("cpu")))  # the registered target's name, lowering, threads
         self.bits = bits
 
     def vector_width(self, element_bytes: int = 4, options=None) -> int:
@@ -246,6 +246,7 @@ def generate(program: str, seed: int, out, repeat: int) -> int:
                     measured.append((rs[0].baseline_s / float(np.median([r.runtime_s for r in rs])), s))
     # one baseline for the program: the median of the start's timings (re-timed every 20 measurements)
     baseline = float(np.median([r.baseline_s for *_, rs in pending for r in rs if r.baseline_s]))
+    vector_bits = 8 * host_vector_width(1)
     for b, step, s, rs in pending:
         ok = all(not r.error and r.correct and r.runtime_s for r in rs)
         record = {
@@ -254,7 +255,7 @@ def generate(program: str, seed: int, out, repeat: int) -> int:
             "speedup": round(baseline / float(np.median([r.runtime_s for r in rs])), 5) if ok else None,
             "speedups": [round(baseline / r.runtime_s, 5) if r.runtime_s else None for r in rs],
             "correct": all(bool(r.correct) for r in rs), "error": next((r.error for r in rs if r.error), "")[:200],
-            "vector_bits": 8 * host_vector_width(1),
+            "vector_bits": vector_bits,
             "features": _rounded(space.feature_vector(s)),
         }
         out.write(json.dumps(record, separators=(",", ":")) + "\n")
