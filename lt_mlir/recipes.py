@@ -54,6 +54,7 @@ fights over the same L1 sets):
 
 from __future__ import annotations
 
+from .analysis import vector_plan
 from .dialect import lt
 from .dialect.loop_tree import preorder_loops
 from .errors import PassError
@@ -333,6 +334,39 @@ def vector_rows(schedule: Schedule, width: int | None = None, parallel: bool = F
         schedule.unroll(last - 1)
     if parallel:
         schedule.parallel(first)
+    return schedule
+
+
+def vector_loops(schedule: Schedule, width: int | None = None, parallel: bool = False) -> Schedule:
+    """Run every innermost loop whose body reads and writes whole vectors
+    along its dim as vector code, each loop over its full length (a
+    reduction keeps one vector accumulator for the whole row and reduces it
+    once), and with ``parallel`` the outermost loop of each top-level nest
+    on every core: what a person does to a row-wise program -- gesummv's
+    two dot products a row, a row sum, softmax's passes, an element-wise
+    add.  ``width``: lanes a vector (default: this CPU's widest for the
+    element type).  A loop shorter than ``width``, one that would gather
+    (its dim is not the last of an access) and one whose body cannot be
+    vectorized stay scalar; a nest whose outer loop cannot run in parallel
+    stays serial.  Refuses (``PassError``) a module with no loop to
+    vectorize."""
+    module = schedule.module  # kept alive while its loops are read
+    width = width or host_vector_width(lt.element_bytes(module.operation))
+    loops = preorder_loops(module)
+    inner = [i for i, loop in enumerate(loops)
+             if lt.loop_size(loop) >= width and vector_plan.plan(loop) is None and not vector_plan.gather_distances(loop)]
+    outer = [i for i, loop in enumerate(loops) if not lt.enclosing_loops(loop)]
+    del module, loops
+    if not inner:
+        raise PassError(f"error: vector_loops found no innermost loop of at least {width} iterations "
+                        "that reads and writes whole vectors")
+    for i in inner:
+        schedule.vectorize(i, width)
+    for i in outer if parallel else ():
+        try:
+            schedule.parallel(i)
+        except PassError:
+            continue
     return schedule
 
 

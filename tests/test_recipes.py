@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import lt_mlir as lt
-from lt_mlir.recipes import default_rows, register_tile, register_tile_shapes, vector_registers, vector_rows
+from lt_mlir.recipes import default_rows, register_tile, register_tile_shapes, vector_loops, vector_registers, vector_rows
 from lt_mlir.testing.guard import guarded_copy
 
 
@@ -206,3 +206,55 @@ def test_vector_rows_narrows_the_default_width_to_a_short_row(monkeypatch, host_
     out = guarded_copy(np.full(ref.shape, np.nan, np.float32))
     s.compile()(guarded_copy(X, readonly=True), guarded_copy(W, readonly=True), out)
     np.testing.assert_allclose(out, ref, rtol=1e-4, atol=1e-4 * np.abs(ref).max())
+
+
+def gesummv(n, m):
+    """y = 1.5 A x + 1.2 B x (two row reductions and an element-wise tail)."""
+    rng = np.random.default_rng(n + m)
+    A, B = rng.standard_normal((n, m)).astype(np.float32), rng.standard_normal((n, m)).astype(np.float32)
+    x = rng.standard_normal(m).astype(np.float32)
+    s = lt.SymbolGenerator()
+    xv = lt.Tensor(x).to(s.j)
+    y = (lt.Tensor(A).to(s.i, s.j) * xv).sum(s.j) * 1.5 + (lt.Tensor(B).to(s.i, s.j) * xv).sum(s.j) * 1.2
+    ref = 1.5 * A.astype(np.float64) @ x + 1.2 * B.astype(np.float64) @ x
+    return (A, x, B), y, ref  # the kernel's arguments in order of first use
+
+
+@pytest.mark.parametrize("width,parallel", [(8, False), (8, True), (16, True), (4, False)])
+def test_vector_loops_vectorizes_each_row_whole_and_runs_the_rows_on_every_core(width, parallel):
+    """gesummv's two dot products a row become vector loops over the whole
+    row (37 = 4 x 8 + 5 and 2 x 16 + 5: a scalar tail), the row loop
+    parallel when asked; the result matches float64 NumPy on guard pages."""
+    inputs, y, ref = gesummv(29, 37)
+    s = vector_loops(y.schedule, width=width, parallel=parallel)
+    tree = s.loop_tree.splitlines()
+    assert [line.strip().split(" : ")[1] for line in tree if " : L" in line] == [
+        "L0 [parallel]" if parallel else "L0", f"L1 [vectorize {width}]", f"L2 [vectorize {width}]"]
+    out = guarded_copy(np.full(ref.shape, np.nan, np.float32))
+    s.compile()(*[guarded_copy(a, readonly=True) for a in inputs], out)
+    np.testing.assert_allclose(out, ref, rtol=1e-4, atol=1e-4 * np.abs(ref).max())
+
+
+def test_vector_loops_leaves_strided_and_short_loops_scalar_and_refuses_when_none_is_left():
+    """Row sums plus column sums: the column sums' inner loop runs down a
+    column (it would gather) and stays scalar, the row sums' and the
+    element-wise nest's inner loops are vectorized; a module whose only
+    inner loop gathers, or whose rows are shorter than a vector, is
+    refused."""
+    X = np.random.default_rng(3).standard_normal((40, 27)).astype(np.float32)
+    s = lt.SymbolGenerator()
+    x = lt.Tensor(X).to(s.r, s.c)
+    y = x.sum(s.c).to(s.r) + x.transpose(s.c, s.r).sum(s.r).to(s.c)
+    sched = vector_loops(y.schedule, width=8)
+    loops = [line.strip() for line in sched.loop_tree.splitlines() if line.strip().startswith("for ")]
+    assert loops == ["for r in 40 : L0", "for c in 27 : L1 [vectorize 8]", "for c in 27 : L2", "for r in 40 : L3",
+                     "for r in 40 : L4", "for c in 27 : L5 [vectorize 8]"]
+    out = sched.compile()(guarded_copy(X, readonly=True))
+    x64 = X.astype(np.float64)
+    np.testing.assert_allclose(out, x64.sum(1)[:, None] + x64.sum(0)[None, :], rtol=1e-4, atol=1e-4)
+    columns = x.transpose(s.c, s.r).sum(s.r)
+    with pytest.raises(lt.PassError, match="no innermost loop of at least 8 iterations that reads and writes whole vectors"):
+        vector_loops(columns.schedule, width=8)
+    short = lt.Tensor(np.ones((64, 3), np.float32)).to(s.i, s.j).sum(s.j)
+    with pytest.raises(lt.PassError, match="no innermost loop of at least 8 iterations"):
+        vector_loops(short.schedule, width=8)

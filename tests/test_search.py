@@ -226,7 +226,10 @@ def test_recipe_seeds_are_the_recipes_schedules_as_replayable_moves():
         assert again is not None and again.key == c.schedule.key
     for c in seeds[:2]:
         np.testing.assert_allclose(lt_mlir.compile(c.text)(A, B), A @ B, rtol=1e-4, atol=1e-4)
-    assert recipe_seeds(Schedule(programs.softmax(8, 16))) == []
+    assert recipe_seeds(Schedule(programs.softmax(8, 3))) == []  # rows shorter than any vector
+    rows = recipe_seeds(Schedule(programs.softmax(8, 64)))  # vector_loops: each pass over a row one vector loop
+    assert [str(m).split("_")[0] for m in rows[0].moves] == ["vectorize"] * 3
+    assert [str(m).split("_")[0] for m in rows[1].moves] == ["vectorize"] * 3 + ["parallel"]
 
 
 def test_evolution_measures_the_seeds_first_and_keeps_the_best_of_them():

@@ -455,7 +455,7 @@ def recipe_seeds(start: Schedule, target="cpu") -> list[Candidate]:
     move sequences a search can mutate: ``register_tile``'s variants on a
     CPU target (of the start's largest contraction, whatever its loop
     order, and of every contraction the start has, largest first) and
-    ``vector_rows``' (one core and all),
+    ``vector_rows``' and ``vector_loops``' (one core and all),
     ``gpu_tiled_matmul``'s on a GPU target.  A recipe that refuses the
     start gives no seed; duplicates are dropped."""
     from .. import recipes
@@ -469,6 +469,7 @@ def recipe_seeds(start: Schedule, target="cpu") -> list[Candidate]:
                               for par in (False, True) for r, v in recipes.register_tile_shapes(width)]
         tries = [(recipes.register_tile, dict(options, width=width)) for options in tiles]
         tries += [(recipes.vector_rows, dict(width=width, parallel=par)) for par in (False, True)]
+        tries += [(recipes.vector_loops, dict(width=width, parallel=par)) for par in (False, True)]
     out, seen = [], {start.key}
     for recipe, options in tries:
         s = start.copy()
