@@ -256,6 +256,70 @@ def test_rllib_env_config_constructor():
         LoopToolEnv({"benchmark": "matmul-v0/16x16x16", "actionspace": "looptune"})
 
 
+def test_default_observation_space_samples_and_holds_every_observation():
+    """Every default observation lies in its space, and the space can be
+    sampled (RLlib's FlattenObservations samples it; a Box up to int64's
+    maximum cannot be)."""
+    env = LoopToolEnv({"benchmark": "clipped-matmul-v0/8x16x64", "action_space": "looptune", "max_loops": 4, "reward": None})
+    space = env.observation_space
+    assert space.contains(space.sample())
+    obs, _ = env.reset(seed=0)
+    for name in ("down", "down", "down", "down", "split_8", "down"):
+        assert space.contains(obs), obs
+        obs = act(env, name)[0]
+    assert obs["action_state"][0] == 3  # the cursor past max_loops is reported at the last row
+
+
+RLLIB_PPO = """
+import json, sys
+import ray
+from ray.rllib.algorithms.ppo import PPOConfig
+from ray.rllib.connectors.env_to_module import FlattenObservations
+from ray.rllib.core.rl_module.default_model_config import DefaultModelConfig
+from lt_mlir.env import LoopToolEnv
+
+ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False)
+options = {"benchmark": "clipped-matmul-v0/8x16x64", "action_space": "looptune", "max_loops": 8, "reward": None}
+config = (PPOConfig()
+          .environment(LoopToolEnv, env_config=options)
+          .env_runners(num_env_runners=0, rollout_fragment_length=250,
+                       env_to_module_connector=lambda env, spaces=None, device=None: FlattenObservations())
+          .training(train_batch_size_per_learner=250, minibatch_size=50, num_epochs=2)
+          .rl_module(model_config=DefaultModelConfig(fcnet_hiddens=[32, 32]))
+          .debugging(seed=0))
+algo = config.build_algo()
+steps, losses = 0, []
+while steps < 1000:
+    result = algo.train()
+    steps = result["env_runners"]["num_env_steps_sampled_lifetime"]
+    losses.append(float(result["learners"]["default_policy"]["total_loss"]))
+algo.stop()
+ray.shutdown()
+print(json.dumps({"steps": steps, "losses": losses}))
+"""
+
+
+def test_rllib_ppo_runs_1000_steps_on_the_env_config_constructor():
+    """RLlib's PPO (the new API stack, torch) trains 1,000 steps on
+    ``LoopToolEnv(env_config)`` with its default tensor observation,
+    flattened by RLlib's own connector; in a child process, so that its
+    Ray instance ends with it."""
+    pytest.importorskip("ray.rllib", reason="the rl extra (pip install -e '.[rl]') is not installed")
+    pytest.importorskip("torch", reason="the rl extra (pip install -e '.[rl]') is not installed")
+    import json
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("RAY_")}
+    env.update(RAY_USAGE_STATS_ENABLED="0", PYTHONWARNINGS="ignore")
+    run = subprocess.run([sys.executable, "-c", RLLIB_PPO], capture_output=True, text=True, timeout=600, env=env)
+    assert run.returncode == 0, run.stderr[-3000:]
+    result = json.loads(run.stdout.strip().splitlines()[-1])
+    assert result["steps"] >= 1000
+    assert result["losses"] and all(np.isfinite(result["losses"]))
+
+
 def test_fork_and_deepcopy_go_on_independently():
     env = LoopToolEnv("benchmark://matmul-v0/64x64x64", "looptune", observations=TEXT, reward=None)
     env.reset()

@@ -37,7 +37,8 @@ Observations (``observations=``: a ``Dict`` space of those asked for, by
 default ``loops_tensor`` and ``action_state``, tensors that RLlib and
 Stable-Baselines3 take; ``observation_space="name"``: that observation
 alone, as CompilerGym's keyword): ``loop_tree``, ``ir``, ``action_state``
-([cursor loop, size, tail]), ``runtime`` (seconds: the evaluator's median
+([cursor loop, size, tail]; the cursor at most ``max_loops - 1``, sizes at
+most ``SIZE_BOUND``: a space with finite bounds can be sampled), ``runtime`` (seconds: the evaluator's median
 of up to ``repeat`` samples of at least 0.2 ms each, at most 50 ms of
 timing, the bound kernel in a child process), ``flops`` (GFLOP/s of the
 same measurement; ``gflops`` and LoopTune's ``flops_loop_nest_tensor``
@@ -104,6 +105,7 @@ OBSERVATIONS = (
 GRAPHS = ("ir_tree_networkx", "ir_graph_networkx")
 REWARDS = ("flops", "normalized", "speedup", "runtime")
 DEFAULT_OBSERVATIONS = ("loops_tensor", "action_state")
+SIZE_BOUND = 2**31 - 1  # action_state's loop size and tail are clipped to it
 MEASURED = 4096  # measurements the env keeps (by schedule text), least recently used dropped
 STEP_LIMIT_S = 2.0
 _TEXT = spaces.Text(max_length=1 << 20, charset=string.printable)
@@ -232,7 +234,9 @@ class LoopToolEnv(gym.Env):
         if name in ("loop_tree", "ir"):
             return _TEXT
         if name == "action_state":
-            return spaces.Box(0, np.iinfo(np.int64).max, shape=(3,), dtype=np.int64)
+            # finite bounds: a space with int64's maximum cannot be sampled (Gymnasium's Box.sample
+            # overflows computing high + 1), and RLlib's FlattenObservations samples it
+            return spaces.Box(0, np.array([self.max_loops - 1, SIZE_BOUND, SIZE_BOUND]), shape=(3,), dtype=np.int64)
         if name in MEASURED_OBSERVATIONS:
             return spaces.Box(0.0, np.inf, shape=(1,), dtype=np.float64)
         if name == "loops_tensor":
@@ -469,7 +473,7 @@ class LoopToolEnv(gym.Env):
             if not loops:
                 return np.zeros(3, dtype=np.int64)
             c = min(self.cursor, len(loops) - 1)
-            return np.array([c, lt.loop_size(loops[c]), lt.loop_tail(loops[c])], dtype=np.int64)
+            return np.minimum([min(c, self.max_loops - 1), lt.loop_size(loops[c]), lt.loop_tail(loops[c])], SIZE_BOUND).astype(np.int64)
         if name in MEASURED_OBSERVATIONS:
             measured = self._measure()
             if measured is None:
