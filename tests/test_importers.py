@@ -387,6 +387,25 @@ def test_linear_relu_epilogue_is_fused():
     np.testing.assert_allclose(unfused(x).numpy(), ref, rtol=RTOL, atol=ATOL)
 
 
+def test_layer_norm_gelu_is_one_row_loop_without_a_wide_copy():
+    """torch-mlir's layer norm computes its variance from an f64 copy of the
+    input that two nests read: that cast is recomputed where it is read
+    (no m x n f64 buffer), and the statistics' row loops, each allocating
+    its accumulator, merge into one loop over the rows (parallel in the
+    default schedule); the result matches torch."""
+    t = _torch()
+    module = t.nn.Sequential(t.nn.LayerNorm(40), t.nn.GELU())
+    with t.no_grad():
+        module[0].weight.uniform_(0.5, 1.5)
+        module[0].bias.uniform_(-1, 1)
+    x = t.randn(6, 40) * 3 + 1
+    model = lt_mlir.from_torch(module, x)
+    assert _top_level_loops(model.tuning_start.loop_tree) == 1, model.tuning_start.loop_tree
+    assert max(_allocs(model.loop_tree)) < 6 * 40, model.loop_tree
+    assert next(line for line in model.loop_tree.splitlines() if line.startswith("for ")).endswith("[parallel]"), model.loop_tree
+    np.testing.assert_allclose(model(x).numpy(), _reference(module, (x,)).numpy(), rtol=RTOL, atol=ATOL)
+
+
 def test_softmax_of_large_rows_is_right():
     """Rows of odd length with values up to ~100: exp overflows unless the
     row's max is subtracted first; the max and sum nests stay correct under

@@ -170,9 +170,12 @@ def reorder_conflicts(loop, roots=None) -> str | None:
     by_buffer: dict = {}
     for a in found:
         by_buffer.setdefault(a.buffer, []).append(a)
+    # a loop of ``roots`` over the same dim (the second loop of a merge) whose body allocates a buffer
+    # makes it new in each of its iterations, as its body's are in ``loop``'s once the two are one
+    siblings = [r for r in (roots or []) if r != loop and r.name == "lt.loop" and lt.loop_dim(r) == dim]
     for buffer, group in by_buffer.items():
         kinds = {a.kind for a in group}
-        if kinds == {"read"} or private_cache(buffer, loop):
+        if kinds == {"read"} or private_cache(buffer, loop) or any(private_cache(buffer, r) for r in siblings):
             continue
         if len(kinds) == 1 and next(iter(kinds)).startswith("reduce:"):
             continue

@@ -31,6 +31,7 @@ from ..dialect import lt
 from ..dialect.loop_tree import preorder_loops
 from ..errors import ArgumentError, PassError
 from ..kernel import fusion
+from ..mlir import ir
 from ..schedule import Schedule
 from ..targets import get_target
 from .linalg import Imported
@@ -45,6 +46,12 @@ def fused_schedule(imported: Imported, fuse: bool = True) -> Schedule:
     s = Schedule(imported.text)
     if fuse:
         fusion.fuse(s, owners, kept, recompute=False)
+        # a cast read by several nests (torch-mlir's f64 copy of a layer norm's input) is cheaper
+        # recomputed at each read than stored and loaded again: those fuse recomputing
+        loops = preorder_loops(s.parsed)
+        costly = {id(o) for k, o in zip(fusion.top_loops(s), owners) if not _cheap(loops[k])}
+        del loops
+        fusion.fuse(s, owners, kept | costly, recompute=True)
         progress = True
         while progress:  # merge neighbouring nests over the same rows, contractions apart
             progress = False
@@ -58,6 +65,28 @@ def fused_schedule(imported: Imported, fuse: bool = True) -> Schedule:
                     break
         _merge_inner(s, [id(o) in kept for o in owners])
     return Schedule(s.text)
+
+
+_CASTS = {"arith.extf", "arith.truncf", "arith.sitofp", "arith.uitofp", "arith.fptosi", "arith.fptoui", "arith.extsi",
+          "arith.extui", "arith.trunci", "arith.bitcast"}
+_PLUMBING = {"lt.loop", "lt.dim", "memref.load", "memref.store", "arith.constant", "arith.index_cast", "arith.addi",
+             "arith.subi", "arith.muli", "arith.minsi", "arith.maxsi"}
+
+
+def _cheap(nest) -> bool:
+    """Whether an outermost nest only copies an input, converted: loads,
+    casts and at most one other arithmetic op an element, nothing reduced,
+    no math function (what is cheaper to recompute at each read than to
+    store and load)."""
+    ops: list = []
+
+    def visit(op):
+        ops.append(op.name)
+        return ir.WalkResult.ADVANCE
+
+    nest.operation.walk(visit)
+    other = [name for name in ops if name not in _PLUMBING and name not in _CASTS]
+    return len(other) <= 1 and all(name.startswith("arith.") for name in other)
 
 
 def default_schedule(fused: Schedule, parallel: bool = True, width: int = 1, gpu: bool = False, shrink: bool = True) -> Schedule:

@@ -379,7 +379,8 @@ PROGRAMS: dict[str, Program] = {
             )
         ],
         # lt_mlir.importers' modules of linalg programs in torch-mlir's form: views,
-        # a padded copy, a strided window, a clamped gather, unit dims without loops
+        # a padded copy, a strided window, a clamped gather, unit dims without loops,
+        # a layer norm's row loops (fused, unmerged: an accumulator allocated in a row loop)
         *[
             Program(
                 name,
@@ -389,7 +390,7 @@ PROGRAMS: dict[str, Program] = {
                 (lambda xs, s, _n=name: _imported_programs()[_n][2](xs, s)),
                 f"lt_mlir.testing.imported_programs.text({name!r}, {{}})",
             )
-            for name in ("i_linear_relu", "i_conv_pad_stride", "i_softmax", "i_gather")
+            for name in ("i_linear_relu", "i_conv_pad_stride", "i_softmax", "i_gather", "i_layer_norm")
         ],
         Program(
             "react_type2",

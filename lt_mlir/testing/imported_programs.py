@@ -171,6 +171,77 @@ def softmax_rows_reference(xs, size):
     return [(y, y, size[1] + 8)]
 
 
+def layer_norm(m: int, n: int) -> str:
+    """torch-mlir's layer norm (no affine) of a scaled input: ``h = x / 2``
+    (an element-wise nest several nests read), a row sum of ``h`` into
+    m x 1 divided by n, the squared deviations summed likewise, then (h -
+    mean) * rsqrt(var + eps).  ``text`` gives it with its producers fused,
+    as ``Model``'s start is before its row loops are merged: ``h`` a nest
+    of its own, the mean a row loop that allocates its sum's accumulator."""
+    return f"""
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#col0 = affine_map<(d0, d1) -> (d0, 0)>
+func.func @main(%x: {_t([m, n])}) -> {_t([m, n])} {{
+  %zero = arith.constant 0.0 : f32
+  %half = arith.constant 0.5 : f32
+  %nf = arith.constant {float(n)} : f32
+  %eps = arith.constant 1.0e-05 : f32
+  %e = tensor.empty() : {_t([m, n])}
+  %h = linalg.generic {{indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}}
+      ins(%x : {_t([m, n])}) outs(%e : {_t([m, n])}) {{
+  ^bb0(%a: f32, %out: f32):
+    %s = arith.mulf %a, %half : f32
+    linalg.yield %s : f32
+  }} -> {_t([m, n])}
+  %e1 = tensor.empty() : {_t([m, 1])}
+  %f1 = linalg.fill ins(%zero : f32) outs(%e1 : {_t([m, 1])}) -> {_t([m, 1])}
+  %sum = linalg.generic {{indexing_maps = [#id, #col0], iterator_types = ["parallel", "reduction"]}}
+      ins(%h : {_t([m, n])}) outs(%f1 : {_t([m, 1])}) {{
+  ^bb0(%a: f32, %out: f32):
+    %s = arith.addf %a, %out : f32
+    linalg.yield %s : f32
+  }} -> {_t([m, 1])}
+  %mean = linalg.generic {{indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}}
+      ins(%sum : {_t([m, 1])}) outs(%e1 : {_t([m, 1])}) {{
+  ^bb0(%a: f32, %out: f32):
+    %d = arith.divf %a, %nf : f32
+    linalg.yield %d : f32
+  }} -> {_t([m, 1])}
+  %f2 = linalg.fill ins(%zero : f32) outs(%e1 : {_t([m, 1])}) -> {_t([m, 1])}
+  %sq = linalg.generic {{indexing_maps = [#id, #col0, #col0], iterator_types = ["parallel", "reduction"]}}
+      ins(%h, %mean : {_t([m, n])}, {_t([m, 1])}) outs(%f2 : {_t([m, 1])}) {{
+  ^bb0(%a: f32, %mu: f32, %out: f32):
+    %d = arith.subf %a, %mu : f32
+    %q = arith.mulf %d, %d : f32
+    %s = arith.addf %q, %out : f32
+    linalg.yield %s : f32
+  }} -> {_t([m, 1])}
+  %y = linalg.generic {{indexing_maps = [#id, #col0, #col0, #id], iterator_types = ["parallel", "parallel"]}}
+      ins(%h, %mean, %sq : {_t([m, n])}, {_t([m, 1])}, {_t([m, 1])}) outs(%e : {_t([m, n])}) {{
+  ^bb0(%a: f32, %mu: f32, %v: f32, %out: f32):
+    %var = arith.divf %v, %nf : f32
+    %ve = arith.addf %var, %eps : f32
+    %rs = math.rsqrt %ve : f32
+    %d = arith.subf %a, %mu : f32
+    %o = arith.mulf %d, %rs : f32
+    linalg.yield %o : f32
+  }} -> {_t([m, n])}
+  return %y : {_t([m, n])}
+}}
+"""
+
+
+def layer_norm_inputs(rng, size):
+    return [rng.uniform(-1, 1, size).astype(np.float32) + np.float32(rng.uniform(-2, 2))]
+
+
+def layer_norm_reference(xs, size):
+    x = xs[0].astype(np.float64) / 2
+    d = x - x.mean(axis=1, keepdims=True)
+    y = d / np.sqrt((d * d).mean(axis=1, keepdims=True) + 1e-5)
+    return [(y, np.abs(y) + 1.0, 4 * size[1])]
+
+
 def gather(v: int, d: int, t: int) -> str:
     """An embedding: rows of a table picked by int64 indices (clamped into it), then scaled by a slice of it."""
     return f"""
@@ -211,9 +282,24 @@ PROGRAMS = {
     "i_conv_pad_stride": (conv_pad_stride, conv_pad_stride_inputs, conv_pad_stride_reference, ((2, 7, 9, 3), (3, 8, 5, 2))),
     "i_softmax": (softmax_rows, softmax_rows_inputs, softmax_rows_reference, ((7, 33), (5, 8))),
     "i_gather": (gather, gather_inputs, gather_reference, ((5, 9, 7), (11, 4, 13))),
+    "i_layer_norm": (layer_norm, layer_norm_inputs, layer_norm_reference, ((6, 35), (3, 16))),
 }
 
 
+FUSED = ("i_layer_norm",)  # given with their producers fused (``text``)
+
+
 def text(name: str, *size) -> str:
-    """The importer's unscheduled lt module of program ``name`` at ``size``."""
-    return import_linalg(PROGRAMS[name][0](*size)).text
+    """The importer's unscheduled lt module of program ``name`` at ``size``
+    (for the programs of ``FUSED``, after ``fusion.fuse``: the form
+    ``Model``'s start has before its row loops are merged)."""
+    imported = import_linalg(PROGRAMS[name][0](*size))
+    if name not in FUSED:
+        return imported.text
+    from ..kernel import fusion
+    from ..schedule import Schedule
+
+    nodes = {op: object() for op in imported.owners}
+    s = Schedule(imported.text)
+    fusion.fuse(s, [nodes[op] for op in imported.owners], set(), recompute=False)
+    return s.text
