@@ -7,9 +7,12 @@ C may change B, and keeps accumulators in memory.  Tagging each load and
 store with the scope of the argument it addresses (``alias_scopes``) and
 the scopes of all other arguments (``noalias_scopes``) states the same fact
 in a form that survives outlining.  A scratch buffer (``lt.alloc``, an
-``llvm.alloca`` after lowering) is a fresh allocation, so it aliases no
-argument and no other buffer: it gets a scope of its own too (else a cached
-tile of B read in a parallel region keeps C's accumulators in memory).
+``llvm.alloca`` after lowering, or a ``malloc`` call when it is too large
+for the stack) is a fresh allocation, so it aliases no argument and no
+other buffer: it gets a scope of its own too (else a cached tile of B read
+in a parallel region keeps C's accumulators in memory, and a convolution
+reading one scratch buffer into another stores its accumulators at every
+step).
 """
 
 from __future__ import annotations
@@ -45,7 +48,7 @@ def _scope_function(f) -> None:
     entry = f.regions[0].blocks[0]
     base_of = {entry.arguments[i]: f"arg{i}" for i in _noalias_args(f)}
     allocas = []
-    f.walk(lambda o: (allocas.append(o) if o.name == "llvm.alloca" else None, ir.WalkResult.ADVANCE)[1])
+    f.walk(lambda o: (allocas.append(o) if _allocates(o) else None, ir.WalkResult.ADVANCE)[1])
     for k, a in enumerate(allocas):
         base_of[a.result] = f"buffer{k}"
     if len(base_of) < 2:
@@ -69,6 +72,19 @@ def _scope_function(f) -> None:
             continue
         access.attributes["alias_scopes"] = ir.ArrayAttr.get([scopes[base]])
         access.attributes["noalias_scopes"] = ir.ArrayAttr.get([s for b, s in scopes.items() if b != base])
+
+
+_ALLOCATORS = ("malloc", "aligned_alloc", "calloc")
+
+
+def _allocates(op) -> bool:
+    """An ``llvm.alloca``, or a call of the C allocator (a scratch buffer
+    too large for the stack: ``memref.alloc`` lowers to ``malloc``)."""
+    if op.name == "llvm.alloca":
+        return True
+    if op.name != "llvm.call" or "callee" not in op.attributes:
+        return False
+    return ir.FlatSymbolRefAttr(op.attributes["callee"]).value in _ALLOCATORS
 
 
 def _base(value, base_of: dict):
