@@ -372,6 +372,21 @@ def test_linear_relu_keeps_the_matmul_tileable():
     np.testing.assert_allclose(model(x).numpy(), _reference(module, (x,)).numpy(), rtol=RTOL, atol=ATOL)
 
 
+def test_default_schedule_register_tiles_each_matmul():
+    """On the CPU the default schedule register-tiles every contraction into
+    two dims (B's panels packed, the panels parallel): an MLP's two
+    matmuls, with a tail of rows (17) and of columns (80 and 40 are not
+    multiples of every tile); the result matches torch."""
+    t = _torch()
+    module = t.nn.Sequential(t.nn.Linear(48, 80), t.nn.ReLU(), t.nn.Linear(80, 40))
+    x = t.randn(17, 48)
+    model = lt_mlir.from_torch(module, x)
+    tree = model.loop_tree
+    assert tree.count("[unroll full, vectorize") == 2, tree
+    assert len(re.findall(r"\[parallel\]\n %\d+ <- alloc", tree)) == 2, tree  # a packed panel of B a thread
+    np.testing.assert_allclose(model(x).numpy(), _reference(module, (x,)).numpy(), rtol=RTOL, atol=ATOL)
+
+
 def test_linear_relu_epilogue_is_fused():
     """Whatever the matmul's nest: the bias add and the ReLU are computed in
     the nest that writes the output (no buffer holds the biased value), and

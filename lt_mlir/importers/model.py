@@ -11,7 +11,10 @@ passes accept it.  A contraction (a reduction into two or more dims: a
 matmul, a convolution) keeps its own nest and output buffer, its epilogue
 (a ``Linear``'s bias and ReLU) in the next nest: fused into the epilogue it
 would accumulate one element at a time in a scalar, which no register
-tile (``recipes.register_tile``, the search's seeds) can take.  That is ``model.start``;
+tile (``recipes.register_tile``, the search's seeds) can take.  On the
+CPU the default schedule register-tiles each such contraction (the widest
+tile of ``recipes.register_tile_shapes`` that fits, B's panels packed, one
+panel a thread).  That is ``model.start``;
 ``lt.set_default_schedule("tuned")`` gives a model the schedule the
 tuning database holds for it, and ``model.optimize()`` searches
 (``lt_mlir.search``) and records its winner there.
@@ -25,7 +28,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import frontend, tuning
+from .. import frontend, recipes, tuning
 from ..compiler import compile as compile_module
 from ..dialect import lt
 from ..dialect.loop_tree import preorder_loops
@@ -90,13 +93,16 @@ def _cheap(nest) -> bool:
 
 def default_schedule(fused: Schedule, parallel: bool = True, width: int = 1, gpu: bool = False, shrink: bool = True) -> Schedule:
     """``fused`` with the default schedule's moves (recorded, so a search
-    can start from them): outer loops parallel where every iteration
+    can start from them): each contraction into two dims register-tiled
+    (with ``width`` lanes; ``_tile_contractions``), outer loops parallel where every iteration
     writes its own rows, scratch buffers shrunk (after lt-parallel: one
     tile a thread), inner loops vectorized; on a GPU target ``lt-gpu-auto``."""
     s = fused.copy()
     if gpu:
         _moves(s, [s.gpu_auto])
         return s
+    if width > 1:
+        s = _tile_contractions(s, width, parallel)
     if parallel:
         for k in fusion.top_loops(s):
             if fusion.rows_private(s, k):
@@ -106,6 +112,28 @@ def default_schedule(fused: Schedule, parallel: bool = True, width: int = 1, gpu
     if width > 1:
         for k in fusion.innermost_loops(s):
             _moves(s, [lambda k=k: s.vectorize(k, width)])
+    return s
+
+
+def _tile_contractions(s: Schedule, width: int, parallel: bool) -> Schedule:
+    """``s`` with each contraction into two dims register-tiled
+    (``recipes.register_tile``, B's panels packed, the panels on every core
+    with ``parallel``): the widest tile of ``recipes.register_tile_shapes``
+    that fits, else the default one, else narrower ones; a contraction no
+    tile fits keeps its nest."""
+    rows = recipes.default_rows(width)
+    shapes = recipes.register_tile_shapes(width) + [(rows, 3), (rows, 2), (rows, 1), (2, 1), (1, 1)]
+    for _ in range(16):  # each pass tiles the largest contraction not yet tiled
+        for r, v in shapes:
+            t = s.copy()
+            try:
+                recipes.register_tile(t, rows=r, vectors=v, width=width, parallel=parallel, pack=True)
+            except PassError:
+                continue
+            s = t
+            break
+        else:
+            return s
     return s
 
 
