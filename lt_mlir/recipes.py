@@ -134,9 +134,14 @@ def register_tile(
     return schedule
 
 
+class TileTooLarge(PassError):
+    """``register_tile`` refused only because its tile is larger than C (a
+    smaller tile may apply)."""
+
+
 def _fits(rows: int, width: int, m: int, n: int) -> None:
     if rows > m or width > n:
-        raise PassError(f"error: a {rows} x {width} tile does not fit C of {m} x {n}")
+        raise TileTooLarge(f"error: a {rows} x {width} tile does not fit C of {m} x {n}")
 
 
 def _tile_columns(schedule: Schedule, k: int, tile: int, n: int, width: int) -> None:

@@ -128,9 +128,9 @@ def _tile_contractions(s: Schedule, width: int, parallel: bool) -> Schedule:
             t = s.copy()
             try:
                 recipes.register_tile(t, rows=r, vectors=v, width=width, parallel=parallel, pack=True)
-            except PassError as e:
-                if "does not fit" in str(e):
-                    continue  # a smaller tile may
+            except recipes.TileTooLarge:
+                continue  # a smaller tile may fit
+            except PassError:
                 return s  # no contraction left that a register tile takes
             s = t
             break
