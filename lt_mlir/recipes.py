@@ -54,6 +54,8 @@ fights over the same L1 sets):
 
 from __future__ import annotations
 
+import math
+
 from .analysis import vector_plan
 from .dialect import lt
 from .dialect.loop_tree import preorder_loops
@@ -130,8 +132,26 @@ def register_tile(
     if pack and tile < n and b_arg is not None:
         schedule.swap(first).cache(first, b_arg)
     if parallel:
-        schedule.parallel(first)
+        _parallel_outermost(schedule, first)
     return schedule
+
+
+def _parallel_outermost(schedule: Schedule, loop: int) -> None:
+    """Make the outermost loop around ``loop`` parallel (a batched
+    contraction's batch loop: one fork for all its tiles), or ``loop``
+    itself when that loop is refused or runs once."""
+    module = schedule.module
+    loops = preorder_loops(module)
+    outer = lt.enclosing_loops(loops[loop])
+    at = loops.index(outer[-1]) if outer and lt.loop_size(outer[-1]) > 1 else loop
+    del module, loops, outer
+    if at != loop:
+        try:
+            schedule.parallel(at)
+            return
+        except PassError:
+            pass
+    schedule.parallel(loop)
 
 
 class TileTooLarge(PassError):
@@ -225,28 +245,74 @@ def _contraction(schedule: Schedule) -> tuple[int, int, int, int | None]:
 def _largest_contraction(module) -> tuple:
     """The ``lt.reduce`` into two dims under one loop over each of them and
     one more (the most iterations, when there are several), its loops
-    (outermost first), their dims and the output's dims; refuses
-    (``PassError``) a module without one."""
+    (outermost first, the batch loops left out), their dims and the
+    output's two inner dims; refuses (``PassError``) a module without one.
+    A batched contraction (``C[b, i, j] += A[b, i, k] * B[b, k, j]``, the
+    heads of an attention block) counts when the loops over its batch dims
+    (the output's outer dims) are the outermost ones around it; its B must
+    be contiguous in j (read at j in its last index only)."""
     best = None
     for reduce in _reductions(module):
-        band = list(reversed(lt.enclosing_loops(reduce)))
-        dims = [lt.loop_dim(loop) for loop in band]
+        loops = list(reversed(lt.enclosing_loops(reduce)))
+        dims = [lt.loop_dim(loop) for loop in loops]
         try:
             out = _plain_dims(list(reduce.operands)[2:], "register_tile")
         except PassError:
             continue
-        if len(band) != 3 or len(set(dims)) != 3 or len(out) != 2 or not set(out) <= set(dims):
+        batch = len(out) - 2
+        if batch < 0 or len(loops) != batch + 3 or len(set(dims)) != len(dims) or not set(out) <= set(dims):
             continue
-        work = lt.loop_size(band[0]) * lt.loop_size(band[1]) * lt.loop_size(band[2])
+        if set(dims[:batch]) != set(out[:batch]):
+            continue
+        band, i, j = loops[batch:], out[-2], out[-1]
+        if not _multiplies(band[-1], i, j, contiguous=batch > 0):
+            continue  # a row's max or sum (one operand read at both i and j): nothing a tile reuses
+        work = math.prod(lt.loop_size(loop) for loop in loops)
         if best is None or work > best[0]:
-            best = (work, reduce, band, dims, out)
+            best = (work, reduce, band, dims[batch:], (i, j))
     if best is None:
         raise PassError(
             "error: register_tile wants loop_tool's default contraction schedule "
             "(for m { for n: init } for k { for n }) or a nest C[i, j] += f(A, B) under "
-            "one loop over each of i, j and k"
+            "one loop over each of i, j and k (and outer loops over C's batch dims)"
         )
     return best[1:]
+
+
+def _index_dims(value, seen: set | None = None) -> set[str]:
+    """The dims an index value depends on (``lt.dim`` values through the
+    index arithmetic that combines them)."""
+    owner = value.owner
+    name = getattr(owner, "name", None)
+    if name == "lt.dim":
+        return {ir.StringAttr(owner.attributes["dim"]).value}
+    if name is None or name == "lt.loop":
+        return set()
+    out: set[str] = set()
+    for operand in owner.operands:
+        out |= _index_dims(operand)
+    return out
+
+
+def _multiplies(inner, i: str, j: str, contiguous: bool = False) -> bool:
+    """Whether the loop ``inner`` reads one operand that does not change
+    with j (A: the same element for a whole row of the tile) and one that
+    does not change with i (B): a contraction, whose operands a register
+    tile reuses.  ``contiguous``: B must also be read at j in its last
+    index only (vectors of j are then loads, not gathers)."""
+    found = {"a": False, "b": False}
+
+    def visit(op):
+        if op.name == "memref.load":
+            per_index = [_index_dims(v) for v in list(op.operands)[1:]]
+            dims = set().union(*per_index)
+            found["a"] |= i in dims and j not in dims
+            if j in dims and i not in dims:
+                found["b"] |= not contiguous or not any(j in d for d in per_index[:-1])
+        return ir.WalkResult.ADVANCE
+
+    inner.walk(visit, ir.WalkOrder.PRE_ORDER)
+    return found["a"] and found["b"]
 
 
 def _b_argument(band, i: str, j: str) -> int | None:

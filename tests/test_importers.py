@@ -387,6 +387,29 @@ def test_default_schedule_register_tiles_each_matmul():
     np.testing.assert_allclose(model(x).numpy(), _reference(module, (x,)).numpy(), rtol=RTOL, atol=ATOL)
 
 
+def test_attention_default_schedule_tiles_both_batched_matmuls_and_keeps_the_softmax_one_row_loop():
+    """The attention block's default schedule on the CPU: k is copied into
+    [head, d, seq] first (q @ k^T reads it along its columns with a stride),
+    so every contraction -- the two Linears, q k^T and the weights @ v, the
+    last two batched over the heads -- is register-tiled; the softmax's max
+    and sum (reductions of one operand) are not, and stay in the one row loop
+    that the scale, max, exp, sum and divide share; the result matches torch."""
+    t = _torch()
+    t.manual_seed(0)
+    module, (x,) = _attention(t)
+    module = type(module)(32, 2).eval()  # head dim 16, 24 positions: wide enough for a tile of any CPU's vectors
+    x = t.randn(1, 24, 32)
+    model = lt_mlir.from_torch(module, x)
+    tree = model.loop_tree
+    assert tree.count("[unroll full, vectorize") == 4, tree
+    nests = re.split(r"\n(?=for )", tree)
+    softmax = [n for n in nests if "max=" in n]
+    assert len(softmax) == 1 and "exp(" in softmax[0] and "[unroll full" not in softmax[0], tree
+    assert any(re.fullmatch(r"for .*\n(?: .*\n)*? *(%\d+) <- read %\d+\[\w+, [^\]]+\]\n *%\d+\[\w+, \w+, \w+\] <- \1", n)
+               for n in nests), tree  # the layout copy of k: a nest of one read and one store
+    np.testing.assert_allclose(model(x).numpy(), _reference(module, (x,)).numpy(), rtol=RTOL, atol=ATOL)
+
+
 def test_linear_relu_epilogue_is_fused():
     """Whatever the matmul's nest: the bias add and the ReLU are computed in
     the nest that writes the output (no buffer holds the biased value), and
@@ -855,19 +878,27 @@ def _innermost_dim(tree: str) -> str:
 
 
 def test_contraction_order_follows_the_strides():
-    """x @ y.T with y an activation (no weight to transpose at import): the
-    reduction dim is contiguous in both operands and the output's columns
-    in none of them but the output, so the nest is a dot product (the
-    reduction innermost); x @ w (w's rows contiguous along the output's
-    columns) keeps loop_tool's order (the columns innermost)."""
+    """x @ y.T with y an activation (no weight to transpose at import): y is
+    read along the output's columns with a stride, so the importer first
+    copies it into a scratch buffer laid out [k, j] (a transpose nest of its
+    own), and the contraction reads that copy in loop_tool's order (the
+    columns innermost, contiguous), which a register tile takes; x @ w (w's
+    rows already contiguous along the output's columns) needs no copy."""
     model = lt_mlir.from_linalg(MATMUL_T)
-    reduce_dim = re.search(r"(\w+) <- read input1\[\w+, (\w+)\]", model.start.loop_tree).group(2)
-    assert _innermost_dim(model.tuning_start.loop_tree) == reduce_dim, model.tuning_start.loop_tree
+    tree = model.tuning_start.loop_tree
+    copy = re.search(r"(%\d+) <- read input1\[(\w+), (\w+)\]\n\s*(%\d+)\[(\w+), (\w+)\] <- \1", tree)
+    assert copy, tree
+    j, k, scratch = copy.group(2), copy.group(3), copy.group(4)
+    assert (copy.group(5), copy.group(6)) == (k, j), tree  # transposed
+    assert re.search(rf"read {scratch}\[{k}, {j}\]", tree) and "read input1" not in tree.split(copy.group(0))[1], tree
+    col_dim = re.search(r"output0\[\w+, (\w+)\]", tree).group(1)
+    assert col_dim == j and _innermost_dim(tree) == col_dim, tree
     rng = np.random.default_rng(0)
     x, y = rng.standard_normal((8, 16)).astype(np.float32), rng.standard_normal((12, 16)).astype(np.float32)
     np.testing.assert_allclose(model(x, y), x @ y.T, rtol=1e-5, atol=1e-5)
     plain = MATMUL_T.replace("(d1, d2)>", "(d2, d1)>").replace("tensor<12x16xf32>", "tensor<16x12xf32>")
     model = lt_mlir.from_linalg(plain)
+    assert "alloc" not in model.tuning_start.loop_tree, model.tuning_start.loop_tree
     col_dim = re.search(r"output0\[\w+, (\w+)\]", model.start.loop_tree).group(1)
     assert _innermost_dim(model.tuning_start.loop_tree) == col_dim, model.tuning_start.loop_tree
     yt = np.ascontiguousarray(y.T)

@@ -258,3 +258,42 @@ def test_vector_loops_leaves_strided_and_short_loops_scalar_and_refuses_when_non
     short = lt.Tensor(np.ones((64, 3), np.float32)).to(s.i, s.j).sum(s.j)
     with pytest.raises(lt.PassError, match="no innermost loop of at least 8 iterations"):
         vector_loops(short.schedule, width=8)
+
+
+@pytest.mark.parametrize("batch,m,k,n,width,parallel", [(3, 13, 9, 40, 8, True), (2, 6, 5, 16, 16, False), (1, 9, 4, 20, 4, True)])
+def test_register_tile_takes_a_batched_contraction(batch, m, k, n, width, parallel):
+    """C[b, i, j] += A[b, i, k] B[b, k, j] (an attention block's heads): the
+    loop over the batch dim stays outermost (parallel when asked, one fork
+    for every tile; with a batch of one the row tiles are), the three loops
+    inside it are tiled as a matmul's; tails in i and j; float64 NumPy on
+    guard pages."""
+    rng = np.random.default_rng(batch * 100 + m + k + n)
+    A = rng.standard_normal((batch, m, k)).astype(np.float32)
+    B = rng.standard_normal((batch, k, n)).astype(np.float32)
+    s = lt.SymbolGenerator()
+    c = (lt.Tensor(A).to(s.b, s.i, s.k) * lt.Tensor(B).to(s.b, s.k, s.j)).sum(s.k)
+    t = register_tile(c.schedule, rows=3, vectors=2, width=width, parallel=parallel)
+    tree = t.loop_tree
+    assert "for i' in 3 : " in tree and f"[unroll full, vectorize {width}]" in tree, tree
+    top = [line for line in tree.splitlines() if line.startswith("for ")]
+    if parallel:
+        assert ("[parallel]" in top[-1]) == (batch > 1), tree
+        assert "[parallel]" in tree
+    out = guarded_copy(np.full((batch, m, n), np.nan, np.float32))
+    t.compile()(guarded_copy(A, readonly=True), guarded_copy(B, readonly=True), out)
+    np.testing.assert_allclose(out, A.astype(np.float64) @ B, rtol=1e-5, atol=1e-4)
+
+
+def test_register_tile_refuses_a_row_reduction_and_a_strided_batched_b():
+    """A sum of a row into C[b, i] (one operand, read at both of C's dims)
+    is no contraction: no tile reuses its loads; a batched B read along j
+    in other than its last index (B[b, j, k]) would be gathered."""
+    s = lt.SymbolGenerator()
+    rows = lt.Tensor(np.ones((3, 8, 16), np.float32)).to(s.b, s.i, s.k).sum(s.k)
+    with pytest.raises(lt.PassError, match="wants loop_tool's default contraction schedule"):
+        register_tile(rows.schedule, width=4)
+    s = lt.SymbolGenerator()
+    strided = (lt.Tensor(np.ones((2, 8, 4), np.float32)).to(s.b, s.i, s.k)
+               * lt.Tensor(np.ones((2, 16, 4), np.float32)).to(s.b, s.j, s.k)).sum(s.k)
+    with pytest.raises(lt.PassError, match="wants loop_tool's default contraction schedule"):
+        register_tile(strided.schedule, width=4)

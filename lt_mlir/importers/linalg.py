@@ -117,6 +117,7 @@ class Imported:
     owners: list = field(default_factory=list)  # per outermost loop, the op (an int) it comes from
     contractions: set = field(default_factory=set)  # the ops that reduce into two or more dims (matmul, conv)
     entry: str = "main"
+    layouts: set = field(default_factory=set)  # owners of the copies that lay a contraction's B out (never fused)
 
     @property
     def inputs(self) -> list:
@@ -276,6 +277,7 @@ class _Importer:
         self.arguments: list[Argument] = []
         self.owners: list = []
         self.contractions: set = set()
+        self.layouts: set = set()
         self.index_constants: dict = {}
         self.ix = _BuilderIndex(self)
         self.top = None
@@ -348,7 +350,7 @@ class _Importer:
             text = self.b.text()
         except BuilderError as e:
             raise ImportError(f"error: the imported module is malformed: {e}") from None
-        return Imported(text, self.arguments, self.owners, self.contractions)
+        return Imported(text, self.arguments, self.owners, self.contractions, layouts=self.layouts)
 
     def materialize(self, buf: _Buf) -> None:
         """Make weight ``buf`` an argument (after the inputs and the weights read before it)."""
@@ -599,6 +601,8 @@ class _Importer:
         read = [v for v, a in zip(ins, in_args) if list(a.uses) and _tensor_type(v) is not None]
         if reduction and len(read) >= 2 and sum(1 for d in parallel if sizes[d] > 1) >= 2:
             self.contractions.add(self.op_id)  # a matmul, a convolution: two tensors multiplied and summed
+        if self.op_id in self.contractions:
+            self.lay_out_b(op, ins, in_args, maps, n_out, live, parallel, reduction, names, sizes)
         b = self.b
         dim_values: list = [None] * n_dims
         if any(n > 1 for n in sizes):
@@ -684,6 +688,64 @@ class _Importer:
             emit(parallel, lambda: (init(), emit(reduction, reduce_inner)))
         else:
             emit(parallel, elementwise)
+
+    def lay_out_b(self, op, ins, in_args, maps, n_out, live, parallel, reduction, names, sizes) -> None:
+        """A contraction's B (the operand read along the output's last dim j)
+        that is an activation (an input, or a buffer computed here) not contiguous in j -- ``q @ k^T``,
+        k read through a transpose -- is copied first into a scratch buffer
+        with j as its last axis (a copy nest of its own, owner ``(op, "layout")``),
+        and this op (and any later reader) reads it from there: each element is
+        then read once across the copy and contiguously by the contraction's
+        vectors (``recipes.register_tile``), instead of one dot product an
+        output element.  Not for a weight (folded or packed: ``lt-cache``) nor
+        when the reduction is not contiguous in B either."""
+        n_dims = len(sizes)
+        j = self.last_output_dim(maps[len(ins):], live, parallel, sizes)
+        if j is None:
+            return
+        for v, a, m in zip(ins, in_args, maps):
+            buf = self.bufs.get(v)
+            if buf is None or not list(a.uses) or v in self.scalars or _tensor_type(v) is None:
+                continue
+            results = list(m.results)
+            if not all(isinstance(e, ir.AffineDimExpr) for e in results):
+                continue
+            axes = [e.position for e in results]
+            if j not in axes or len(set(axes)) != len(axes) or any(d not in axes for d in reduction):
+                continue
+            root = buf
+            while root.source is not None:
+                root = root.source
+            if root.value is None or root.data is not None or root.splat is not None:
+                continue  # a weight (an argument: lt-cache packs it), a constant
+            if self.stride(buf, m, j, n_dims) in (1, -1) or not any(self.stride(buf, m, d, n_dims) in (1, -1) for d in reduction):
+                continue
+            order = [d for d in axes if d != j] + [j]
+            shape = [sizes[d] for d in order]
+            element = buf.element
+            kept = [k for k in range(len(shape)) if shape[k] != 1]
+            with self.b.at(self.top.body, len(self.index_constants)):
+                value = self.b.alloc([names[order[k]] for k in kept], memref([shape[k] for k in kept], element))
+            copy = _Buf(shape, element, [names[d] for d in order], value=value)
+            copy.kept = kept
+            where_in_v = [order.index(d) for d in axes]  # v's axis -> the copy's axis
+
+            def inner(dv, buf=buf, axes=axes, order=order, copy=copy):
+                idx = [dv[order.index(d)] for d in axes]
+                self.b.store(self.read(op, buf, idx), copy.value, self.phys(copy, dv))
+
+            outer_id, self.op_id = self.op_id, (self.op_id, "layout")
+            self.layouts.add(self.op_id)
+            self.nest([names[d] for d in order], shape, inner)
+            self.op_id = outer_id
+
+            def index(idx, ix, where_in_v=where_in_v, rank=len(order)):
+                out = [None] * rank
+                for axis, k in enumerate(where_in_v):
+                    out[k] = idx[axis]
+                return out
+
+            self.bufs[v] = _Buf(buf.shape, element, list(buf.dims), source=copy, index=index)
 
     @staticmethod
     def last_output_dim(out_maps, live, parallel, sizes):

@@ -45,7 +45,7 @@ def fused_schedule(imported: Imported, fuse: bool = True) -> Schedule:
     (the module docstring), as a new start: no moves made yet."""
     nodes = {op: object() for op in imported.owners}  # fusion tells nests apart by node identity
     owners = [nodes[op] for op in imported.owners]
-    kept = {id(nodes[op]) for op in imported.contractions if op in nodes}
+    kept = {id(nodes[op]) for op in (*imported.contractions, *imported.layouts) if op in nodes}
     s = Schedule(imported.text)
     if fuse:
         fusion.fuse(s, owners, kept, recompute=False)

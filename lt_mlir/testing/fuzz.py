@@ -380,7 +380,8 @@ PROGRAMS: dict[str, Program] = {
         ],
         # lt_mlir.importers' modules of linalg programs in torch-mlir's form: views,
         # a padded copy, a strided window, a clamped gather, unit dims without loops,
-        # a layer norm's row loops (fused, unmerged: an accumulator allocated in a row loop)
+        # a layer norm's row loops (fused, unmerged: an accumulator allocated in a row loop),
+        # q @ k^T with k laid out by a copy nest
         *[
             Program(
                 name,
@@ -390,7 +391,7 @@ PROGRAMS: dict[str, Program] = {
                 (lambda xs, s, _n=name: _imported_programs()[_n][2](xs, s)),
                 f"lt_mlir.testing.imported_programs.text({name!r}, {{}})",
             )
-            for name in ("i_linear_relu", "i_conv_pad_stride", "i_softmax", "i_gather", "i_layer_norm")
+            for name in ("i_linear_relu", "i_conv_pad_stride", "i_softmax", "i_gather", "i_layer_norm", "i_batched_qk")
         ],
         Program(
             "react_type2",

@@ -277,12 +277,39 @@ def gather_reference(xs, size):
     return [(y, np.abs(y), 1)]
 
 
+def batched_qk(h: int, m: int, n: int, d: int) -> str:
+    """Attention's scores per head, q @ k^T: a batch_matmul reading k through a
+    transpose, which the importer lays out in a copy nest ([h, d, n]) first."""
+    return f"""
+func.func @main(%q: {_t([h, m, d])}, %k: {_t([h, n, d])}) -> {_t([h, m, n])} {{
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : {_t([h, d, n])}
+  %kt = linalg.transpose ins(%k : {_t([h, n, d])}) outs(%e : {_t([h, d, n])}) permutation = [0, 2, 1]
+  %o = tensor.empty() : {_t([h, m, n])}
+  %f = linalg.fill ins(%zero : f32) outs(%o : {_t([h, m, n])}) -> {_t([h, m, n])}
+  %s = linalg.batch_matmul ins(%q, %kt : {_t([h, m, d])}, {_t([h, d, n])}) outs(%f : {_t([h, m, n])}) -> {_t([h, m, n])}
+  return %s : {_t([h, m, n])}
+}}
+"""
+
+
+def batched_qk_inputs(rng, size):
+    h, m, n, d = size
+    return [rng.uniform(-1, 1, (h, m, d)).astype(np.float32), rng.uniform(-1, 1, (h, n, d)).astype(np.float32)]
+
+
+def batched_qk_reference(xs, size):
+    q, k = (a.astype(np.float64) for a in xs)
+    return [(q @ k.transpose(0, 2, 1), np.abs(q) @ np.abs(k).transpose(0, 2, 1), size[3])]
+
+
 PROGRAMS = {
     "i_linear_relu": (linear_relu, linear_relu_inputs, linear_relu_reference, ((7, 9, 13), (5, 16, 3))),
     "i_conv_pad_stride": (conv_pad_stride, conv_pad_stride_inputs, conv_pad_stride_reference, ((2, 7, 9, 3), (3, 8, 5, 2))),
     "i_softmax": (softmax_rows, softmax_rows_inputs, softmax_rows_reference, ((7, 33), (5, 8))),
     "i_gather": (gather, gather_inputs, gather_reference, ((5, 9, 7), (11, 4, 13))),
     "i_layer_norm": (layer_norm, layer_norm_inputs, layer_norm_reference, ((6, 35), (3, 16))),
+    "i_batched_qk": (batched_qk, batched_qk_inputs, batched_qk_reference, ((3, 7, 20, 5), (2, 9, 6, 11))),
 }
 
 
