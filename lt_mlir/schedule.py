@@ -13,6 +13,8 @@ leaves the schedule as it was; ``undo()`` steps back.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import os
 import re
 import sys
@@ -52,6 +54,24 @@ class _State:
         if self._text is None:
             self._text = module_text(self.module)
         return self._text
+
+
+_VERIFY_MOVES = contextvars.ContextVar("lt_mlir_verify_moves", default=True)
+
+
+@contextlib.contextmanager
+def unverified_moves():
+    """Moves made in this block (on any schedule) skip the verifier after
+    each pass, as ``try_move`` does (mlir-opt's ``-verify-each=0``; the
+    verifier is most of a move's cost on a large module).  For a recipe's
+    many internal moves, as ``Model``'s default schedule makes; the caller
+    verifies the result once (``Schedule.verify``), and compiling verifies
+    what it compiles."""
+    token = _VERIFY_MOVES.set(False)
+    try:
+        yield
+    finally:
+        _VERIFY_MOVES.reset(token)
 
 
 class Schedule:
@@ -142,7 +162,7 @@ class Schedule:
         ``move``: the ``Move`` that made ``element``, kept with the state)."""
         module = clone_module(self.parsed)
         try:
-            remarks = run_pipeline(module, f"builtin.module({element})", restore=False, verify=verify)  # a refused move drops the copy
+            remarks = run_pipeline(module, f"builtin.module({element})", restore=False, verify=verify and _VERIFY_MOVES.get())  # a refused move drops the copy
         except LtError as e:
             if not explain:
                 raise
@@ -150,6 +170,15 @@ class Schedule:
         self.remarks.extend(remarks)
         self._states.append(_State(module, element, move=move))
         self._undone.clear()
+        return self
+
+    def verify(self) -> "Schedule":
+        """Run the verifier on the current module (an ``LtError`` if it
+        fails): after moves made under ``unverified_moves``."""
+        try:
+            self.parsed.operation.verify()
+        except ir.MLIRError as e:
+            raise LtError(f"error: the schedule does not verify: {e}") from None
         return self
 
     def undo(self) -> "Schedule":

@@ -127,3 +127,32 @@ def test_a_schedule_keeps_its_moves_and_replaying_them_gives_the_same_module():
     assert again is not None and again.key == s.key and again.pipeline == s.pipeline
     s.apply("lt-canonicalize")
     assert s.moves is None
+
+
+def test_unverified_moves_skip_the_verifier_only_inside_the_block(monkeypatch):
+    """Moves under ``unverified_moves`` (a recipe's many internal moves) run
+    their passes without the verifier, on every schedule and on copies;
+    outside, and after the block ends with an error, they verify again;
+    the result is the same IR, and ``verify`` checks it once."""
+    from lt_mlir import schedule as schedule_module
+
+    seen = []
+
+    def recording(module, pipeline, restore=True, verify=True):
+        seen.append(verify)
+        return run_pipeline(module, pipeline, restore=restore, verify=verify)
+
+    monkeypatch.setattr(schedule_module, "run_pipeline", recording)
+    checked = Schedule(programs.matmul(33, 48, 64)).split(0, 8).swap(2)
+    assert seen == [True, True]
+    s = Schedule(programs.matmul(33, 48, 64))
+    with schedule_module.unverified_moves():
+        s.split(0, 8)
+        s.copy().swap(2)
+        s.swap(2)
+    assert seen[2:] == [False, False, False]
+    assert s.verify().loop_tree == checked.loop_tree
+    with pytest.raises(lt_mlir.PassError), schedule_module.unverified_moves():
+        s.split(0, 1000)
+    s.unroll(3, 4)
+    assert seen[-2:] == [False, True]

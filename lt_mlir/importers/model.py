@@ -35,7 +35,7 @@ from ..dialect.loop_tree import preorder_loops
 from ..errors import ArgumentError, PassError
 from ..kernel import fusion
 from ..mlir import ir
-from ..schedule import Schedule
+from ..schedule import Schedule, unverified_moves
 from ..targets import get_target
 from .linalg import Imported
 
@@ -101,18 +101,19 @@ def default_schedule(fused: Schedule, parallel: bool = True, width: int = 1, gpu
     if gpu:
         _moves(s, [s.gpu_auto])
         return s
-    if width > 1:
-        s = _tile_contractions(s, width, parallel)
-    if parallel:
-        for k in fusion.top_loops(s):
-            if fusion.rows_private(s, k):
-                _moves(s, [lambda k=k: s.parallel(k)])
-    if shrink:
-        _moves(s, [s.shrink_buffers])
-    if width > 1:
-        for k in fusion.innermost_loops(s):
-            _moves(s, [lambda k=k: s.vectorize(k, width)])
-    return s
+    with unverified_moves():  # dozens of moves on a large module: verified once, at the end
+        if width > 1:
+            s = _tile_contractions(s, width, parallel)
+        if parallel:
+            for k in fusion.top_loops(s):
+                if fusion.rows_private(s, k):
+                    _moves(s, [lambda k=k: s.parallel(k)])
+        if shrink:
+            _moves(s, [s.shrink_buffers])
+        if width > 1:
+            for k in fusion.innermost_loops(s):
+                _moves(s, [lambda k=k: s.vectorize(k, width)])
+    return s.verify()
 
 
 def _tile_contractions(s: Schedule, width: int, parallel: bool) -> Schedule:
