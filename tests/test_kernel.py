@@ -354,6 +354,37 @@ def test_results_the_caller_holds_are_never_written_again():
     np.testing.assert_array_equal(r2, 4)
 
 
+def test_a_result_the_caller_dropped_is_written_again_at_once():
+    """A call leaves no reference cycle behind (graph and nodes, recursive
+    closures), so a result the caller drops is free as soon as it is
+    dropped, without a garbage collection, and the next call writes its
+    output into the same array (no fresh pages from the OS): with the
+    collector off, the address repeats and the values are the new call's."""
+    import gc
+
+    @kernel
+    def spmm_mm(A: CSR(float32), B: Array(float32, 2), C: Array(float32, 2)):
+        return (A @ B) @ C
+
+    rng = np.random.default_rng(3)
+    A = _csr(40, 30, 0.2, seed=3)
+    B, C = rng.standard_normal((30, 8)).astype(np.float32), rng.standard_normal((8, 5)).astype(np.float32)
+    spmm_mm(A, B, C)
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        addresses = []
+        for k in range(3):
+            r = spmm_mm(A, B * (k + 1), C)
+            np.testing.assert_allclose(r, (A @ (B * (k + 1))) @ C, rtol=1e-5, atol=1e-5)
+            addresses.append(r.__array_interface__["data"][0])
+            del r
+    finally:
+        if enabled:
+            gc.enable()
+    assert len(set(addresses)) == 1, addresses
+
+
 def test_slicing_with_constant_bounds():
     @kernel
     def stencil(x: Array(float64, 2), w: Array(float64, 1)):

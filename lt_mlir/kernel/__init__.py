@@ -171,8 +171,11 @@ class Kernel:
         values = {}
         for name, v in bound.arguments.items():
             values[name] = self._argument(graph, name, v)
-        result = self._traced(**values, __lt_cut__=_cut)
-        return self._result(graph, result)
+        try:
+            result = self._traced(**values, __lt_cut__=_cut)
+            return self._result(graph, result)
+        finally:
+            graph.release()
 
     def _argument(self, graph, name: str, v):
         a = self.annotations[name]
@@ -223,7 +226,12 @@ class Kernel:
                 return {k: convert(y) for k, y in x.items()}
             return x
 
-        return convert(result)
+        try:
+            return convert(result)
+        finally:
+            # recursive closures and their cells form cycles that would hold ``lazy`` (and so
+            # the call's arrays) until the next garbage collection (``Graph.release``)
+            collect = convert = None  # noqa: F841
 
     # ---------------------------------------------------------- compiling
     def _run(self, graph: Graph, roots: list, todo: list) -> None:

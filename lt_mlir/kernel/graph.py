@@ -19,6 +19,15 @@ class Graph:
         self._interned: dict = {}
         self.looping = False  # in a host loop of the kernel (a cut was made)
 
+    def release(self) -> None:
+        """The call is over: drop the interned nodes.  Nodes point at their
+        graph and the graph at its interned nodes, a cycle that would keep
+        the call's arrays alive until the next garbage collection; without
+        it a result the caller drops is freed at once, and the next call
+        writes its output into the same array (``Kernel._run``'s ``spare``:
+        no fresh pages to fault in)."""
+        self._interned.clear()
+
     # -------------------------------------------------------------- nodes
     def node(self, cls, *args):
         n = cls(self, *args)
@@ -204,6 +213,7 @@ class Graph:
 
         for r in roots:
             visit(r)
+        visit = None  # noqa: F841 - the recursive closure and its cell form a cycle that would hold ``order`` (release)
         return order
 
     def evaluate(self, roots: list) -> list:
