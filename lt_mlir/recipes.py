@@ -408,6 +408,102 @@ def vector_rows(schedule: Schedule, width: int | None = None, parallel: bool = F
     return schedule
 
 
+def channel_tile(schedule: Schedule, rows: int | None = None, width: int | None = None, parallel: bool = False) -> Schedule:
+    """Register-tile the output channels of a convolution as the importer
+    writes it (``for o { for y { for x: C <- 0 }; for c { for ky { for kx
+    { for x: C[o, y, x] += X[c, y + ky, x + kx] W[o, c, ky, kx] }}}}``):
+    the outermost loop, over C's first dim o, is split by ``rows`` and its
+    inner part moved down (distributed off C's initialisation, interchanged
+    past every loop) until it sits just outside the innermost loop, over
+    C's last dim x, which is vectorized by ``width`` and unrolled with it:
+
+        for o in O/rows { for y { for o' { for x: C <- 0 }
+                                  for c { for ky { for kx {
+                                   for o' in rows [unroll full]
+                                    for x [unroll full, vectorize W] }}}}}
+
+    ``rows x ceil(X/W)`` accumulators stay in registers while the
+    reduction runs, and each vector of the input, which does not depend on
+    o, is loaded once for ``rows`` output channels instead of once each.
+    ``rows`` (default: the largest power of two whose accumulators fill at
+    most half the register file, as ``register_tile``'s tiles);
+    ``parallel``: the loop over channel blocks on every core.  Takes the
+    nest with the most iterations among those whose one reduction has an
+    output of two or more plain dims, its outermost loop over the output's
+    first dim and its innermost over the output's last, each dim looped
+    once, an operand read in the innermost loop that does not depend on the
+    first dim; refuses (``PassError``) when there is none, or when fewer
+    than 2 rows fit."""
+    module = schedule.module
+    best = None
+    for reduce in _reductions(module):
+        band = list(reversed(lt.enclosing_loops(reduce)))
+        dims = [lt.loop_dim(loop) for loop in band]
+        per_index = [_index_dims(v) for v in list(reduce.operands)[2:]]
+        if any(len(d) > 1 for d in per_index):
+            continue
+        out = [next(iter(d)) for d in per_index if d]  # constant indices (a batch of one) left out
+        if len(out) < 2 or len(band) < 3 or len(set(dims)) != len(dims) or dims[0] != out[0] or dims[-1] != out[-1]:
+            continue
+        if not set(out) <= set(dims) or sum(1 for r in _reductions(band[0]) if r) != 1 or _imperfect(band[:2]) is not None:
+            continue
+        if not _reads_without(band[-1], out[0]):
+            continue
+        work = math.prod(lt.loop_size(loop) for loop in band)
+        if best is None or work > best[0]:
+            best = (work, preorder_loops(module).index(band[0]), lt.loop_size(band[0]), lt.loop_size(band[-1]))
+    if best is None:
+        raise PassError(
+            "error: channel_tile wants a nest C[o, .., x] += f(.., A) with its outermost loop over o, its innermost "
+            "over x, each dim looped once and an operand that does not depend on o"
+        )
+    _, first, channels, row = best
+    del module, band, reduce
+    element = lt.element_bytes(schedule.module.operation)
+    width = width or host_vector_width(element)
+    vectors = -(-row // width)
+    if rows is None:
+        rows = 1
+        while rows * 2 <= channels and rows * 2 * vectors <= vector_registers(width) // 2:
+            rows *= 2
+    if rows < 2 or rows > channels:
+        raise TileTooLarge(f"error: channel_tile: {rows} rows of {vectors} vectors of {width} do not fit (of {channels} channels)")
+    schedule.split(first, rows)
+    while True:  # move o' down the reduction's loops until it holds only the x loop
+        module = schedule.module
+        loops = preorder_loops(module)
+        chain = list(reversed(lt.enclosing_loops(_reductions(loops[first])[0])))
+        o = lt.loop_dim(chain[0])
+        k = next(k for k, loop in enumerate(chain) if k > 0 and lt.loop_dim(loop) == o)  # o'
+        inner = loops.index(chain[k])
+        parts = [op for op in lt.body_ops(lt.loop_body(chain[k])) if lt.is_loop(op) or op.name in ("memref.store", "lt.reduce")]
+        done, several = k + 2 == len(chain), len(parts) > 1
+        del module, loops, chain, parts
+        if done:
+            break
+        if several:
+            schedule.distribute(inner)  # C's initialisation gets an o' loop of its own
+        else:
+            schedule.swap(inner)
+    schedule.vectorize(inner + 1, width).unroll(inner + 1).unroll(inner)
+    if parallel:
+        schedule.parallel(first)
+    return schedule
+
+
+def _reads_without(inner, dim: str) -> bool:
+    """Whether the loop ``inner`` reads an operand whose index does not depend on ``dim``."""
+    found = []
+
+    def visit(op):
+        if op.name == "memref.load" and dim not in set().union(*[_index_dims(v) for v in list(op.operands)[1:]]):
+            found.append(op)
+        return ir.WalkResult.ADVANCE
+
+    inner.walk(visit, ir.WalkOrder.PRE_ORDER)
+    return bool(found)
+
+
 def vector_loops(schedule: Schedule, width: int | None = None, parallel: bool = False) -> Schedule:
     """Run every innermost loop whose body reads and writes whole vectors
     along its dim as vector code, each loop over its full length (a

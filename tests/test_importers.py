@@ -410,6 +410,23 @@ def test_attention_default_schedule_tiles_both_batched_matmuls_and_keeps_the_sof
     np.testing.assert_allclose(model(x).numpy(), _reference(module, (x,)).numpy(), rtol=RTOL, atol=ATOL)
 
 
+def test_default_schedule_tiles_a_convolutions_output_channels():
+    """On the CPU the default schedule register-tiles each convolution's
+    output channels (``recipes.channel_tile``: a few channels' rows in
+    registers, each input vector loaded once for all of them), on any
+    vector width; conv + batch norm + ReLU with 10 channels (a channel
+    tail on every host) matches torch."""
+    t = _torch()
+    t.manual_seed(0)
+    module = t.nn.Sequential(t.nn.Conv2d(3, 10, 3, padding=1), t.nn.BatchNorm2d(10), t.nn.ReLU()).eval()
+    x = t.randn(1, 3, 9, 24)
+    model = lt_mlir.from_torch(module, x)
+    tree = model.loop_tree
+    unrolled = re.findall(r"for \w+' in (\d+) : L\d+ \[unroll full\]\n *for \w+ in 24 : L\d+ \[unroll full, vectorize \d+\]", tree)
+    assert len(unrolled) == 1 and int(unrolled[0]) >= 2, tree
+    np.testing.assert_allclose(model(x).numpy(), _reference(module, (x,)).numpy(), rtol=RTOL, atol=ATOL)
+
+
 def test_linear_relu_epilogue_is_fused():
     """Whatever the matmul's nest: the bias add and the ReLU are computed in
     the nest that writes the output (no buffer holds the biased value), and

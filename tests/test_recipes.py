@@ -4,6 +4,8 @@ for tails in every direction, each vector width, serial and parallel."""
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -297,3 +299,78 @@ def test_register_tile_refuses_a_row_reduction_and_a_strided_batched_b():
                * lt.Tensor(np.ones((2, 16, 4), np.float32)).to(s.b, s.j, s.k)).sum(s.k)
     with pytest.raises(lt.PassError, match="wants loop_tool's default contraction schedule"):
         register_tile(strided.schedule, width=4)
+
+
+def _imported_conv(c, o, h, w, k):
+    """A convolution as the linalg importer writes it (torch's conv2d:
+    linalg.conv_2d_nchw_fchw, batch of one), its inputs and float64 reference."""
+    from lt_mlir.importers.linalg import import_linalg
+
+    H, Wd = h + k - 1, w + k - 1
+
+    def t(shape):
+        return "tensor<" + "x".join(map(str, shape)) + "xf32>"
+
+    text = f"""
+func.func @main(%x: {t([1, c, H, Wd])}, %w: {t([o, c, k, k])}) -> {t([1, o, h, w])} {{
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : {t([1, o, h, w])}
+  %f = linalg.fill ins(%zero : f32) outs(%e : {t([1, o, h, w])}) -> {t([1, o, h, w])}
+  %y = linalg.conv_2d_nchw_fchw {{dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>}}
+       ins(%x, %w : {t([1, c, H, Wd])}, {t([o, c, k, k])}) outs(%f : {t([1, o, h, w])}) -> {t([1, o, h, w])}
+  return %y : {t([1, o, h, w])}
+}}
+"""
+    rng = np.random.default_rng(c * 100 + o + h + w + k)
+    X = rng.standard_normal((1, c, H, Wd)).astype(np.float32)
+    W = rng.standard_normal((o, c, k, k)).astype(np.float32)
+    X64, W64 = X[0].astype(np.float64), W.astype(np.float64)
+    ref = np.zeros((1, o, h, w))
+    for ky in range(k):
+        for kx in range(k):
+            ref[0] += np.einsum("oc,cyx->oyx", W64[:, :, ky, kx], X64[:, ky : ky + h, kx : kx + w])
+    return lt.Schedule(import_linalg(text).text), X, W, ref
+
+
+@pytest.mark.parametrize(
+    "shape,width,rows,parallel,want_rows",
+    [
+        ((3, 10, 7, 29, 3), 8, None, True, 2),  # 29 = 3 vectors of 8 r 5: 4 vectors a row, 2 rows fill 8 of 16 registers; 10 = 5 x 2
+        ((4, 9, 5, 56, 3), 16, None, False, 4),  # the ResNet block's row on AVX-512: 4 vectors, 4 rows; 9 = 2 x 4 r 1
+        ((2, 7, 6, 12, 1), 4, 3, True, 3),  # a 1x1 convolution; rows given: 7 = 2 x 3 r 1
+    ],
+)
+def test_channel_tile_keeps_output_channels_in_registers(shape, width, rows, parallel, want_rows):
+    """The importer's convolution: the output-channel loop split by the
+    rows of the tile, its inner part moved down past the reduction's loops
+    to just outside the output row (unrolled, the row vectorized and
+    unrolled), the initialisation in a loop of its own; channel and row
+    tails; float64 NumPy on guard pages."""
+    from lt_mlir.recipes import channel_tile
+
+    s, X, W, ref = _imported_conv(*shape)
+    channel_tile(s, rows=rows, width=width, parallel=parallel)
+    lines = s.loop_tree.splitlines()
+    row = next(k for k, line in enumerate(lines) if line.endswith(f"[unroll full, vectorize {width}]"))
+    assert re.match(rf" *for \w+' in {want_rows} : L\d+ \[unroll full\]$", lines[row - 1]), s.loop_tree
+    assert lines[0].endswith("[parallel]") == parallel, s.loop_tree
+    assert sum(1 for line in lines if "<- 0.0" in line) == 1 and lines[row + 1].lstrip().startswith("%0 <- read input0")
+    out = guarded_copy(np.full(ref.shape, np.nan, np.float32))
+    s.compile()(guarded_copy(X, readonly=True), guarded_copy(W, readonly=True), out)
+    np.testing.assert_allclose(out, ref, rtol=1e-4, atol=1e-4 * np.abs(ref).max())
+
+
+def test_channel_tile_refuses_what_it_cannot_take():
+    """A tile wider than the channels, rows that would not fill two, and a
+    nest of another form (the frontend's conv, its row innermost not)."""
+    from lt_mlir.recipes import TileTooLarge, channel_tile
+
+    s, *_ = _imported_conv(3, 3, 4, 29, 3)
+    with pytest.raises(TileTooLarge, match="channel_tile: 4 rows"):
+        channel_tile(s, rows=4, width=8)
+    s, *_ = _imported_conv(3, 8, 4, 200, 3)  # 25 vectors of 8 a row: not two rows in 16 registers
+    with pytest.raises(TileTooLarge, match="channel_tile: 1 rows of 25 vectors"):
+        channel_tile(s, width=8)
+    *_, t, _ = conv2d(3, 5, 13, 29, 3, 3)
+    with pytest.raises(lt.PassError, match="channel_tile wants a nest"):
+        channel_tile(t.schedule, width=8)

@@ -232,6 +232,35 @@ def test_recipe_seeds_are_the_recipes_schedules_as_replayable_moves():
     assert [str(m).split("_")[0] for m in rows[1].moves] == ["vectorize"] * 3 + ["parallel"]
 
 
+def test_recipe_seeds_tile_an_imported_convolutions_channels():
+    """An imported convolution (the form torch's conv2d takes in lt) gets
+    ``channel_tile``'s schedules as seeds, one core and all, each a move
+    sequence that replays to the same module and computes the convolution."""
+    from lt_mlir.importers.linalg import import_linalg
+    from lt_mlir.search.tune import recipe_seeds
+
+    text = """
+func.func @main(%x: tensor<1x2x6x34xf32>, %w: tensor<6x2x3x3xf32>) -> tensor<1x6x4x32xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x6x4x32xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<1x6x4x32xf32>) -> tensor<1x6x4x32xf32>
+  %y = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>}
+       ins(%x, %w : tensor<1x2x6x34xf32>, tensor<6x2x3x3xf32>) outs(%f : tensor<1x6x4x32xf32>) -> tensor<1x6x4x32xf32>
+  return %y : tensor<1x6x4x32xf32>
+}
+"""
+    start = Schedule(import_linalg(text).text)
+    seeds = [c for c in recipe_seeds(start) if any(str(m).startswith("unroll") for m in c.moves)]
+    assert len(seeds) == 2 and sum("lt.parallel" in c.text for c in seeds) == 1, [c.moves for c in seeds]
+    rng = np.random.default_rng(0)
+    X, W = rng.standard_normal((1, 2, 6, 34)).astype(np.float32), rng.standard_normal((6, 2, 3, 3)).astype(np.float32)
+    ref = sum(np.einsum("oc,cyx->oyx", W[:, :, a, b].astype(np.float64), X[0, :, a : a + 4, b : b + 32]) for a in range(3) for b in range(3))
+    for c in seeds:
+        again = space.replay(start, c.moves)
+        assert again is not None and again.key == c.schedule.key
+        np.testing.assert_allclose(lt_mlir.compile(c.text)(X, W)[0], ref, rtol=1e-4, atol=1e-4)
+
+
 def test_evolution_measures_the_seeds_first_and_keeps_the_best_of_them():
     """With a measure that rewards only the packed register tile (lt.cache),
     evolution's first batch holds the seeds, so its best is a seed's

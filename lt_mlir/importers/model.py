@@ -104,6 +104,7 @@ def default_schedule(fused: Schedule, parallel: bool = True, width: int = 1, gpu
     with unverified_moves():  # dozens of moves on a large module: verified once, at the end
         if width > 1:
             s = _tile_contractions(s, width, parallel)
+            s = _tile_channels(s, width, parallel)
         if parallel:
             for k in fusion.top_loops(s):
                 if fusion.rows_private(s, k):
@@ -137,6 +138,20 @@ def _tile_contractions(s: Schedule, width: int, parallel: bool) -> Schedule:
             break
         else:
             return s
+    return s
+
+
+def _tile_channels(s: Schedule, width: int, parallel: bool) -> Schedule:
+    """``s`` with the output channels of each convolution register-tiled
+    (``recipes.channel_tile``, the largest nest first, until none is left
+    that a tile fits)."""
+    for _ in range(16):
+        t = s.copy()
+        try:
+            recipes.channel_tile(t, width=width, parallel=parallel)
+        except PassError:
+            return s
+        s = t
     return s
 
 

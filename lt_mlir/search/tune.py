@@ -455,7 +455,8 @@ def recipe_seeds(start: Schedule, target="cpu") -> list[Candidate]:
     move sequences a search can mutate: ``register_tile``'s variants on a
     CPU target (of the start's largest contraction, whatever its loop
     order, and of every contraction the start has, largest first) and
-    ``vector_rows``' and ``vector_loops``' (one core and all),
+    ``vector_rows``', ``vector_loops``' and ``channel_tile``'s (one core and
+    all; ``channel_tile`` also on every convolution it takes),
     ``gpu_tiled_matmul``'s on a GPU target.  A recipe that refuses the
     start gives no seed; duplicates are dropped."""
     from .. import recipes
@@ -470,6 +471,7 @@ def recipe_seeds(start: Schedule, target="cpu") -> list[Candidate]:
         tries = [(recipes.register_tile, dict(options, width=width)) for options in tiles]
         tries += [(recipes.vector_rows, dict(width=width, parallel=par)) for par in (False, True)]
         tries += [(recipes.vector_loops, dict(width=width, parallel=par)) for par in (False, True)]
+        tries += [(recipes.channel_tile, dict(width=width, parallel=par)) for par in (False, True)]
     out, seen = [], {start.key}
     for recipe, options in tries:
         s = start.copy()
@@ -477,7 +479,8 @@ def recipe_seeds(start: Schedule, target="cpu") -> list[Candidate]:
             recipe(s, **options)
         except LtError:
             continue
-        for program in (s, _every_contraction(s, recipe, options) if recipe is recipes.register_tile else None):
+        every = recipe in (recipes.register_tile, recipes.channel_tile)
+        for program in (s, _every_contraction(s, recipe, options) if every else None):
             if program is not None and program.moves and program.key not in seen:
                 seen.add(program.key)
                 out.append(Candidate(program.moves, program))
