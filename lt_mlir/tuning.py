@@ -78,12 +78,17 @@ def path() -> str:
     return os.path.join(cache, "lt_mlir", "tuning.sqlite")
 
 
-def program_hash(start: Schedule | str) -> str:
+def program_hash(start: Schedule | str, variant: str = "") -> str:
     """sha256 of the module printed without locations: the same program
-    whichever file or spelling it came from."""
+    whichever file or spelling it came from.  ``variant``: what else the
+    entry's schedule holds for, mixed into the hash (an imported model's
+    default schedule, which its searches start from: a schedule tuned
+    against an older default is not looked up once the default changes)."""
     if isinstance(start, Schedule):
-        return hashlib.sha256(start.file_text.encode()).hexdigest()
-    return _text_hash(start)
+        digest = hashlib.sha256(start.file_text.encode()).hexdigest()
+    else:
+        digest = _text_hash(start)
+    return digest if not variant else hashlib.sha256(f"{digest}|{variant}".encode()).hexdigest()
 
 
 @functools.lru_cache(maxsize=256)
@@ -104,12 +109,13 @@ def host_key(h: dict | None = None) -> str:
 
 
 def record(start_text: str, target: str, schedule_text: str, pipeline: str, speedup: float, gflops: float | None = None,
-           evaluations: int = 0, strategy: str = "", seconds: float = 0.0) -> Entry:
-    """Record a search's winner for ``start_text`` on ``target`` and this
-    host, unless the database holds one with a speedup at least as high.
-    Returns the entry the database holds afterwards."""
+           evaluations: int = 0, strategy: str = "", seconds: float = 0.0, variant: str = "") -> Entry:
+    """Record a search's winner for ``start_text`` (and ``variant``, see
+    ``program_hash``) on ``target`` and this host, unless the database
+    holds one with a speedup at least as high.  Returns the entry the
+    database holds afterwards."""
     h = host()
-    new = Entry(program_hash(start_text), target, host_key(h), h["cpu"], schedule_text, pipeline, float(speedup),
+    new = Entry(program_hash(start_text, variant), target, host_key(h), h["cpu"], schedule_text, pipeline, float(speedup),
                 None if gflops is None else float(gflops), int(evaluations), strategy, float(seconds), time.time())
     with _connect(create=True) as db:
         db.execute("BEGIN IMMEDIATE")  # the read and the write are one transaction
@@ -123,11 +129,11 @@ def record(start_text: str, target: str, schedule_text: str, pipeline: str, spee
     return new
 
 
-def lookup(start_text: str, target: str) -> Entry | None:
-    """The entry for ``start_text`` on ``target`` and this host, if any."""
+def lookup(start_text: str, target: str, variant: str = "") -> Entry | None:
+    """The entry for ``start_text`` (and ``variant``) on ``target`` and this host, if any."""
     if not os.path.exists(path()):
         return None
-    key = (program_hash(start_text), target, host_key())
+    key = (program_hash(start_text, variant), target, host_key())
     with _connect() as db:
         found = _select(db, "WHERE program = ? AND target = ? AND host = ?", key) if db else []
     return found[0] if found else None

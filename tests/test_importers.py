@@ -1009,3 +1009,22 @@ def test_weights_are_a_snapshot():
         lin.weight.mul_(2)
         lin.bias.add_(10)
     np.testing.assert_array_equal(model(x).numpy(), before)
+
+
+def test_tuned_ignores_a_schedule_tuned_against_another_default(tmp_path, monkeypatch):
+    """A model's tuning-database entry holds for its program and its
+    default schedule (``optimize()`` starts from it): an entry recorded
+    against another default -- an older lt_mlir's, which a newer default
+    may beat -- is not looked up; one recorded against this default is."""
+    from lt_mlir import tuning
+
+    monkeypatch.setenv("LT_MLIR_TUNING_DB", str(tmp_path / "tuning.sqlite"))
+    module, x, model = _linear_relu()
+    stale = model.tuning_start.copy().split(0, 2)
+    tuning.record(model.tuning_start.text, model.target, stale.file_text, stale.pipeline, 9.0,
+                  variant="default schedule: builtin.module(lt-parallel{loop=0})")
+    assert tuning.lookup(model.tuning_start.text, model.target, "default schedule: builtin.module(lt-parallel{loop=0})")
+    assert not model.tuned() and model.schedule.key == model.start.key
+    tuning.record(model.tuning_start.text, model.target, stale.file_text, stale.pipeline, 2.0, variant=model.tuning_variant)
+    assert model.tuned() and model.schedule.loop_tree == stale.loop_tree
+    np.testing.assert_allclose(model(x).numpy(), _reference(module, (x,)).numpy(), rtol=RTOL, atol=ATOL)

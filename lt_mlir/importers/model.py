@@ -260,10 +260,20 @@ class Model:
 
         return random_inputs([_Spec(a) for a in self.inputs])
 
+    @property
+    def tuning_variant(self) -> str:
+        """What the model's tuning-database entries hold for besides the
+        program (``tuning.program_hash``'s ``variant``): its default
+        schedule's moves, which ``optimize()`` starts from.  A schedule tuned
+        against another default (an older lt_mlir's) is not looked up: the
+        new default may be the faster of the two."""
+        return f"default schedule: {self.start.pipeline}"
+
     def tuned(self) -> bool:
         """Give the model the schedule the tuning database holds for it
-        (``optimize()`` or ``make tune`` put it there); False when there is none."""
-        entry = tuning.lookup(self.tuning_start.text, self.target)
+        (``optimize()`` or ``make tune`` put it there, tuned from the
+        current default schedule); False when there is none."""
+        entry = tuning.lookup(self.tuning_start.text, self.target, self.tuning_variant)
         if entry is None:
             return False
         self.schedule = Schedule(entry.schedule)
@@ -323,6 +333,6 @@ class Model:
         # that differ by rounding only)
         options.setdefault("inputs", tuple(self.example_inputs()) + tuple(w.data for w in self.weights))
         result = tune(self.tuning_start, strategy, budget, seconds, workers, **options)
-        remember(result, strategy)
+        remember(result, strategy, self.tuning_variant)
         self.schedule = result.schedule.copy()
         return result

@@ -247,12 +247,13 @@ def _final(tuner: Tuner, measurer, finalists: int):
     return winner, speedup, remeasured
 
 
-def remember(result: TuneResult, strategy: str) -> tuning.Entry:
-    """Record ``result``'s winner in the tuning database; returns the entry
-    kept (an earlier, faster one stays)."""
+def remember(result: TuneResult, strategy: str, variant: str = "") -> tuning.Entry:
+    """Record ``result``'s winner in the tuning database (``variant``: see
+    ``tuning.program_hash``); returns the entry kept (an earlier, faster
+    one stays)."""
     t = result.tuner
     return tuning.record(t.start.text, t.target, result.schedule.file_text, result.pipeline, result.speedup,
-                         result.gflops, result.evaluations, strategy, time.perf_counter() - t.t0)
+                         result.gflops, result.evaluations, strategy, time.perf_counter() - t.t0, variant=variant)
 
 
 def optimize(tensor: Tensor, budget: int = 300, seconds: float | None = None, strategy: str = "evolution", workers=1,
