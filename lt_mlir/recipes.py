@@ -461,11 +461,20 @@ def channel_tile(schedule: Schedule, rows: int | None = None, width: int | None 
     del module, band, reduce
     element = lt.element_bytes(schedule.module.operation)
     width = width or host_vector_width(element)
+    budget = vector_registers(width) // 2  # accumulators: half the register file, as register_tile's tiles
     vectors = -(-row // width)
+    tile = row  # columns of the tile: the whole row when rows of it fit, else a part of it
     if rows is None:
         rows = 1
-        while rows * 2 <= channels and rows * 2 * vectors <= vector_registers(width) // 2:
+        while rows * 2 <= channels and rows * 2 * vectors <= budget:
             rows *= 2
+        if rows < 2 and channels >= 2 and row > width:  # a wide row: 4 (or 2) channels of a part of it
+            rows = 4 if channels >= 4 else 2
+            vectors = max(1, budget // rows)
+            tile = vectors * width
+    elif rows * vectors > budget and row > width:
+        vectors = max(1, budget // rows)
+        tile = vectors * width
     if rows < 2 or rows > channels:
         raise TileTooLarge(f"error: channel_tile: {rows} rows of {vectors} vectors of {width} do not fit (of {channels} channels)")
     schedule.split(first, rows)
@@ -485,10 +494,36 @@ def channel_tile(schedule: Schedule, rows: int | None = None, width: int | None 
             schedule.distribute(inner)  # C's initialisation gets an o' loop of its own
         else:
             schedule.swap(inner)
+    if tile < row:  # the row in tiles of ``tile`` columns, their loop outside the reduction's loops
+        schedule.split(inner + 1, tile)
+        while True:
+            module = schedule.module
+            loops = preorder_loops(module)
+            chain = list(reversed(lt.enclosing_loops(_reductions(loops[first])[0])))
+            x = lt.loop_dim(chain[-1])
+            tiles = next(k for k, loop in enumerate(chain[:-1]) if lt.loop_dim(loop) == x)  # the loop over x's tiles
+            parent = chain[tiles - 1]
+            up = (lt.loop_dim(parent) == lt.loop_dim(chain[0]) and parent != chain[0]) or lt.loop_dim(parent) not in _output_dims(chain)
+            at = loops.index(parent)
+            del module, loops, chain, parent
+            if not up:
+                break
+            schedule.swap(at)  # the tiles' loop one level out (past o', then the reduced dims)
+        module = schedule.module
+        loops = preorder_loops(module)
+        chain = list(reversed(lt.enclosing_loops(_reductions(loops[first])[0])))
+        inner = loops.index(chain[-2])  # o', now over the tile's columns
+        del module, loops, chain
     schedule.vectorize(inner + 1, width).unroll(inner + 1).unroll(inner)
     if parallel:
         schedule.parallel(first)
     return schedule
+
+
+def _output_dims(chain) -> set[str]:
+    """The dims of the output of the one reduction under ``chain``'s loops."""
+    reduce = _reductions(chain[-1])[0]
+    return set().union(*[_index_dims(v) for v in list(reduce.operands)[2:]])
 
 
 def _reads_without(inner, dim: str) -> bool:

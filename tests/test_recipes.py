@@ -338,14 +338,17 @@ func.func @main(%x: {t([1, c, H, Wd])}, %w: {t([o, c, k, k])}) -> {t([1, o, h, w
         ((3, 10, 7, 29, 3), 8, None, True, 2),  # 29 = 3 vectors of 8 r 5: 4 vectors a row, 2 rows fill 8 of 16 registers; 10 = 5 x 2
         ((4, 9, 5, 56, 3), 16, None, False, 4),  # the ResNet block's row on AVX-512: 4 vectors, 4 rows; 9 = 2 x 4 r 1
         ((2, 7, 6, 12, 1), 4, 3, True, 3),  # a 1x1 convolution; rows given: 7 = 2 x 3 r 1
+        ((3, 10, 5, 56, 3), 8, None, True, 4),  # 7 vectors a row do not fit twice: 4 rows of 16 columns, 56 = 3 x 16 r 8
+        ((2, 6, 4, 200, 3), 16, None, False, 4),  # 13 vectors: 4 rows of 64 columns, 200 = 3 x 64 r 8
     ],
 )
 def test_channel_tile_keeps_output_channels_in_registers(shape, width, rows, parallel, want_rows):
     """The importer's convolution: the output-channel loop split by the
     rows of the tile, its inner part moved down past the reduction's loops
     to just outside the output row (unrolled, the row vectorized and
-    unrolled), the initialisation in a loop of its own; channel and row
-    tails; float64 NumPy on guard pages."""
+    unrolled), the initialisation in a loop of its own; a row too wide for
+    two rows of it in registers is tiled too, its tiles' loop outside the
+    reduced loops; channel and row tails; float64 NumPy on guard pages."""
     from lt_mlir.recipes import channel_tile
 
     s, X, W, ref = _imported_conv(*shape)
@@ -353,6 +356,11 @@ def test_channel_tile_keeps_output_channels_in_registers(shape, width, rows, par
     lines = s.loop_tree.splitlines()
     row = next(k for k, line in enumerate(lines) if line.endswith(f"[unroll full, vectorize {width}]"))
     assert re.match(rf" *for \w+' in {want_rows} : L\d+ \[unroll full\]$", lines[row - 1]), s.loop_tree
+    tiles = [k for k, line in enumerate(lines) if re.match(r" *for \w+ in 3 r 8 : L\d+$", line)]
+    if shape[3] > 4 * width:
+        assert tiles == [row - 5], s.loop_tree  # the tiles, then c, ky, kx, then the channels of the tile
+    else:
+        assert tiles == [], s.loop_tree
     assert lines[0].endswith("[parallel]") == parallel, s.loop_tree
     assert sum(1 for line in lines if "<- 0.0" in line) == 1 and lines[row + 1].lstrip().startswith("%0 <- read input0")
     out = guarded_copy(np.full(ref.shape, np.nan, np.float32))
@@ -361,15 +369,15 @@ def test_channel_tile_keeps_output_channels_in_registers(shape, width, rows, par
 
 
 def test_channel_tile_refuses_what_it_cannot_take():
-    """A tile wider than the channels, rows that would not fill two, and a
-    nest of another form (the frontend's conv, its row innermost not)."""
+    """A tile wider than the channels, a single output channel, and a nest
+    of another form (the frontend's conv, its row innermost not)."""
     from lt_mlir.recipes import TileTooLarge, channel_tile
 
     s, *_ = _imported_conv(3, 3, 4, 29, 3)
     with pytest.raises(TileTooLarge, match="channel_tile: 4 rows"):
         channel_tile(s, rows=4, width=8)
-    s, *_ = _imported_conv(3, 8, 4, 200, 3)  # 25 vectors of 8 a row: not two rows in 16 registers
-    with pytest.raises(TileTooLarge, match="channel_tile: 1 rows of 25 vectors"):
+    s, *_ = _imported_conv(3, 1, 4, 200, 3)  # one output channel: no loop over it (the importer's unit dims)
+    with pytest.raises(lt.PassError, match="channel_tile wants a nest C\\[o, .., x\\]"):
         channel_tile(s, width=8)
     *_, t, _ = conv2d(3, 5, 13, 29, 3, 3)
     with pytest.raises(lt.PassError, match="channel_tile wants a nest"):
