@@ -124,7 +124,7 @@ def register_tile(
             schedule.parallel(3 if pack and tile < n else 0)
         return schedule
     del module, loops
-    first, m, n, b_arg = _contraction(schedule)
+    first, m, n, b_arg, batched = _contraction(schedule)
     _fits(rows, width, m, n)
     tile = min(vectors * width, n - n % width)
     schedule.split(first, rows).swap(first + 1)  # i/rows, k, i', j
@@ -132,7 +132,10 @@ def register_tile(
     if pack and tile < n and b_arg is not None:
         schedule.swap(first).cache(first, b_arg)
     if parallel:
-        _parallel_outermost(schedule, first)
+        if batched:
+            _parallel_outermost(schedule, first)
+        else:
+            schedule.parallel(first)
     return schedule
 
 
@@ -211,17 +214,19 @@ def _imperfect(band: list, statements: bool = True):
     return None
 
 
-def _contraction(schedule: Schedule) -> tuple[int, int, int, int | None]:
+def _contraction(schedule: Schedule) -> tuple[int, int, int, int | None, bool]:
     """Make the module's largest contraction ``C[i, j] += f(A[.., i, ..],
     B[.., j])`` a perfect nest ``for i { for k { for j } }`` (an ``lt.reduce``
     under three loops over distinct dims, two of them C's; its loops distributed
     until each holds only the next, then interchanged) and return the
-    position of its i loop, the extents of i and j, and the argument number
+    position of its i loop, the extents of i and j, the argument number
     of B (the operand read at j but not at i) when it is a function
-    argument.  Refuses (``PassError``) a module without such a nest, or one
+    argument, and whether it is batched (loops over C's batch dims around
+    it).  Refuses (``PassError``) a module without such a nest, or one
     whose loops cannot be distributed or interchanged."""
     module = schedule.module
     reduce, band, dims, (i, j) = _largest_contraction(module)
+    batched = len(lt.enclosing_loops(band[0])) > 0 and lt.loop_dim(lt.enclosing_loops(band[0])[-1]) in _output_dims_of(reduce)
     for _ in range(2):  # a band of three loops needs at most two distributions
         outer = _imperfect(band)
         if outer is None:
@@ -239,7 +244,7 @@ def _contraction(schedule: Schedule) -> tuple[int, int, int, int | None]:
     b_arg = _b_argument(band, i, j)
     del module, reduce, band
     _reorder(schedule, first, dims, [i, k, j])
-    return first, m, n, b_arg
+    return first, m, n, b_arg, batched
 
 
 def _largest_contraction(module) -> tuple:
@@ -522,7 +527,11 @@ def channel_tile(schedule: Schedule, rows: int | None = None, width: int | None 
 
 def _output_dims(chain) -> set[str]:
     """The dims of the output of the one reduction under ``chain``'s loops."""
-    reduce = _reductions(chain[-1])[0]
+    return _output_dims_of(_reductions(chain[-1])[0])
+
+
+def _output_dims_of(reduce) -> set[str]:
+    """The dims the output index of ``reduce`` (an ``lt.reduce``) uses."""
     return set().union(*[_index_dims(v) for v in list(reduce.operands)[2:]])
 
 
