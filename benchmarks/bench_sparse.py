@@ -7,7 +7,8 @@ default redundancy-aware fusion, lt with maximal fusion (TACO's strategy,
 the ablation) and without fusion (every operation a buffer, as NumPy runs
 it), SciPy/NumPy as their users write the kernel, and Numba (``@njit``
 with ``prange`` over rows, as Numba's documentation writes such loops) and
-SuiteSparse:GraphBLAS (python-graphblas: masked ``mxm`` is its SDDMM).
+SuiteSparse:GraphBLAS (python-graphblas: masked ``mxm`` is its SDDMM) and
+torch.sparse on the CPU (``torch_peers``).
 Every result is checked against SciPy/NumPy first.  Timing:
 ``lt_mlir.runtime.timing.block_medians`` (blocks that alternate, a pause
 before each: OpenMP's, OpenBLAS's and Numba's threads spin after a
@@ -313,6 +314,38 @@ def graphblas_peers(name: str, args) -> dict:
     return {}
 
 
+def torch_peers(name: str, args) -> dict:
+    """torch.sparse on the CPU (its threads set to this host's cores), its
+    inputs converted before timing, as a torch user writes each kernel:
+    SDDMM is ``torch.sparse.sampled_addmm`` (B @ C.T at A's structure) times
+    A's values, SpMM-MM ``(A @ B) @ C`` with A a CSR tensor, sparse softmax
+    ``torch.sparse.softmax`` over the stored values (unstored entries count
+    as -inf; it takes A as COO, CSR has no softmax on the CPU).  Stored
+    values come back as NumPy arrays in A's order (``_values``)."""
+    try:
+        import torch
+    except ImportError:
+        return {}
+    import warnings
+
+    torch.set_num_threads(os.cpu_count() or 1)
+    if name not in ("sddmm", "spmm_mm", "sparse_softmax"):
+        return {}
+    A = args[0]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # "CSR support is in beta", "invariant checks are disabled"
+        tA = torch.sparse_csr_tensor(torch.from_numpy(A.indptr.astype(np.int64)), torch.from_numpy(A.indices.astype(np.int64)),
+                                     torch.from_numpy(A.data), size=A.shape)
+    if name == "sddmm":
+        tB, tCT = torch.from_numpy(args[1]), torch.from_numpy(args[2]).T
+        return {"torch.sparse": lambda: (torch.sparse.sampled_addmm(tA, tB, tCT, beta=0.0).values() * tA.values()).numpy()}
+    if name == "spmm_mm":
+        tB, tC = torch.from_numpy(args[1]), torch.from_numpy(args[2])
+        return {"torch.sparse": lambda: ((tA @ tB) @ tC).numpy()}
+    coo = tA.to_sparse_coo().coalesce()
+    return {"torch.sparse": lambda: torch.sparse.softmax(coo, dim=1).values().numpy()}
+
+
 def _peer(name: str, args, numba: dict | None) -> dict:
     """The peers in order, SciPy/NumPy (the reference) first."""
     peers = {}
@@ -329,6 +362,7 @@ def _peer(name: str, args, numba: dict | None) -> dict:
     elif name == "logistic":
         peers["NumPy"] = lambda: numpy_logistic(*args)
     peers.update(graphblas_peers(name, args))
+    peers.update(torch_peers(name, args))
     if numba is not None:
         f = numba[name]
         if name in ("sddmm", "spmm_mm"):
@@ -417,7 +451,7 @@ def chart(rows: list, path: str) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    labels = [c for c in ("lt maximal", "lt none", "SciPy", "NumPy", "Numba", "GraphBLAS") if any(c in r for r in rows)]
+    labels = [c for c in ("lt maximal", "lt none", "SciPy", "NumPy", "Numba", "GraphBLAS", "torch.sparse") if any(c in r for r in rows)]
     fig, ax = plt.subplots(figsize=(11, 0.6 * len(rows) * (1 + len(labels) / 4) + 1.5))
     height = 0.8 / len(labels)
     for j, label in enumerate(labels):
@@ -442,7 +476,7 @@ def _missing(module: str) -> bool:
 
 
 def _table(rows: list, absent: list) -> str:
-    cols = ["lt maximal", "lt none", "SciPy", "NumPy", "Numba", "GraphBLAS"]
+    cols = ["lt maximal", "lt none", "SciPy", "NumPy", "Numba", "GraphBLAS", "torch.sparse"]
     cpu = platform.machine()
     try:
         with open("/proc/cpuinfo") as fh:
