@@ -387,7 +387,8 @@ def test_default_schedule_register_tiles_each_matmul():
     np.testing.assert_allclose(model(x).numpy(), _reference(module, (x,)).numpy(), rtol=RTOL, atol=ATOL)
 
 
-def test_attention_default_schedule_tiles_both_batched_matmuls_and_keeps_the_softmax_one_row_loop():
+@pytest.mark.parametrize("width", [8, 16])
+def test_attention_default_schedule_tiles_both_batched_matmuls_and_keeps_the_softmax_one_row_loop(width):
     """The attention block's default schedule on the CPU: k is copied into
     [head, d, seq] first (q @ k^T reads it along its columns with a stride),
     so every contraction -- the two Linears, q k^T and the weights @ v, the
@@ -400,8 +401,11 @@ def test_attention_default_schedule_tiles_both_batched_matmuls_and_keeps_the_sof
     module = type(module)(32, 2).eval()  # head dim 16, 24 positions: wide enough for a tile of any CPU's vectors
     x = t.randn(1, 24, 32)
     model = lt_mlir.from_torch(module, x)
-    tree = model.loop_tree
-    assert tree.count("[unroll full, vectorize") == 4, tree
+    from lt_mlir.importers import model as model_module
+
+    model.schedule = model_module.default_schedule(model.tuning_start, width=width)  # AVX2's and AVX-512's lanes
+    tree = model.schedule.loop_tree
+    assert tree.count(f"[unroll full, vectorize {width}]") == 4, tree
     nests = re.split(r"\n(?=for )", tree)
     softmax = [n for n in nests if "max=" in n]
     assert len(softmax) == 1 and "exp(" in softmax[0] and "[unroll full" not in softmax[0], tree
@@ -410,20 +414,26 @@ def test_attention_default_schedule_tiles_both_batched_matmuls_and_keeps_the_sof
     np.testing.assert_allclose(model(x).numpy(), _reference(module, (x,)).numpy(), rtol=RTOL, atol=ATOL)
 
 
-def test_default_schedule_tiles_a_convolutions_output_channels():
+@pytest.mark.parametrize("width", [4, 8, 16])
+def test_default_schedule_tiles_a_convolutions_output_channels(width):
     """On the CPU the default schedule register-tiles each convolution's
     output channels (``recipes.channel_tile``: a few channels' rows in
-    registers, each input vector loaded once for all of them), on any
-    vector width; conv + batch norm + ReLU with 10 channels (a channel
-    tail on every host) matches torch."""
+    registers, each input vector loaded once for all of them) at every
+    vector width (a row of 24 is whole in 2 vectors of 16 or 3 of 8; with
+    4 lanes it is tiled too); conv + batch norm + ReLU with 10 channels (a
+    channel tail) matches torch."""
+    from lt_mlir.importers import model as model_module
+
     t = _torch()
     t.manual_seed(0)
     module = t.nn.Sequential(t.nn.Conv2d(3, 10, 3, padding=1), t.nn.BatchNorm2d(10), t.nn.ReLU()).eval()
     x = t.randn(1, 3, 9, 24)
     model = lt_mlir.from_torch(module, x)
-    tree = model.loop_tree
-    unrolled = re.findall(r"for \w+' in (\d+) : L\d+ \[unroll full\]\n *for \w+ in 24 : L\d+ \[unroll full, vectorize \d+\]", tree)
-    assert len(unrolled) == 1 and int(unrolled[0]) >= 2, tree
+    model.schedule = model_module.default_schedule(model.tuning_start, width=width)
+    tree = model.schedule.loop_tree
+    tiles = re.findall(rf"for \w+' in (\d+) : L\d+ \[unroll full\]\n *for \w+'? in (\d+) : L\d+ \[unroll full, vectorize {width}\]", tree)
+    assert len(tiles) == 1 and int(tiles[0][0]) >= 2, tree
+    assert (int(tiles[0][1]) == 24) == (width >= 8), tree  # the whole row (2 or 3 vectors), or a tile of it
     np.testing.assert_allclose(model(x).numpy(), _reference(module, (x,)).numpy(), rtol=RTOL, atol=ATOL)
 
 
