@@ -139,9 +139,41 @@ def shift_of(value, dim: str, loop):
         where = src.owner if isinstance(src, ir.Block) else src.operation
         if where.name == "arith.constant":
             return (sign, "const", ir.IntegerAttr(where.attributes["value"]).value)
-        if not inside(where, loop):
+        if _fixed_in(base, loop):
             return (sign, base)
     return None
+
+
+def _fixed_in(value, loop) -> bool:
+    """Whether index ``value`` has one value in every iteration of ``loop``:
+    defined outside it, a constant, ``lt.dim`` of a dim no loop at or inside
+    ``loop`` iterates over (its levels are all outside), or ``addi``/``subi``/
+    ``muli`` of such values (an importer's ``m * 64`` or ``0 * 256``, computed
+    next to the access that reads it)."""
+    owner = value.owner
+    if isinstance(owner, ir.Block):
+        return not inside(owner.owner, loop)
+    op = owner.operation
+    if not inside(op, loop) or op.name == "arith.constant":
+        return True
+    if op.name == "lt.dim":
+        return ir.StringAttr(op.attributes["dim"]).value not in _looped_dims(loop)
+    if op.name in ("arith.addi", "arith.subi", "arith.muli"):
+        return all(_fixed_in(v, loop) for v in op.operands)
+    return False
+
+
+def _looped_dims(loop) -> set[str]:
+    """The dims of ``loop`` and of every loop inside it."""
+    dims = {lt.loop_dim(loop)}
+
+    def visit(op):
+        if op.name == "lt.loop":
+            dims.add(lt.loop_dim(op))
+        return ir.WalkResult.ADVANCE
+
+    loop.operation.walk(visit)
+    return dims
 
 
 def same_shift(values, dim: str, loop) -> bool:

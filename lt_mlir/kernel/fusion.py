@@ -25,6 +25,7 @@ validated, without it), and innermost loops are vectorized where
 
 from __future__ import annotations
 
+from ..analysis import dependence
 from ..dialect import lt
 from ..dialect.loop_tree import preorder_loops
 from ..errors import PassError
@@ -176,12 +177,21 @@ def _rows_private(s: Schedule, k: int, shared_reductions: bool = False) -> bool:
         return ir.WalkResult.ADVANCE
 
     loop.walk(visit)
+    groups: list = []  # (buffer, first indices of its accesses)
     for buf, first in accesses:
         if any(buf == v for v in local) or not any(buf == w for w in written):
             continue
-        if first is None or not (any(first == p for p in positions) or _dim_of(first) == dim):
+        if first is None:
             return False
-    return True
+        if any(first == p for p in positions):
+            continue
+        group = next((g for b, g in groups if b == buf), None)
+        if group is None:
+            groups.append((buf, group := []))
+        group.append(first)
+    # the first index the loop's dim, or the dim plus an offset fixed in the loop (``0 * 256 + i``
+    # of a reshaped output), one and the same in every access of the buffer
+    return all(dependence.same_shift(firsts, dim, loop) for _, firsts in groups)
 
 
 def schedule(text: str, owners: list, keep: set, strategy: str, *, parallel: bool, width: int, sparse: bool) -> tuple:
