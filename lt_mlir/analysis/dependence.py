@@ -5,7 +5,11 @@ Dependence rule (``reorder_conflicts``): reordering the iterations of a loop
 L over dim d (distributing it, interchanging it, fusing it, running it in
 parallel) cannot change the result when every buffer written inside L is
 *private to L*: each of its accesses inside L indexes one fixed axis with
-exactly ``lt.dim d``, so distinct iterations of L touch distinct elements.
+exactly ``lt.dim d``, or ``lt.dim d`` plus one and the same offset that is
+fixed while L runs (``shift_of``: a constant, a value from outside L, or
+index arithmetic on constants and the dims of loops around L, such as the
+importer's ``0 * 256 + i``), so distinct iterations of L touch distinct
+elements.
 Buffers only read inside L never constrain.  ``lt.reduce`` updates of one
 kind commute with each other, so a buffer touched inside L only by reduces
 of one kind is reorderable too (floating-point sums then differ by
