@@ -226,7 +226,9 @@ def _contraction(schedule: Schedule) -> tuple[int, int, int, int | None, bool]:
     whose loops cannot be distributed or interchanged."""
     module = schedule.module
     reduce, band, dims, (i, j) = _largest_contraction(module)
-    batched = len(lt.enclosing_loops(band[0])) > 0 and lt.loop_dim(lt.enclosing_loops(band[0])[-1]) in _output_dims_of(reduce)
+    around = lt.enclosing_loops(band[0])
+    batched = bool(around) and lt.loop_dim(around[-1]) in _output_dims_of(reduce)
+    del around
     for _ in range(2):  # a band of three loops needs at most two distributions
         outer = _imperfect(band)
         if outer is None:
@@ -284,7 +286,7 @@ def _largest_contraction(module) -> tuple:
     return best[1:]
 
 
-def _index_dims(value, seen: set | None = None) -> set[str]:
+def _index_dims(value) -> set[str]:
     """The dims an index value depends on (``lt.dim`` values through the
     index arithmetic that combines them)."""
     owner = value.owner
@@ -299,25 +301,32 @@ def _index_dims(value, seen: set | None = None) -> set[str]:
     return out
 
 
+def _load_index_dims(inner) -> list[list[set[str]]]:
+    """For each load inside the loop ``inner``: the dims each of its indices depends on."""
+    found = []
+
+    def visit(op):
+        if op.name == "memref.load":
+            found.append([_index_dims(v) for v in list(op.operands)[1:]])
+        return ir.WalkResult.ADVANCE
+
+    inner.walk(visit, ir.WalkOrder.PRE_ORDER)
+    return found
+
+
 def _multiplies(inner, i: str, j: str, contiguous: bool = False) -> bool:
     """Whether the loop ``inner`` reads one operand that does not change
     with j (A: the same element for a whole row of the tile) and one that
     does not change with i (B): a contraction, whose operands a register
     tile reuses.  ``contiguous``: B must also be read at j in its last
     index only (vectors of j are then loads, not gathers)."""
-    found = {"a": False, "b": False}
-
-    def visit(op):
-        if op.name == "memref.load":
-            per_index = [_index_dims(v) for v in list(op.operands)[1:]]
-            dims = set().union(*per_index)
-            found["a"] |= i in dims and j not in dims
-            if j in dims and i not in dims:
-                found["b"] |= not contiguous or not any(j in d for d in per_index[:-1])
-        return ir.WalkResult.ADVANCE
-
-    inner.walk(visit, ir.WalkOrder.PRE_ORDER)
-    return found["a"] and found["b"]
+    a = b = False
+    for per_index in _load_index_dims(inner):
+        dims = set().union(*per_index)
+        a |= i in dims and j not in dims
+        if j in dims and i not in dims:
+            b |= not contiguous or not any(j in d for d in per_index[:-1])
+    return a and b
 
 
 def _b_argument(band, i: str, j: str) -> int | None:
@@ -450,9 +459,9 @@ def channel_tile(schedule: Schedule, rows: int | None = None, width: int | None 
         out = [next(iter(d)) for d in per_index if d]  # constant indices (a batch of one) left out
         if len(out) < 2 or len(band) < 3 or len(set(dims)) != len(dims) or dims[0] != out[0] or dims[-1] != out[-1]:
             continue
-        if not set(out) <= set(dims) or sum(1 for r in _reductions(band[0]) if r) != 1 or _imperfect(band[:2]) is not None:
+        if not set(out) <= set(dims) or len(_reductions(band[0])) != 1 or _imperfect(band[:2]) is not None:
             continue
-        if not _reads_without(band[-1], out[0]):
+        if not any(out[0] not in set().union(*per) for per in _load_index_dims(band[-1])):
             continue
         work = math.prod(lt.loop_size(loop) for loop in band)
         if best is None or work > best[0]:
@@ -508,7 +517,7 @@ def channel_tile(schedule: Schedule, rows: int | None = None, width: int | None 
             x = lt.loop_dim(chain[-1])
             tiles = next(k for k, loop in enumerate(chain[:-1]) if lt.loop_dim(loop) == x)  # the loop over x's tiles
             parent = chain[tiles - 1]
-            up = (lt.loop_dim(parent) == lt.loop_dim(chain[0]) and parent != chain[0]) or lt.loop_dim(parent) not in _output_dims(chain)
+            up = (lt.loop_dim(parent) == lt.loop_dim(chain[0]) and parent != chain[0]) or lt.loop_dim(parent) not in _output_dims_of(_reductions(chain[-1])[0])
             at = loops.index(parent)
             del module, loops, chain, parent
             if not up:
@@ -525,27 +534,9 @@ def channel_tile(schedule: Schedule, rows: int | None = None, width: int | None 
     return schedule
 
 
-def _output_dims(chain) -> set[str]:
-    """The dims of the output of the one reduction under ``chain``'s loops."""
-    return _output_dims_of(_reductions(chain[-1])[0])
-
-
 def _output_dims_of(reduce) -> set[str]:
     """The dims the output index of ``reduce`` (an ``lt.reduce``) uses."""
     return set().union(*[_index_dims(v) for v in list(reduce.operands)[2:]])
-
-
-def _reads_without(inner, dim: str) -> bool:
-    """Whether the loop ``inner`` reads an operand whose index does not depend on ``dim``."""
-    found = []
-
-    def visit(op):
-        if op.name == "memref.load" and dim not in set().union(*[_index_dims(v) for v in list(op.operands)[1:]]):
-            found.append(op)
-        return ir.WalkResult.ADVANCE
-
-    inner.walk(visit, ir.WalkOrder.PRE_ORDER)
-    return bool(found)
 
 
 def vector_loops(schedule: Schedule, width: int | None = None, parallel: bool = False) -> Schedule:

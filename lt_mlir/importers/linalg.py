@@ -602,7 +602,7 @@ class _Importer:
         if reduction and len(read) >= 2 and sum(1 for d in parallel if sizes[d] > 1) >= 2:
             self.contractions.add(self.op_id)  # a matmul, a convolution: two tensors multiplied and summed
         if self.op_id in self.contractions:
-            self.lay_out_b(op, ins, in_args, maps, n_out, live, parallel, reduction, names, sizes)
+            self.lay_out_b(op, ins, in_args, maps, live, parallel, reduction, names, sizes)
         b = self.b
         dim_values: list = [None] * n_dims
         if any(n > 1 for n in sizes):
@@ -689,7 +689,7 @@ class _Importer:
         else:
             emit(parallel, elementwise)
 
-    def lay_out_b(self, op, ins, in_args, maps, n_out, live, parallel, reduction, names, sizes) -> None:
+    def lay_out_b(self, op, ins, in_args, maps, live, parallel, reduction, names, sizes) -> None:
         """A contraction's B (the operand read along the output's last dim j)
         that is an activation (an input, or a buffer computed here) not contiguous in j -- ``q @ k^T``,
         k read through a transpose -- is copied first into a scratch buffer
