@@ -19,7 +19,7 @@ from .errors import CompileError
 from .lowering import passes as _lowering_passes  # noqa: F401  (registers the lowering steps)
 from .targets import TARGETS, CompileOptions, Lowered, Target, c_header, get_target
 
-__all__ = ["CompileOptions", "Lowered", "c_header", "compile", "compile_aot", "lower", "lower_cuda", "parse_module"]
+__all__ = ["CompileOptions", "Lowered", "c_header", "compile", "compile_aot", "compile_functions", "lower", "lower_cuda", "parse_module"]
 
 
 def _target_and_options(target, options, option_fields) -> tuple[Target, CompileOptions]:
@@ -94,6 +94,18 @@ def compile(  # noqa: A001
     they are not)."""
     t, opts = _target_and_options(target, options, option_fields)
     return t.compile(module_or_text, entry, opts, filename)
+
+
+def compile_functions(module_or_text, filename: str = "-", *, target: str | Target = "cpu",
+                      options: CompileOptions | None = None, **option_fields) -> dict:
+    """Every function of an lt module as a ``Kernel`` (name -> Kernel),
+    compiled together once for a native target (``cpu``, ``cuda-emulated``):
+    an ``lt-prepack`` module's pack functions and the function that reads
+    what they make.  Options as ``compile``'s."""
+    t, opts = _target_and_options(target, options, option_fields)
+    if not t.native:
+        raise CompileError(f"error: target '{t.name}' compiles one entry point at a time (compile_functions: native targets)")
+    return t.compile_functions(module_or_text, opts, filename)
 
 
 def compile_aot(

@@ -402,6 +402,22 @@ class NativeTarget(Target):
         jit = JitModule(mod, lowered.openmp, cpu_target)
         return Kernel(lowered.name, lowered.specs, jit.address(lowered.name), jit, str(mod))
 
+    def compile_functions(self, module_or_text, options=None, filename="-") -> dict:
+        """Every function of the module as a ``Kernel`` (name -> Kernel), all
+        from one JIT module compiled once: for functions that work together
+        (``lt-prepack``'s pack functions and the function that reads what
+        they make)."""
+        from .dialect import lt
+        from .dialect.entry import function_name, signature
+        from .runtime.kernel import Kernel
+        from .runtime.native import JitModule
+
+        module = as_module(module_or_text, filename)
+        specs = {function_name(f): signature(f) for f in lt.functions(module.operation) if f.regions[0].blocks}
+        lowered, mod, cpu_target = self._optimized(module, None, options, filename, vector_math=True)
+        jit = JitModule(mod, lowered.openmp, cpu_target)
+        return {name: Kernel(name, s, jit.address(name), jit, str(mod)) for name, s in specs.items()}
+
     def compile_object(self, module_or_text, entry=None, options=None, filename="-") -> JitObject:
         """What ``compile`` makes, as bytes: a ``JitObject`` (picklable) whose
         ``kernel()`` loads it without optimising or generating code again,

@@ -30,11 +30,14 @@ import numpy as np
 
 from .. import frontend, recipes, tuning
 from ..compiler import compile as compile_module
+from ..compiler import compile_functions
 from ..dialect import lt
 from ..dialect.loop_tree import preorder_loops
 from ..errors import ArgumentError, PassError
 from ..kernel import fusion
 from ..mlir import ir
+from ..passes import prepack
+from ..passes.cache import MARKER as CACHE_MARKER
 from ..schedule import Schedule, unverified_moves
 from ..targets import get_target
 from .linalg import Imported
@@ -163,6 +166,30 @@ def _moves(s: Schedule, moves) -> None:
             pass
 
 
+def prepacked(schedule: Schedule, constant: set) -> Schedule:
+    """``schedule`` with the copies that caches of the arguments in
+    ``constant`` (their indices: a model's weights) make in each call moved
+    into pack functions, run once (``lt-prepack``): a register-tiled
+    contraction's packed panels of B."""
+    s = schedule.copy()
+    with unverified_moves():
+        loops = preorder_loops(s.parsed)
+        wanted = []  # (L-number, argument) of each cache of a constant in an outermost loop
+        for k in fusion.top_loops(s):
+            for op in lt.body_ops(lt.loop_body(loops[k])):
+                if op.name == "lt.alloc" and CACHE_MARKER in op.attributes:
+                    operand = ir.IntegerAttr(op.attributes[CACHE_MARKER]).value
+                    if operand in constant:
+                        wanted.append((k, operand))
+        del loops
+        for k, operand in reversed(wanted):  # the loops before L keep their numbers
+            try:
+                s.apply(f"lt-prepack{{loop={k} operand={operand}}}", explain=False)
+            except PassError:
+                pass
+    return s.verify()
+
+
 def _merge_inner(s: Schedule, kept: list) -> None:
     """Merge sibling loops inside the nests that are not contractions
     (``kept[k]`` for outermost nest k): a softmax's max, exp, sum and divide
@@ -212,6 +239,7 @@ class Model:
             self.tuned()
         self._kernel = None
         self._key = None
+        self._constants: list = []  # the kernel's arguments after the inputs, before the outputs
 
     # ------------------------------------------------------------ what it is
     @property
@@ -245,10 +273,25 @@ class Model:
 
     # ------------------------------------------------------------ running
     def compile(self):
-        """The compiled kernel of the current schedule (cached until the schedule changes)."""
+        """The compiled kernel of the current schedule (cached until the
+        schedule changes).  On a native target the weights' packed copies
+        (``prepacked``) are made here, once, not in each call."""
         key = self.schedule.key
         if self._kernel is None or key != self._key:
-            self._kernel = compile_module(self.schedule.module, target=self.target)
+            weights = [w.data for w in self.weights]
+            if get_target(self.target).native:
+                first = len(self.inputs)
+                s = prepacked(self.schedule, set(range(first, first + len(weights))))
+                kernels = compile_functions(s.module, target=self.target)
+                plan = prepack.pack_plan(s.parsed)
+                args = [None] * first + weights  # the inputs' places: no pack reads them
+                for name, k in plan:
+                    args.append(kernels[name](args[k]))
+                self._kernel = kernels[lt.functions(s.parsed)[0].attributes["sym_name"].value]
+                self._constants = args[first:]
+            else:
+                self._kernel = compile_module(self.schedule.module, target=self.target)
+                self._constants = weights
             self._key = key
         return self._kernel
 
@@ -285,7 +328,8 @@ class Model:
         caller that runs the same inputs many times (a benchmark)."""
         arrays = [x if x.flags.c_contiguous else x.copy(order="C") for x in map(np.asarray, inputs)]
         # every output element is written by a nest (the importer stores each one), so no zeroing
-        return self.compile().bind_inputs(*arrays, *[w.data for w in self.weights], zero_outputs=False)
+        kernel = self.compile()
+        return kernel.bind_inputs(*arrays, *self._constants, zero_outputs=False)
 
     def __call__(self, *inputs):
         specs = self.inputs
@@ -311,7 +355,7 @@ class Model:
                 raise ArgumentError(f"{self.name} input '{a.name}': expected dtype {a.dtype}, got {x.dtype}")
             arrays.append(x)
         kernel = self.compile()
-        out = kernel(*arrays, *[w.data for w in self.weights])
+        out = kernel(*arrays, *self._constants)
         outs = out if isinstance(out, tuple) else (out,)
         if torch_out:
             import torch

@@ -12,6 +12,7 @@ from . import (  # noqa: F401
     hoist,
     merge,
     parallel,
+    prepack,
     resize,
     shrink_buffers,
     split,

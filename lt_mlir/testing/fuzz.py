@@ -457,6 +457,16 @@ def _choose_options(rng: random.Random, info, loops: list) -> dict:
                 # lt-resize: mostly a level that has a parent level over its dim
                 inner = [j for j, l in enumerate(loops) if any(lt.loop_dim(p) == lt.loop_dim(l) for p in lt.enclosing_loops(l))]
                 i = rng.choice(inner) if inner else i
+            elif info.name == "lt-cache" and rng.random() < 0.5:
+                # an outermost loop's cache now and then: what lt-prepack takes
+                i = rng.choice([j for j, l in enumerate(loops) if not lt.enclosing_loops(l)])
+            elif info.name == "lt-prepack" and rng.random() < 0.9:
+                # mostly an outermost loop holding a cache (others are refused at once)
+                held = [j for j, l in enumerate(loops) if not lt.enclosing_loops(l)
+                        and any(o.name == "lt.alloc" and "lt.cache" in o.attributes for o in lt.body_ops(lt.loop_body(l)))]
+                i = rng.choice(held) if held else i
+                if held and rng.random() < 0.8:
+                    values["operand"] = -1
             elif info.name == "lt-distribute" and rng.random() < 0.9:
                 # mostly a loop whose body has parts to distribute (others are refused at once)
                 from ..passes.distribute import body_parts
@@ -491,6 +501,9 @@ def _choose_options(rng: random.Random, info, loops: list) -> dict:
             values[name] = rng.choice(("static", "dynamic", "guided", "static", "dynamic", "guided", "auto"))
         elif name == "threads":  # lt-gpu-auto
             values[name] = rng.choice((1, 7, 32, 64, 256, 2000))
+        elif name == "operand" and info.name == "lt-cache" and target is not None and rng.random() < 0.7:
+            read = _arguments_read(target)  # mostly an argument the loop reads (others are refused at once)
+            values[name] = rng.choice(read) if read else rng.randint(0, 3)
         elif opt.type is bool:
             values[name] = rng.random() < 0.5
         elif opt.type is int:
@@ -498,6 +511,23 @@ def _choose_options(rng: random.Random, info, loops: list) -> dict:
         elif opt.default is None:
             values[name] = ""  # unknown kind of required option: the pass will say
     return values
+
+
+def _arguments_read(loop) -> list:
+    """Positions of the function arguments that ``loop`` loads from."""
+    from ..mlir import ir
+
+    found = set()
+
+    def visit(op):
+        if op.name == "memref.load":
+            v = op.operands[0]
+            if isinstance(v.owner, ir.Block) and v.owner.owner is not None and v.owner.owner.name == "func.func":
+                found.add(ir.BlockArgument(v).arg_number)
+        return ir.WalkResult.ADVANCE
+
+    loop.walk(visit)
+    return sorted(found)
 
 
 def _step_text(name: str, values: dict) -> str:
@@ -621,6 +651,24 @@ def _compile(module, check_bounds: bool, text: str | None = None):
     return kernel
 
 
+def _build(module, check_bounds: bool, text: str):
+    """``(kernel, packs)``: the entry compiled (``_compile``) and, for a
+    module ``lt-prepack`` changed, its pack functions compiled with it as
+    ``[(kernel, source position)]`` (``passes.prepack.pack_plan``)."""
+    from ..compiler import compile_functions
+    from ..dialect import lt
+    from ..passes.prepack import pack_plan
+
+    plan = pack_plan(module.operation)
+    if not plan:
+        return _compile(module, check_bounds, text), []
+    target = "cuda-emulated" if "lt.gpu" in text else "cpu"
+    kernels = compile_functions(module, target=target, check_bounds=check_bounds)
+    _HOW[0] = "compiled"
+    entry = lt.functions(module.operation)[0].attributes["sym_name"].value
+    return kernels[entry], [(kernels[name], k) for name, k in plan]
+
+
 def _compare(got: np.ndarray, ref, scale, length: int, what: str) -> str | None:
     if got.shape != ref.shape:
         return f"{what}: shape {got.shape}, expected {ref.shape}"
@@ -638,17 +686,25 @@ def _compare(got: np.ndarray, ref, scale, length: int, what: str) -> str | None:
     )
 
 
-def _run_guarded(kernel, xs: list, refs: list) -> str | None:
-    """Run on guard-paged arrays, both guard sides; a mismatch or None."""
+def _run_guarded(kernel, xs: list, refs: list, packs: list = ()) -> str | None:
+    """Run on guard-paged arrays, both guard sides; a mismatch or None.
+    ``packs`` (``_build``'s): each pack function run first, on guarded
+    arrays too, its result an input of the kernel after ``xs``."""
     from .guard import guarded_array, guarded_copy
 
     n_out = sum(1 for s in kernel.specs if s.written)
     n_in = len(kernel.specs) - n_out
-    if n_in != len(xs) or n_out != len(refs) or any(s.written for s in kernel.specs[:n_in]):
+    if n_in != len(xs) + len(packs) or n_out != len(refs) or any(s.written for s in kernel.specs[:n_in]):
         sig = ", ".join(f"{'out ' if s.written else ''}{s.element}{list(s.shape)}" for s in kernel.specs)
         raise _Failed("wrong-result", f"signature ({sig}) is not {len(xs)} inputs then {len(refs)} outputs")
     for side in SIDES:
         args = [guarded_copy(x, side=side, readonly=True) for x in xs]
+        for pack, k in packs:
+            spec = pack.specs[1]
+            fill = np.nan if np.issubdtype(np.dtype(spec.dtype), np.floating) else np.iinfo(np.dtype(spec.dtype)).min
+            packed = guarded_array(spec.shape, spec.dtype, fill=fill, side=side)  # unwritten: never read
+            pack(args[k], packed)
+            args.append(packed)
         outs = [guarded_array(s.shape, s.dtype, fill=np.nan, side=side) for s in kernel.specs[n_in:]]
         kernel(*args, *outs)
         for j, (o, (ref, scale, length)) in enumerate(zip(outs, refs)):
@@ -753,7 +809,7 @@ def run_one(task: dict, seed: int, programs: tuple, passes: list, notify=None, v
         refs = prog.reference(xs, size)
         final = str(module)
         try:
-            kernel = _compile(module, prog.check_bounds, final)
+            kernel, packs = _build(module, prog.check_bounds, final)
             state["kernel"] = _HOW[0]
         except VerifyError as e:
             if not prog.check_bounds:
@@ -761,13 +817,13 @@ def run_one(task: dict, seed: int, programs: tuple, passes: list, notify=None, v
             # The static bounds check refused.  In bounds after all?  Run it unchecked, guarded.
             state["notes"].append(f"bounds check: {e}")
             try:
-                kernel = _compile(module, False, final)
+                kernel, packs = _build(module, False, final)
                 state["kernel"] = _HOW[0]
             except LtError as e2:
                 raise _Failed("compile-error", f"{type(e2).__name__}: {e2}") from None
             except Exception as e2:
                 raise _Failed("compile-exception", _describe_exception(e2)) from None
-            problem = _run_checked(kernel, xs, refs)
+            problem = _run_checked(kernel, xs, refs, packs)
             if problem:
                 raise _Failed("wrong-result", f"{problem} (the bounds check had refused: {e})")
             state["outcome"] = "bounds-false-positive"
@@ -776,7 +832,7 @@ def run_one(task: dict, seed: int, programs: tuple, passes: list, notify=None, v
             raise _Failed("compile-error", f"{type(e).__name__}: {e}") from None
         except Exception as e:
             raise _Failed("compile-exception", _describe_exception(e)) from None
-        problem = _run_checked(kernel, xs, refs)
+        problem = _run_checked(kernel, xs, refs, packs)
         if problem:
             raise _Failed("wrong-result", problem)
         if "lt.gpu" in final:
@@ -842,9 +898,9 @@ def _applied(state) -> list[str]:
     return [s[1] for s in state["steps"] if s[2] in ("applied", "error")]
 
 
-def _run_checked(kernel, xs, refs) -> str | None:
+def _run_checked(kernel, xs, refs, packs=()) -> str | None:
     try:
-        return _run_guarded(kernel, xs, refs)
+        return _run_guarded(kernel, xs, refs, packs)
     except _Failed:
         raise
     except Exception as e:
