@@ -98,6 +98,8 @@ def models(quick: bool) -> dict:
         }
     return {
         "mlp": (nn.Sequential(nn.Linear(1024, 4096), nn.ReLU(), nn.Linear(4096, 1024)), torch.randn(64, 1024)),
+        # the same MLP at batch 8: reading the weights is most of the work (what packing them once saves)
+        "mlp batch 8": (nn.Sequential(nn.Linear(1024, 4096), nn.ReLU(), nn.Linear(4096, 1024)), torch.randn(8, 1024)),
         "conv block": (Block(32), torch.randn(1, 32, 56, 56)),
         "attention": (Attention(256, 4), torch.randn(1, 256, 256)),
         "layernorm + gelu": (NormGelu(1024), torch.randn(512, 1024)),
