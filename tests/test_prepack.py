@@ -131,3 +131,20 @@ def test_a_model_packs_its_weights_once_when_it_compiles(tmp_path):
     # without the packing the same schedule gives the same numbers
     plain = model.schedule.compile()(x, *[w.data for w in model.weights])
     np.testing.assert_array_equal(plain, got)
+
+
+def test_a_module_with_a_pack_function_runs_on_the_cpu_or_the_gpu():
+    """The pack function compiles with its function, for one target:
+    lt.parallel in it and a GPU-mapped loop in the function do not mix."""
+    _, _, start, _ = _matmul(7, 13, 9)
+    s = start.copy().cache(0, 0)
+    s.apply("lt-prepack{loop=0}")
+    s.gpu_map(0, "thread")
+    pack_k = s.loops() - 1  # the pack function's loop over k, inside its loop over m
+    with pytest.raises(PassError, match="the module has lt.parallel loops .* a module runs on the CPU or on the GPU"):
+        s.copy().parallel(pack_k)
+    t = start.copy().cache(0, 0)
+    t.apply("lt-prepack{loop=0}")
+    t.parallel(t.loops() - 1)  # the other way round: the pack function's loop first
+    with pytest.raises(PassError, match="the module has lt.parallel loops"):
+        t.gpu_map(0, "thread")

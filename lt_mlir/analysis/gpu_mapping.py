@@ -151,6 +151,12 @@ def launch_size(root) -> tuple[list[int], list[int]]:
     return grid, block
 
 
+def _function(op):
+    while op is not None and op.name != "func.func":
+        op = op.parent
+    return op
+
+
 def loop_problem(loop) -> str | None:
     """Why mapped ``loop`` cannot run as mapped, or None."""
     kind = mapping(loop)
@@ -160,10 +166,14 @@ def loop_problem(loop) -> str | None:
             return f"a GPU-mapped loop cannot also be lt.{other}"
     outer = lt.enclosing_loops(loop)
     func = outer[-1].parent if outer else loop.parent
+    # one module compiles for one target: lt-prepack's pack function is the function's own
+    module = func.parent if func.parent is not None and func.parent.name == "builtin.module" else func
     parallel = []
-    func.walk(lambda o: (parallel.append(o) if o.name == "lt.loop" and "lt.parallel" in o.attributes else None, ir.WalkResult.ADVANCE)[1])
+    module.walk(lambda o: (parallel.append(o) if o.name == "lt.loop" and "lt.parallel" in o.attributes else None, ir.WalkResult.ADVANCE)[1])
     if parallel:
-        return "the function has lt.parallel loops (CPU threads): a function runs on the CPU or on the GPU, not both"
+        return ("the module has lt.parallel loops (CPU threads): a module runs on the CPU or on the GPU, not both"
+                if parallel[0].parent is not None and _function(parallel[0]) != func else
+                "the function has lt.parallel loops (CPU threads): a function runs on the CPU or on the GPU, not both")
     parent = loop.parent
     if parent.name == "lt.loop":
         if not mapping(parent):

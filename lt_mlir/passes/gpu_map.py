@@ -9,8 +9,9 @@ than 1024 threads per block or 64 along z, more than 65535 blocks along y
 or z; a loop
 whose iterations are not independent (a buffer written in it is accessed at
 elements other iterations also access; reductions of one kind are fine, and
-combine atomically); mapping in a function that has ``lt.parallel`` loops
-(a function runs on the CPU or on the GPU), and unrolled or vectorized
+combine atomically); mapping in a function — or a module, which compiles
+for one target — that has ``lt.parallel`` loops (a function runs on the
+CPU or on the GPU), and unrolled or vectorized
 mapped loops.
 
 ``lt-gpu-auto`` maps every unmapped top-level loop nest: it takes the
