@@ -125,6 +125,7 @@ def test_a_model_packs_its_weights_once_when_it_compiles(tmp_path):
     packed = len(kernel.inputs) - 1 - len(model.weights)
     assert packed >= 1  # W1's panels, an argument of the kernel now
     assert all(c.flags.c_contiguous for c in model._constants)
+    assert "llvm.prefetch" in kernel.llvm_ir  # the k loops prefetch the packed panels (lt-prefetch)
     got = model(x)
     np.testing.assert_allclose(got, ref, rtol=1e-5, atol=1e-5 * np.abs(ref).max())
     np.testing.assert_array_equal(model.bind(x)(), got)

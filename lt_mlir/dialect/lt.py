@@ -53,6 +53,7 @@ _ANNOTATIONS = {
     else f"must be one of {', '.join(repr(s) for s in SCHEDULES)}",
     "lt.unroll": lambda a: None if isinstance(a, ir.IntegerAttr) and a.value >= 0 else "must be a non-negative integer (0: full)",
     "lt.vectorize": lambda a: _positive_int(a),
+    "lt.prefetch": lambda a: _positive_int(a),
     "lt.gpu": lambda a: None
     if isinstance(a, ir.StringAttr) and a.value in GPU_MAPPINGS
     else f"must be one of {', '.join(repr(g) for g in GPU_MAPPINGS)}",

@@ -64,14 +64,53 @@ def _scope_function(f) -> None:
     ) + "]"))
     scopes = {base: parsed[n] for n, base in enumerate(bases)}
     accesses = []
-    f.walk(lambda o: (accesses.append(o) if o.name in _ACCESSES else None, ir.WalkResult.ADVANCE)[1])
+    f.walk(lambda o: (accesses.append(o) if o.name in _ACCESSES or o.name == _PREFETCH else None, ir.WalkResult.ADVANCE)[1])
     for access in accesses:
-        address = access.operands[0 if access.name == "llvm.load" else 1]
+        if access.name == _PREFETCH:
+            access = _prefetch_call(access)
+        address = access.operands[1 if access.name == "llvm.store" else 0]
         base = _base(address, base_of)
         if base is None:
             continue
         access.attributes["alias_scopes"] = ir.ArrayAttr.get([scopes[base]])
         access.attributes["noalias_scopes"] = ir.ArrayAttr.get([s for b, s in scopes.items() if b != base])
+
+
+_PREFETCH = "llvm.intr.prefetch"
+
+
+def _prefetch_call(op):
+    """``llvm.intr.prefetch`` as a call of the intrinsic, which carries alias
+    scopes (the intrinsic op does not): without them LLVM must assume a
+    prefetch in a loop may read an accumulator, and stores the accumulators
+    at every step instead of once after the loop."""
+    module = op.parent
+    while module.name != "builtin.module":
+        module = module.parent
+    names = {ir.StringAttr(o.operation.attributes["sym_name"]).value
+             for o in module.regions[0].blocks[0].operations if "sym_name" in o.operation.attributes}
+    i32 = ir.IntegerType.get_signless(32)
+    ptr = op.operands[0].type
+    if "llvm.prefetch.p0" not in names:
+        with ir.InsertionPoint.at_block_begin(module.regions[0].blocks[0]), op.location:
+            ir.Operation.create("llvm.func", attributes={
+                "sym_name": ir.StringAttr.get("llvm.prefetch.p0"),
+                "function_type": ir.TypeAttr.get(ir.Type.parse(f"!llvm.func<void ({ptr}, i32, i32, i32)>")),
+                "linkage": ir.Attribute.parse("#llvm.linkage<external>"),
+            }, regions=1)
+    with ir.InsertionPoint(op), op.location:
+        args = [op.operands[0]] + [
+            ir.Operation.create("llvm.mlir.constant", results=[i32],
+                                attributes={"value": ir.IntegerAttr.get(i32, ir.IntegerAttr(op.attributes[k]).value)}).result
+            for k in ("rw", "hint", "cache")]
+        call = ir.Operation.create("llvm.call", results=[], operands=args, attributes={
+            "callee": ir.FlatSymbolRefAttr.get("llvm.prefetch.p0"),
+            "operandSegmentSizes": ir.DenseI32ArrayAttr.get([4, 0]),
+            "op_bundle_sizes": ir.DenseI32ArrayAttr.get([]),
+            "var_callee_type": ir.TypeAttr.get(ir.Type.parse(f"!llvm.func<void ({ptr}, i32, i32, i32)>")),
+        })
+    op.erase()
+    return call
 
 
 _ALLOCATORS = ("malloc", "aligned_alloc", "calloc")

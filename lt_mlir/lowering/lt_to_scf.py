@@ -34,6 +34,7 @@ from __future__ import annotations
 
 from ..analysis import bounds
 from ..analysis.dependence import is_pure_index_op, shared_reductions
+from ..analysis.prefetch import prefetchable_rows
 from ..analysis.vector_plan import PREDICATES, plan, plan_data_loop
 from ..dialect import lt
 from ..errors import CompileError, format_location
@@ -61,6 +62,7 @@ def lower_lt_to_scf(module: ir.Module | ir.Operation, check_bounds: bool = True)
     with op.context, ir.Location.unknown():
         for f in lt.functions(op):
             if f.regions[0].blocks:
+                expand_prefetches(f)
                 check_annotations(f)
                 mark_in_order_chains(f)
                 finish_function(f, LtToScf())
@@ -238,6 +240,34 @@ def _varies(value, loop, dim: str, depth: int = 0) -> bool:
     if depth > 32 or not is_pure_index_op(op):
         return True
     return any(_varies(v, loop, dim, depth + 1) for v in op.operands)
+
+
+def expand_prefetches(f) -> None:
+    """Each ``lt.prefetch = D`` loop (``lt-prefetch``) gets, at the start of
+    its body, a ``memref.prefetch`` (read, kept in every cache level) of
+    each cache line of each row ``analysis.prefetch.prefetchable_rows``
+    finds, ``D`` iterations ahead and clamped into the buffer; the
+    annotation goes.  A vectorized loop prefetches nothing."""
+    loops = []
+    f.walk(lambda o: (loops.append(o) if o.name == "lt.loop" and "lt.prefetch" in o.attributes else None, ir.WalkResult.ADVANCE)[1])
+    for loop in loops:
+        distance = ir.IntegerAttr(loop.attributes["lt.prefetch"]).value
+        del loop.attributes["lt.prefetch"]
+        if "vectorize" in lt.annotations(loop):
+            continue
+        rows = prefetchable_rows(loop)
+        body = lt.loop_body(loop)
+        with ir.InsertionPoint.at_block_begin(body), loop.location:
+            if not rows:
+                continue
+            here = ir.Operation.create("lt.dim", results=[ir.IndexType.get()],
+                                       attributes={"dim": ir.StringAttr.get(lt.loop_dim(loop))}).result
+            for row in rows:
+                ahead = arith.AddIOp(here, arith.ConstantOp(ir.IndexType.get(), distance).result).result
+                index = arith.MinSIOp(ahead, arith.ConstantOp(ir.IndexType.get(), row.extent - 1).result).result
+                for line in row.lines:
+                    rest = [arith.ConstantOp(ir.IndexType.get(), k).result for k in line]
+                    memref.PrefetchOp(row.buffer, [*row.leading, index, *rest], isWrite=False, localityHint=3, isDataCache=True)
 
 
 def check_annotations(f) -> None:

@@ -12,6 +12,7 @@ from . import (  # noqa: F401
     hoist,
     merge,
     parallel,
+    prefetch,
     prepack,
     resize,
     shrink_buffers,

@@ -73,6 +73,10 @@ def lower_lt_to_gpu(module: ir.Module | ir.Operation, check_bounds: bool = True,
     if check_bounds:
         bounds.check_bounds(op)
     with op.context, ir.Location.unknown():
+        prefetching = []  # lt-prefetch's CPU cache hints: nothing to do on a GPU
+        op.walk(lambda o: (prefetching.append(o) if o.name == "lt.loop" and "lt.prefetch" in o.attributes else None, ir.WalkResult.ADVANCE)[1])
+        for loop in prefetching:
+            del loop.attributes["lt.prefetch"]
         check(op)
         for f in lt.functions(op):
             if f.regions[0].blocks:
