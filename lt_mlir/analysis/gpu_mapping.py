@@ -151,10 +151,11 @@ def launch_size(root) -> tuple[list[int], list[int]]:
     return grid, block
 
 
-def _function(op):
-    while op is not None and op.name != "func.func":
-        op = op.parent
-    return op
+def _has_parallel(op) -> bool:
+    found = []
+    op.walk(lambda o: (found.append(o), ir.WalkResult.INTERRUPT)[1] if o.name == "lt.loop" and "lt.parallel" in o.attributes
+            else ir.WalkResult.ADVANCE)
+    return bool(found)
 
 
 def loop_problem(loop) -> str | None:
@@ -166,14 +167,11 @@ def loop_problem(loop) -> str | None:
             return f"a GPU-mapped loop cannot also be lt.{other}"
     outer = lt.enclosing_loops(loop)
     func = outer[-1].parent if outer else loop.parent
-    # one module compiles for one target: lt-prepack's pack function is the function's own
-    module = func.parent if func.parent is not None and func.parent.name == "builtin.module" else func
-    parallel = []
-    module.walk(lambda o: (parallel.append(o) if o.name == "lt.loop" and "lt.parallel" in o.attributes else None, ir.WalkResult.ADVANCE)[1])
-    if parallel:
-        return ("the module has lt.parallel loops (CPU threads): a module runs on the CPU or on the GPU, not both"
-                if parallel[0].parent is not None and _function(parallel[0]) != func else
-                "the function has lt.parallel loops (CPU threads): a function runs on the CPU or on the GPU, not both")
+    if _has_parallel(func):
+        return "the function has lt.parallel loops (CPU threads): a function runs on the CPU or on the GPU, not both"
+    module = func.parent  # one module compiles for one target: lt-prepack's pack function is the function's own
+    if module is not None and module.name == "builtin.module" and _has_parallel(module):
+        return "the module has lt.parallel loops (CPU threads): a module runs on the CPU or on the GPU, not both"
     parent = loop.parent
     if parent.name == "lt.loop":
         if not mapping(parent):

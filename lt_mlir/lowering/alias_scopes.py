@@ -25,6 +25,7 @@ _ACCESSES = ("llvm.load", "llvm.store")
 def add_alias_scopes(module) -> None:
     op = module.operation
     with op.context:
+        _prefetches_as_calls(op)
         for f in _llvm_functions(op):
             _scope_function(f)
 
@@ -64,10 +65,8 @@ def _scope_function(f) -> None:
     ) + "]"))
     scopes = {base: parsed[n] for n, base in enumerate(bases)}
     accesses = []
-    f.walk(lambda o: (accesses.append(o) if o.name in _ACCESSES or o.name == _PREFETCH else None, ir.WalkResult.ADVANCE)[1])
+    f.walk(lambda o: (accesses.append(o) if o.name in _ACCESSES or _is_prefetch(o) else None, ir.WalkResult.ADVANCE)[1])
     for access in accesses:
-        if access.name == _PREFETCH:
-            access = _prefetch_call(access)
         address = access.operands[1 if access.name == "llvm.store" else 0]
         base = _base(address, base_of)
         if base is None:
@@ -77,40 +76,42 @@ def _scope_function(f) -> None:
 
 
 _PREFETCH = "llvm.intr.prefetch"
+_PREFETCH_CALLEE = "llvm.prefetch.p0"
 
 
-def _prefetch_call(op):
-    """``llvm.intr.prefetch`` as a call of the intrinsic, which carries alias
-    scopes (the intrinsic op does not): without them LLVM must assume a
-    prefetch in a loop may read an accumulator, and stores the accumulators
-    at every step instead of once after the loop."""
-    module = op.parent
-    while module.name != "builtin.module":
-        module = module.parent
-    names = {ir.StringAttr(o.operation.attributes["sym_name"]).value
-             for o in module.regions[0].blocks[0].operations if "sym_name" in o.operation.attributes}
+def _prefetches_as_calls(module_op) -> None:
+    """Each ``llvm.intr.prefetch`` as a call of the intrinsic, which carries
+    alias scopes (the intrinsic op does not): without them LLVM must assume
+    a prefetch in a loop may read an accumulator, and stores the
+    accumulators at every step instead of once after the loop."""
+    prefetches = []
+    module_op.walk(lambda o: (prefetches.append(o) if o.name == _PREFETCH else None, ir.WalkResult.ADVANCE)[1])
+    if not prefetches:
+        return
     i32 = ir.IntegerType.get_signless(32)
-    ptr = op.operands[0].type
-    if "llvm.prefetch.p0" not in names:
-        with ir.InsertionPoint.at_block_begin(module.regions[0].blocks[0]), op.location:
-            ir.Operation.create("llvm.func", attributes={
-                "sym_name": ir.StringAttr.get("llvm.prefetch.p0"),
-                "function_type": ir.TypeAttr.get(ir.Type.parse(f"!llvm.func<void ({ptr}, i32, i32, i32)>")),
-                "linkage": ir.Attribute.parse("#llvm.linkage<external>"),
-            }, regions=1)
-    with ir.InsertionPoint(op), op.location:
-        args = [op.operands[0]] + [
-            ir.Operation.create("llvm.mlir.constant", results=[i32],
-                                attributes={"value": ir.IntegerAttr.get(i32, ir.IntegerAttr(op.attributes[k]).value)}).result
-            for k in ("rw", "hint", "cache")]
-        call = ir.Operation.create("llvm.call", results=[], operands=args, attributes={
-            "callee": ir.FlatSymbolRefAttr.get("llvm.prefetch.p0"),
-            "operandSegmentSizes": ir.DenseI32ArrayAttr.get([4, 0]),
-            "op_bundle_sizes": ir.DenseI32ArrayAttr.get([]),
-            "var_callee_type": ir.TypeAttr.get(ir.Type.parse(f"!llvm.func<void ({ptr}, i32, i32, i32)>")),
-        })
-    op.erase()
-    return call
+    ftype = ir.TypeAttr.get(ir.Type.parse(f"!llvm.func<void ({prefetches[0].operands[0].type}, i32, i32, i32)>"))
+    block = module_op.regions[0].blocks[0]
+    with ir.InsertionPoint.at_block_begin(block), prefetches[0].location:
+        ir.Operation.create("llvm.func", attributes={
+            "sym_name": ir.StringAttr.get(_PREFETCH_CALLEE), "function_type": ftype,
+            "linkage": ir.Attribute.parse("#llvm.linkage<external>"),
+        }, regions=1)
+    for op in prefetches:
+        with ir.InsertionPoint(op), op.location:
+            flags = [ir.Operation.create("llvm.mlir.constant", results=[i32], attributes={
+                "value": ir.IntegerAttr.get(i32, ir.IntegerAttr(op.attributes[k]).value)}).result for k in ("rw", "hint", "cache")]
+            ir.Operation.create("llvm.call", results=[], operands=[op.operands[0], *flags], attributes={
+                "callee": ir.FlatSymbolRefAttr.get(_PREFETCH_CALLEE),
+                "operandSegmentSizes": ir.DenseI32ArrayAttr.get([4, 0]),
+                "op_bundle_sizes": ir.DenseI32ArrayAttr.get([]),
+                "var_callee_type": ftype,
+            })
+        op.erase()
+
+
+def _is_prefetch(op) -> bool:
+    return op.name == "llvm.call" and "callee" in op.attributes and \
+        ir.FlatSymbolRefAttr(op.attributes["callee"]).value == _PREFETCH_CALLEE
 
 
 _ALLOCATORS = ("malloc", "aligned_alloc", "calloc")

@@ -256,10 +256,9 @@ def expand_prefetches(f) -> None:
         if "vectorize" in lt.annotations(loop):
             continue
         rows = prefetchable_rows(loop)
-        body = lt.loop_body(loop)
-        with ir.InsertionPoint.at_block_begin(body), loop.location:
-            if not rows:
-                continue
+        if not rows:
+            continue
+        with ir.InsertionPoint.at_block_begin(lt.loop_body(loop)), loop.location:
             here = ir.Operation.create("lt.dim", results=[ir.IndexType.get()],
                                        attributes={"dim": ir.StringAttr.get(lt.loop_dim(loop))}).result
             for row in rows:

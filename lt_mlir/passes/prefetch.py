@@ -23,6 +23,7 @@ from ..dialect import lt
 from ..dialect.loop_tree import value_names
 from ..mlir import ir
 from . import common
+from .cache import _function_of
 from .registry import Option, register
 
 NAME = "lt-prefetch"
@@ -48,12 +49,6 @@ def prefetch(module_op, loop: int, distance: int = 32) -> str:
         raise common.refuse(NAME, f"no read in {label} reads a row of at most 1 KB along dim "
                                   f"'{lt.loop_dim(target)}' with the axes before it fixed in the loop", target)
     target.attributes["lt.prefetch"] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), distance)
-    names = value_names(_function(target))
+    names = value_names(_function_of(target))
     what = ", ".join(f"{names.get(r.buffer, 'a buffer')} ({r.row_bytes} bytes a row)" for r in rows)
     return f"{label} prefetches {what} {distance} iterations ahead"
-
-
-def _function(op):
-    while op.name != "func.func":
-        op = op.parent
-    return op

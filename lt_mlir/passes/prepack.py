@@ -163,7 +163,8 @@ def prepack(module_op, loop: int, operand: int = -1) -> str:
             if v == src or v == buffer:
                 continue
             need(v)
-    order.sort(key=lambda op: _position(op, f))
+    position = {op: k for k, op in enumerate(_nested_pre(f))}
+    order.sort(key=lambda op: position[op.operation])
 
     size, tail = lt.loop_size(target), lt.loop_tail(target)
     slabs = size + (1 if tail else 0)
@@ -276,20 +277,11 @@ def _pure_index(op) -> bool:
     return is_pure_index_op(op)
 
 
-def _position(op, f) -> int:
-    k = 0
-    found = []
-
-    def visit(o):
-        nonlocal k
-        if o == op:
-            found.append(k)
-            return ir.WalkResult.INTERRUPT
-        k += 1
-        return ir.WalkResult.ADVANCE
-
-    f.walk(visit, ir.WalkOrder.PRE_ORDER)
-    return found[0]
+def _nested_pre(op) -> list:
+    """``op`` and the ops nested in it, in program order."""
+    out = []
+    op.walk(lambda o: (out.append(o.operation), ir.WalkResult.ADVANCE)[1], ir.WalkOrder.PRE_ORDER)
+    return out
 
 
 def _stores_into(loop, buffer) -> list:
