@@ -365,19 +365,23 @@ class NativeTarget(Target):
         """lt module (or its text) -> unoptimised LLVM IR of the whole module.
         ``vector_math``: vector ``exp``/``log``/``erf``/``tanh``... call glibc's
         libmvec (code for this process: the JIT; ``lowering.llvm.use_vector_math``)
-        except in functions whose fastmath mode is ``strict``."""
+        except in functions whose fastmath mode is ``strict``.  f32 ``erf``
+        becomes inline polynomials in every mode but ``strict``, JIT or not
+        (``lowering.erf``)."""
         from .dialect import lt
         from .dialect.entry import function_name
         from .lowering import machine
+        from .lowering.erf import expand_erf
         from .lowering.llvm import scf_to_llvm_dialect, translate_to_llvm_ir, use_vector_math
         from .lowering.lt_to_scf import function_fastmath
 
         options = _options(options)
         module, name, specs = _prepare(module_or_text, entry, options, filename)
         abi = machine.vector_math_abi(machine.cpu_target(options.cpu, options.features)) if vector_math else None
-        strict = {function_name(f) for f in lt.functions(module.operation) if function_fastmath(f) == "strict"} if abi else set()
+        strict = {function_name(f) for f in lt.functions(module.operation) if function_fastmath(f) == "strict"}
         try:
             run_lowering(module, self.lowering, options.check_bounds)
+            expand_erf(module, strict)
             if abi is not None:
                 use_vector_math(module, abi, strict)
             openmp = scf_to_llvm_dialect(module)
