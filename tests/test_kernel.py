@@ -7,6 +7,8 @@ import subprocess
 import sys
 import textwrap
 
+import re
+
 import numpy as np
 import pytest
 
@@ -76,7 +78,49 @@ def test_spmm_mm_partial_fusion(fusion):
     np.testing.assert_allclose(spmm_mm(A, B, C), ref, rtol=1e-5, atol=1e-5)
     tree = spmm_mm.modules[-1].loop_tree
     if fusion == "redundancy-aware":
-        assert "alloc f32[i, j] (9 elements)" in tree  # one row of A @ B at a time (ReACT's partial fusion)
+        # one tile of rows of A @ B at a time (ReACT's partial fusion; fusion.tile_rows: R rows, R <= 4)
+        assert re.search(r"alloc f32\[i, j\] \((9|18|27|36) elements\)", tree), tree
+
+
+@pytest.mark.parametrize("width, J, rows", [(16, 48, 4), (8, 32, 2), (8, 64, 1)])
+def test_spmm_mm_row_tiles(width, J, rows):
+    """fusion.tile_rows: the dense stage of SpMM-MM takes R rows at a time
+    (C's row loaded once for R rows, R x J/width accumulators within half
+    the vector registers: 32 with 16 f32 lanes, else 16), rows with no
+    stored value and a tail of rows included; R = 1 (J = 64 on 8 lanes: 8
+    chains already) leaves the nest as it was.  R comes from the width the
+    schedule is made for, not the host's."""
+    from lt_mlir.kernel import fusion as F
+
+    A = _csr(42, 23, 0.2, power_law=True, seed=4)
+    assert (np.diff(A.indptr) == 0).any()
+    B = RNG.random((23, 9), dtype=np.float32)
+    C = RNG.random((9, J), dtype=np.float32)
+    made = []
+    real = F.schedule
+
+    def schedule(text, owners, keep, strategy, **options):
+        made.append(real(text, owners, keep, strategy, **{**options, "width": width})[0])
+        return made[-1], set()
+
+    @kernel
+    def spmm_mm(A: CSR(float32), B: Array(float32, 2), C: Array(float32, 2)):
+        return (A @ B) @ C
+
+    F.schedule = schedule
+    try:
+        out = spmm_mm(A, B, C)
+    finally:
+        F.schedule = real
+    ref = (A.astype(np.float64) @ B.astype(np.float64)) @ C.astype(np.float64)
+    np.testing.assert_allclose(out, ref, rtol=1e-5, atol=1e-5)
+    s = made[-1]
+    if rows == 1:
+        assert "lt-split" not in s.pipeline and "for i in 42 : L0 [parallel]" in s.loop_tree
+        return
+    head = f"for i in {42 // rows}" + (f" r {42 % rows}" if 42 % rows else "") + " : L0 [parallel]"
+    assert head in s.loop_tree and f"lt-split{{loop=0 factor={rows}}}" in s.pipeline, s.loop_tree
+    assert f"for i' in {rows} : L8 [unroll full]" in s.loop_tree, s.loop_tree
 
 
 @pytest.mark.parametrize("fusion", STRATEGIES)

@@ -112,6 +112,82 @@ def parallelize(s: Schedule, sparse_rows: bool) -> None:
             applies(s, f"lt-parallel{{loop={k}}}")
 
 
+def tile_rows(s: Schedule, width: int) -> None:
+    """Register tiles across the rows of a merged row nest whose last stage
+    is a dense contraction of a row's values (SpMM-MM's ``T[i, :] @ C``):
+    ``for i { ...; for k { for j { out[i, j] += T[i, k] * C[k, j] } } }``
+    becomes ``for i in n/R { for i' in R { ... }; for k { for i' in R
+    [unroll] { for j ... } } }`` (``lt-split``, ``lt-distribute``,
+    ``lt-swap``, ``lt-unroll``): each row of C loaded once feeds R rows, and
+    R times as many independent accumulators hide the FMA latency that one
+    row's ``j`` vectors leave exposed.  R keeps the accumulators (R rows of
+    ``j / width`` vectors) to half the vector registers (32 with 64-byte
+    vectors, else 16) and at most 4; with R < 2 (AVX2's 8-lane j of 64 is
+    already 8 chains) nothing changes.  The steps are tried on a copy: a
+    pass that refuses leaves the schedule as it was."""
+    for top in top_loops(s):
+        steps = _row_tile_steps(s, top, width)
+        if steps:
+            for step in steps:
+                s.apply(step, explain=False)
+
+
+def _row_tile_steps(s: Schedule, top: int, width: int) -> list:
+    """The pipeline steps that row-tile outermost loop ``top`` (checked on
+    a copy of ``s``), or []."""
+    loops = preorder_loops(s.parsed)
+    stage = _dense_stage(loops[top])
+    if stage is None:
+        return []
+    j, element_bytes = stage
+    vectors = -(-lt.inner_loop_extent(j) // width)
+    registers = 32 if width * element_bytes >= 64 else 16
+    rows = min(4, (registers // 2) // vectors)
+    if rows < 2 or lt.inner_loop_extent(loops[top]) < 2 * rows:
+        return []
+    trial = s.copy()
+    steps = [f"lt-split{{loop={top} factor={rows}}}", f"lt-distribute{{loop={top + 1}}}"]
+    if not all(applies(trial, step) for step in steps):
+        return []
+    loops = preorder_loops(trial.parsed)
+    outer = loops[top]
+    for index in range(top + 1, len(loops)):
+        part = loops[index]
+        if part.parent != outer or lt.loop_dim(part) != lt.loop_dim(outer) or _dense_stage(part, whole=True) is None:
+            continue
+        tail = [f"lt-swap{{loop={index}}}", f"lt-unroll{{loop={index + 1} factor=0}}"]
+        return steps + tail if all(applies(trial, step) for step in tail) else []
+    return []
+
+
+def _dense_stage(loop, whole: bool = False):
+    """(j loop, accumulator element bytes) when ``loop``'s last statement
+    is ``for k { for j { acc[i, ..., j] += ... } }`` (k and j other dims
+    than ``loop``'s, j the only statement of k's body and innermost, the
+    accumulator indexed first by ``loop``'s dim and last by j's); with
+    ``whole``, the k loop must be ``loop``'s only loop."""
+    dim = lt.loop_dim(loop)
+    ops = [o for o in lt.body_ops(lt.loop_body(loop)) if not dependence.is_pure_index_op(o)]
+    loops = [o for o in ops if lt.is_loop(o)]
+    if not loops or ops[-1] != loops[-1] or (whole and len(ops) != 1):
+        return None
+    k = loops[-1]
+    k_ops = [o for o in lt.body_ops(lt.loop_body(k)) if not dependence.is_pure_index_op(o)]
+    if lt.loop_dim(k) == dim or len(k_ops) != 1 or not lt.is_loop(k_ops[0]):
+        return None
+    j = k_ops[0]
+    if lt.loop_dim(j) in (dim, lt.loop_dim(k)) or _has_inner_loop(j):
+        return None
+    reduces = [o for o in lt.body_ops(lt.loop_body(j)) if o.name == "lt.reduce"]
+    if len(reduces) != 1:
+        return None
+    _value, acc, *indices = list(reduces[0].operands)
+    if len(indices) < 2 or _dim_of(indices[0]) != dim or _dim_of(indices[-1]) != lt.loop_dim(j):
+        return None
+    element = ir.MemRefType(acc.type).element_type
+    return j, 8 if isinstance(element, ir.F64Type) else 4
+
+
 def vectorize(s: Schedule, width: int) -> None:
     """``lt-vectorize`` on every innermost loop that takes it."""
     for k in innermost_loops(s):
@@ -204,6 +280,8 @@ def schedule(text: str, owners: list, keep: set, strategy: str, *, parallel: boo
         fused = fuse(s, owners, keep, recompute=False)
         factor(s)
         merge_rows(s)
+        if width > 1:
+            tile_rows(s, width)
     if parallel:
         parallelize(s, sparse)
     if strategy == "redundancy-aware":
