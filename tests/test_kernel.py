@@ -3,11 +3,10 @@ NumPy and SciPy, under each fusion strategy."""
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 import textwrap
-
-import re
 
 import numpy as np
 import pytest
