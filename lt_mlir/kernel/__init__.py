@@ -252,17 +252,28 @@ class Kernel:
                 arrays.append(np.asarray(lv[index].value))
             else:
                 n = outputs[index]
-                a = compiled.spare.pop(index, None)
                 # an output array of an earlier run that nothing holds any
-                # more (here: the dict it came from, ``a``, getrefcount's
-                # argument) is written again: a large fresh array is fresh
-                # pages from the OS, first touched by the kernel
-                if a is None or sys.getrefcount(a) > 2:
+                # more is written again: a large fresh array is fresh pages
+                # from the OS, first touched by the kernel.  Two a position:
+                # in a host loop the previous iteration's result is this
+                # one's input (x = f(x)), the one before it is free.
+                pool = compiled.spare.setdefault(index, [])
+                a = None
+                for k in range(len(pool)):
+                    # held by: the pool, ``candidate``, getrefcount's argument
+                    candidate = pool[k]
+                    if sys.getrefcount(candidate) <= 3:
+                        a = pool.pop(k)
+                        break
+                    candidate = None
+                if a is None:
                     shape = (n.structure.nnz,) if n.sparse else n.shape
                     a = np.empty(shape, np.uint8 if n.dtype == np.bool_ else n.dtype)
+                    if len(pool) >= 2:
+                        pool.pop(0)
+                pool.append(a)
                 out_arrays.append((n, a))
                 arrays.append(a)
-                compiled.spare[index] = a
         # the key holds every argument's shape and dtype: the arrays match
         # the kernel's signature by construction (checked on its first call)
         if compiled.checked:
@@ -273,6 +284,13 @@ class Kernel:
         self.launches += 1
         for n, a in out_arrays:
             n.value = a.view(np.bool_) if n.dtype == np.bool_ else a
+            if not n.invariant:
+                # a value needs its operands no more: dropping them frees the
+                # arrays of a host loop's earlier iterations (x = f(x) held
+                # every x before it), so the output pool above reuses them.
+                # (Invariant nodes are interned by their operands' ids: they
+                # keep theirs, which the intern table holds anyway.)
+                n.operands = ()
         self.hoisted += [(getattr(n, "op", getattr(n, "kind", type(n).__name__)), n.shape) for n in kept]
 
     def _compile(self, todo: list, roots: list, looping: bool):
@@ -320,7 +338,7 @@ class _Compiled:
     def __init__(self, kernel, plan):
         self.kernel, self.plan = kernel, plan
         self.checked = False
-        self.spare: dict = {}  # output position -> the array the last run wrote (reused once nothing else holds it)
+        self.spare: dict = {}  # output position -> the arrays the last two runs wrote (reused once nothing else holds them)
 
 
 def _lowered(todo: list, outputs: list, concordant: bool = False) -> tuple:
