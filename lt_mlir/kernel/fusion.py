@@ -75,15 +75,18 @@ def fuse(s: Schedule, owners: list, keep: set, recompute: bool) -> set:
 
 
 def merge_rows(s: Schedule) -> None:
-    """Merge each outermost loop into the one before it where legal."""
-    progress = True
-    while progress:
-        progress = False
-        tops = top_loops(s)
-        for k in range(len(tops) - 1, 0, -1):
-            if applies(s, f"lt-merge{{loop={tops[k]}}}"):
-                progress = True
-                break
+    """Merge each outermost loop into the one before it where legal; then
+    into an earlier one over another dim of the same extent
+    (``lt-merge{rename=true}``: ``X @ w`` then ``X.T @ r`` read X once)."""
+    for rename in ("", " rename=true"):
+        progress = True
+        while progress:
+            progress = False
+            tops = top_loops(s)
+            for k in range(len(tops) - 1, 0, -1):
+                if applies(s, f"lt-merge{{loop={tops[k]}{rename}}}"):
+                    progress = True
+                    break
 
 
 def factor(s: Schedule) -> None:

@@ -8,30 +8,58 @@ L merges into its parent P when P iterates the same dim, holds nothing but L
 becomes ``for m in 32`` (a parent tail is kept: ``4 r 3`` over ``8`` gives
 ``35``).
 
+``rename=true`` (what the kernel frontend's fusion asks): without such a
+sibling or parent, L merges into the nearest loop P before it in its block
+that has L's size, tail and inner extent; where P iterates another dim, L's
+nest takes P's dim (``for k { for i { g[i] += X[k, i] * r[k] } }`` after ``for i
+{...}`` becomes ``for i { for k { g[k] += X[i, k] * r[i] } }``: the two
+names swap where L's nest uses P's dim too), and the statements between P
+and L, which must share no written buffer with P (an init nest, an
+``lt.alloc``), move above P.  The logistic-regression step's ``X @ w`` and
+``X.T @ (p - y)`` then read X once: each row's dot product, then the same
+row's update of the gradient.
+
 Refuses when: there is neither such a sibling nor such a parent; the two
 loops carry different annotations; a buffer written by either is accessed by
 both at elements other iterations also access (fusing would reorder those
-accesses); the merged-away levels' block arguments are used.
+accesses); the merged-away levels' block arguments are used; with
+``rename``, a statement in between shares a written buffer with P, or a loop
+around L iterates either dim (nothing changes then).
 """
 
 from __future__ import annotations
 
-from ..analysis.dependence import is_pure_index_op, reads_dim, reorder_conflicts
+from ..analysis.dependence import accesses, is_pure_index_op, reads_dim, reorder_conflicts
 from ..dialect import lt
+from ..errors import PassError
+from ..mlir import ir
 from .common import find_loop, loop_label, refuse, set_extent
 from .registry import Option, register
 
 NAME = "lt-merge"
 
 
-@register(NAME, Option("loop", int, help="loop to merge into the one before it (L-number)"))
-def merge(module_op, loop: int) -> None:
+@register(
+    NAME,
+    Option("loop", int, help="loop to merge into the one before it (L-number)"),
+    Option("rename", bool, False, help="merge into an earlier sibling over another dim of the same extent, renaming the loop's dims"),
+)
+def merge(module_op, loop: int, rename: bool = False) -> None:
     """Fuse a loop with the preceding sibling (same dim and sizes) or its parent level."""
     target = find_loop(module_op, loop, NAME)
     sibling = _preceding_sibling(target)
     if sibling is not None:
-        fuse_siblings(sibling, target)
-        return
+        try:
+            fuse_siblings(sibling, target)
+            return
+        except PassError:
+            if not rename:
+                raise
+    if rename:
+        found = _renamable_sibling(target)
+        if found is not None:
+            _merge_renamed(*found, target)
+            return
     parent = target.parent
     if parent is not None and parent.name == "lt.loop" and lt.loop_dim(parent) == lt.loop_dim(target):
         merge_into_parent(parent, target)
@@ -122,3 +150,87 @@ def merge_into_parent(parent, child) -> None:
     for op in lt.body_ops(lt.loop_body(child)):
         op.move_before(child)
     child.erase()
+
+
+def _renamable_sibling(loop):
+    """(P, the statements between P and ``loop``) for ``rename``: P the
+    nearest loop before ``loop`` in its block with its size, tail and inner
+    extent; None if there is none, or a loop around ``loop`` iterates
+    either dim."""
+    between = []
+    previous = None
+    for op in lt.body_ops(loop.block):
+        if op == loop:
+            break
+        between.append(op)
+    for k in range(len(between) - 1, -1, -1):
+        op = between[k]
+        if lt.is_loop(op) and _same_shape(op, loop):
+            previous = op
+            between = between[k + 1:]
+            break
+    if previous is None:
+        return None
+    around = {lt.loop_dim(o) for o in lt.enclosing_loops(loop)}
+    if around & {lt.loop_dim(previous), lt.loop_dim(loop)}:
+        return None
+    return previous, between
+
+
+def _merge_renamed(first, between: list, second) -> None:
+    """Move ``between`` above ``first``, rename ``second``'s nest to
+    ``first``'s dim, fuse; undone if the fusion refuses."""
+    written = {a.buffer for a in accesses(first) if a.kind != "read"}
+    for op in between:
+        if is_pure_index_op(op):
+            continue
+        mine = accesses(op)
+        if any(a.buffer in written for a in mine) or any(
+            a.kind != "read" and any(b.buffer == a.buffer for b in accesses(first)) for a in mine
+        ):
+            raise refuse(NAME, f"{loop_label(second)} cannot move next to {loop_label(first)}: a statement between them "
+                         "shares a buffer it writes with the earlier loop", op)
+        if any(_defined_in(v, first) for v in op.operands):
+            raise refuse(NAME, "a statement between the two loops uses a value of the earlier loop", op)
+    if lt.annotations(first) != lt.annotations(second):
+        raise refuse(NAME, "the two loops carry different annotations", second)
+    a, b = lt.loop_dim(first), lt.loop_dim(second)
+    swap = {b: a, a: b}
+    _rename_dims(second, swap)
+    for op in between:
+        op.move_before(first)
+    try:
+        fuse_siblings(first, second)
+    except PassError:
+        for op in between:
+            op.move_before(second)
+        _rename_dims(second, swap)
+        raise
+
+
+def _defined_in(value, loop) -> bool:
+    owner = value.owner
+    op = owner.owner if isinstance(owner, ir.Block) else owner.operation
+    while op is not None:
+        if op == loop:
+            return True
+        if op.name in ("func.func", "builtin.module"):
+            return False
+        op = op.parent
+    return False
+
+
+def _rename_dims(root, mapping: dict) -> None:
+    """Rename the dims of every loop, ``lt.dim`` and ``lt.alloc`` in
+    ``root`` (itself included) by ``mapping``."""
+    def rename(name):
+        return ir.StringAttr.get(mapping.get(name, name))
+
+    def visit(op):
+        if op.name in ("lt.loop", "lt.dim"):
+            op.attributes["dim"] = rename(ir.StringAttr(op.attributes["dim"]).value)
+        elif op.name == "lt.alloc":
+            op.attributes["dims"] = ir.ArrayAttr.get([rename(ir.StringAttr(d).value) for d in ir.ArrayAttr(op.attributes["dims"])])
+        return ir.WalkResult.ADVANCE
+
+    root.walk(visit)

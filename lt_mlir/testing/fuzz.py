@@ -375,6 +375,7 @@ PROGRAMS: dict[str, Program] = {
                 ("k_sddmm", ((7, 9, 5), (13, 6, 17))),
                 ("k_spmm_mm", ((7, 9, 5, 3), (5, 13, 2, 9))),
                 ("k_chain", ((7, 33), (5, 8))),
+                ("k_logistic_grad", ((7, 5), (13, 33))),
                 ("k_scaled_rows", ((7, 33), (13, 9))),
             )
         ],

@@ -34,8 +34,11 @@ class KernelProgram:
     (rows, cols)); ``reference(args)`` computes it from float64 arrays (a
     CSR as a ``scipy``-free (indptr, indices, data, shape) tuple)."""
 
-    def __init__(self, build, shapes, reference, fastmath: str | None = None, terms=None, prepare: tuple = ()):
+    def __init__(self, build, shapes, reference, fastmath: str | None = None, terms=None, prepare: tuple = (), scale=None):
         self.build, self.shapes, self.ref, self.fastmath = build, shapes, reference, fastmath
+        # sum of |terms| per element: the reference of the absolute inputs, or ``scale(args)``
+        # where that bounds nothing (a sigmoid between two sums)
+        self.scale = scale
         self.prepare = prepare  # pipeline elements applied to the unfused module (the start the fuzzer sees)
         self.terms = terms or (lambda size: 1)
 
@@ -89,7 +92,8 @@ class KernelProgram:
             named.pop("rows", None)
             named["A"] = (named.pop("indptr"), named.pop("indices"), named["A"], shape)
         exact = self.ref(named)
-        scale = self.ref({k: (v[0], v[1], np.abs(v[2]), v[3]) if isinstance(v, tuple) else np.abs(v) for k, v in named.items()})
+        absolute = {k: (v[0], v[1], np.abs(v[2]), v[3]) if isinstance(v, tuple) else np.abs(v) for k, v in named.items()}
+        scale = self.ref(absolute) if self.scale is None else self.scale(absolute)
         return [(exact, np.abs(scale), self.terms(size))]
 
 
@@ -121,6 +125,17 @@ def _chain_ref(a):
     return (t * x).sum(axis=1)
 
 
+def _logistic_grad_ref(a):
+    X, w, y = a["X"], a["w"], a["y"]
+    return X.T @ (1.0 / (1.0 + np.exp(-(X @ w))) - y)
+
+
+def _logistic_grad_scale(a):
+    # |X|.T @ |p - y| with p in (0, 1), plus p's own error: the sigmoid's slope is at most 1/4
+    X, w, y = a["X"], a["w"], a["y"]
+    return X.T @ (1.0 + y + X @ w)
+
+
 def _scaled_ref(a):
     return (a["x"] * a["b"][:, None]).sum(axis=1)
 
@@ -143,6 +158,15 @@ PROGRAMS = {
         lambda m, n: {"x": (m, n), "w": (n,)},
         _chain_ref,
         terms=lambda s: s[1] + 2,
+    ),
+    # a logistic-regression gradient: X @ w and X.T @ r, two nests over X's rows under different
+    # dim names (lt-merge{rename=true} makes them one pass over X)
+    "k_logistic_grad": KernelProgram(
+        lambda g, a: a["X"].T @ (1.0 / (1.0 + np.exp(-(a["X"] @ a["w"]))) - a["y"]),
+        lambda m, n: {"X": (m, n), "w": (n,), "y": (m,)},
+        _logistic_grad_ref,
+        terms=lambda s: s[0] + s[1] + 8,
+        scale=_logistic_grad_scale,
     ),
     "k_scaled_rows": KernelProgram(
         lambda g, a: np.sum(a["x"] * a["b"][:, None], axis=1),
