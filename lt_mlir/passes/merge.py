@@ -29,7 +29,7 @@ around L iterates either dim (nothing changes then).
 
 from __future__ import annotations
 
-from ..analysis.dependence import accesses, is_pure_index_op, reads_dim, reorder_conflicts
+from ..analysis.dependence import accesses, defined_inside, is_pure_index_op, reads_dim, reorder_conflicts
 from ..dialect import lt
 from ..errors import PassError
 from ..mlir import ir
@@ -190,7 +190,7 @@ def _merge_renamed(first, between: list, second) -> None:
         ):
             raise refuse(NAME, f"{loop_label(second)} cannot move next to {loop_label(first)}: a statement between them "
                          "shares a buffer it writes with the earlier loop", op)
-        if any(_defined_in(v, first) for v in op.operands):
+        if any(defined_inside(v, first) for v in op.operands):
             raise refuse(NAME, "a statement between the two loops uses a value of the earlier loop", op)
     if lt.annotations(first) != lt.annotations(second):
         raise refuse(NAME, "the two loops carry different annotations", second)
@@ -206,18 +206,6 @@ def _merge_renamed(first, between: list, second) -> None:
             op.move_before(second)
         _rename_dims(second, swap)
         raise
-
-
-def _defined_in(value, loop) -> bool:
-    owner = value.owner
-    op = owner.owner if isinstance(owner, ir.Block) else owner.operation
-    while op is not None:
-        if op == loop:
-            return True
-        if op.name in ("func.func", "builtin.module"):
-            return False
-        op = op.parent
-    return False
 
 
 def _rename_dims(root, mapping: dict) -> None:
