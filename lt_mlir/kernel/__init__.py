@@ -258,14 +258,8 @@ class Kernel:
                 # in a host loop the previous iteration's result is this
                 # one's input (x = f(x)), the one before it is free.
                 pool = compiled.spare.setdefault(index, [])
-                a = None
-                for k in range(len(pool)):
-                    # held by: the pool, ``candidate``, getrefcount's argument
-                    candidate = pool[k]
-                    if sys.getrefcount(candidate) <= 3:
-                        a = pool.pop(k)
-                        break
-                    candidate = None
+                free = [k for k in range(len(pool)) if sys.getrefcount(pool[k]) <= 2]  # held by the pool (and the call) only
+                a = pool.pop(free[0]) if free else None
                 if a is None:
                     shape = (n.structure.nnz,) if n.sparse else n.shape
                     a = np.empty(shape, np.uint8 if n.dtype == np.bool_ else n.dtype)

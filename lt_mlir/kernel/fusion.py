@@ -128,7 +128,7 @@ def tile_rows(s: Schedule, width: int) -> None:
     vectors, else 16) and at most 4; with R < 2 (AVX2's 8-lane j of 64 is
     already 8 chains) nothing changes.  The steps are tried on a copy: a
     pass that refuses leaves the schedule as it was."""
-    for top in top_loops(s):
+    for top in reversed(top_loops(s)):  # from the last: tiling a loop shifts the numbers of those after it
         steps = _row_tile_steps(s, top, width)
         if steps:
             for step in steps:

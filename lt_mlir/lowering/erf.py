@@ -87,12 +87,12 @@ def _erf(x):
             acc = math.fma(acc, u, const(c))
         return acc
 
-    def less(a, b, predicate="olt"):
-        return arith.CmpFOp(getattr(arith.CmpFPredicate, predicate.upper()), a, b).result
+    def compare(predicate, a, b):
+        return arith.CmpFOp(getattr(arith.CmpFPredicate, predicate), a, b).result
 
     a = math.absf(x)
     p1 = math.fma(a, horner(P1, arith.mulf(a, a)), a)
     p2 = horner(P2, arith.subf(a, const(M2)))
-    r = arith.select(less(a, const(B2), "oge"), const(1.0), p2)  # NaN: not >= B2, so P2(NaN) = NaN
-    r = arith.select(less(a, const(B1)), p1, r)
+    r = arith.select(compare("OGE", a, const(B2)), const(1.0), p2)  # NaN: not >= B2, so P2(NaN) = NaN
+    r = arith.select(compare("OLT", a, const(B1)), p1, r)
     return math.copysign(r, x)

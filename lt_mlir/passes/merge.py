@@ -180,14 +180,13 @@ def _renamable_sibling(loop):
 def _merge_renamed(first, between: list, second) -> None:
     """Move ``between`` above ``first``, rename ``second``'s nest to
     ``first``'s dim, fuse; undone if the fusion refuses."""
-    written = {a.buffer for a in accesses(first) if a.kind != "read"}
+    theirs = accesses(first)
+    touched = {a.buffer for a in theirs}
+    written = {a.buffer for a in theirs if a.kind != "read"}
     for op in between:
         if is_pure_index_op(op):
             continue
-        mine = accesses(op)
-        if any(a.buffer in written for a in mine) or any(
-            a.kind != "read" and any(b.buffer == a.buffer for b in accesses(first)) for a in mine
-        ):
+        if any(a.buffer in written or (a.kind != "read" and a.buffer in touched) for a in accesses(op)):
             raise refuse(NAME, f"{loop_label(second)} cannot move next to {loop_label(first)}: a statement between them "
                          "shares a buffer it writes with the earlier loop", op)
         if any(defined_inside(v, first) for v in op.operands):
