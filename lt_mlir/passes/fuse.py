@@ -383,14 +383,14 @@ class _Producer:
             if self.direct is not None and op == self.direct:
                 continue
             clone = op.clone()
-            clones.append(clone)
             for o in _nested([clone]):
                 for i, v in enumerate(o.operands):
                     if v in mapping:
                         o.operands[i] = mapping[v]
             for old, new in zip(op.results, clone.results):
                 mapping[old] = new
-            self._rewrite(clone, indices, scratch, rename)
+            if self._rewrite(clone, indices, scratch, rename):
+                clones.append(clone)  # (an erased clone must not be touched again: its memory is freed)
         if self.direct is not None:
             v = self.direct.operands[0]
             value = mapping.get(v, v)
@@ -401,8 +401,12 @@ class _Producer:
                 clone.erase()
         return value
 
-    def _rewrite(self, clone, indices: list, scratch, rename: dict) -> None:
+    def _rewrite(self, clone, indices: list, scratch, rename: dict) -> bool:
+        """Point the clone's accesses of the producer's buffer at ``scratch``
+        and its axis dims at ``indices``; returns whether ``clone`` itself
+        is still there (a store into the buffer is replaced)."""
         T = self.buffer
+        survived = True
         for o in _nested([clone]):
             if o.name == "lt.dim" and _dim_name(o) in self.axis_dims and o != clone:
                 o.results[0].replace_all_uses_with(indices[self.axis_dims.index(_dim_name(o))])
@@ -411,13 +415,16 @@ class _Producer:
                 with ir.InsertionPoint(o), o.location:
                     attrs = {n: o.attributes[n] for n in o.attributes}
                     ir.Operation.create(o.name, operands=[o.operands[0], scratch], attributes=attrs)
+                survived = survived and o != clone
                 o.erase()
             elif lt.is_loop(o):
                 for name in _PRODUCER_ONLY:
                     if name in o.attributes:
                         del o.attributes[name]
-        for d, fresh in rename.items():
-            _rename_dim(clone, d, fresh)
+        if survived:
+            for d, fresh in rename.items():
+                _rename_dim(clone, d, fresh)
+        return survived
 
 
 def _rename_dim(root, dim: str, fresh: str) -> None:
