@@ -31,6 +31,7 @@ from .mlir import ir
 from .moves import Move, apply_move
 from .passes.common import loop_label
 from .passes.registry import run_pipeline
+from .passes.vectorize_data import data_loops
 
 
 class _State:
@@ -280,6 +281,18 @@ class Schedule:
         not divide run as scalars).  Refuses loops that are not innermost
         or whose accesses cannot be vectors."""
         return self._move("vectorize", loop, _int("width", width))
+
+    def vectorize_data(self, loop: int, width: int = 8) -> "Schedule":
+        """Run loop ``loop`` of those whose bounds are known at run time (a
+        CSR row's stored positions; counted among those loops alone, in the
+        order the loop tree prints them) in masked groups of ``width``
+        (``lt-vectorize-data``).  Refuses loops that carry values, hold
+        another loop, or scatter."""
+        return self.apply(f"lt-vectorize-data{{loop={_int('loop', loop)} width={_int('width', width)}}}")
+
+    def data_loops(self) -> int:
+        """How many loops of bounds known at run time the module holds."""
+        return len(data_loops(self.parsed.operation))
 
     def parallel(self, loop: int, schedule: str = "static") -> "Schedule":
         """Run loop ``loop``'s iterations on all CPU cores (OpenMP).

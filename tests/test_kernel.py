@@ -149,6 +149,39 @@ def test_spmv_one_column_and_row_sums():
     assert total == pytest.approx(float(A.toarray().sum()), rel=1e-5)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_csr_row_loops_run_in_masked_vector_groups(dtype):
+    """A CSR row's loop over its stored positions (bounds known at run time)
+    is vectorized (``lt-vectorize-data``): groups of the host's width, the
+    last one masked, the row's sum or max carried in a vector across the
+    groups.  Rows of every length -- empty, shorter than a vector, several
+    vectors and a part -- against SciPy."""
+    @kernel
+    def rows32(A: CSR(float32), x: Array(float32, 1)):
+        return A @ x, A.max(axis=1), np.sum(A, axis=1)
+
+    @kernel
+    def rows64(A: CSR(float64), x: Array(float64, 1)):
+        return A @ x, A.max(axis=1), np.sum(A, axis=1)
+
+    rows = rows32 if dtype == np.float32 else rows64
+
+    A = _csr(200, 300, 0.08, dtype=dtype, power_law=True, seed=11)
+    lengths = np.diff(A.indptr)
+    assert lengths.min() == 0 and lengths.max() > 40
+    x = (RNG.random(300) - 0.5).astype(dtype)
+    y, m, total = rows(A, x)
+    dense = A.toarray().astype(np.float64)
+    eps = np.finfo(dtype).eps
+    np.testing.assert_allclose(y, dense @ x, rtol=0, atol=4 * 300 * eps * (np.abs(dense) @ np.abs(x)).max())
+    stored_max = np.array([A.data[a:b].max() if b > a else -np.inf for a, b in zip(A.indptr[:-1], A.indptr[1:])])
+    got = np.where(lengths > 0, m, -np.inf)  # an empty row's max is the reduction's identity
+    np.testing.assert_array_equal(got, stored_max)
+    np.testing.assert_allclose(total, dense.sum(1), rtol=0, atol=4 * 300 * eps * np.abs(dense).sum(1).max())
+    tree = rows.modules[-1].loop_tree
+    assert tree.count("(bounds known at run time) [vectorize ") >= 2, tree
+
+
 @pytest.mark.parametrize("fusion", STRATEGIES)
 def test_dense_softmax_and_reductions(fusion):
     @kernel(fusion=fusion)
@@ -318,6 +351,10 @@ def test_sddmm_on_guard_paged_buffers(tmp_path):
         def spmm(A: CSR(float32), B: Array(float32, 2)):
             return A @ B
 
+        @kernel
+        def spmv(A: CSR(float32), x: Array(float32, 1)):
+            return A @ x
+
         A = sp.random(33, 21, density=0.2, format="csr", dtype=np.float32, random_state=2)
         rng = np.random.default_rng(0)
         B = rng.random((33, 7), dtype=np.float32); C = rng.random((21, 7), dtype=np.float32); D = rng.random((21, 5), dtype=np.float32)
@@ -326,6 +363,8 @@ def test_sddmm_on_guard_paged_buffers(tmp_path):
             out = sddmm(G, guarded_copy(B, side), guarded_copy(C, side))
             assert np.allclose(out.data, A.multiply(B @ C.T).tocsr().data, rtol=1e-5)
             assert np.allclose(spmm(G, guarded_copy(D, side)), A @ D, rtol=1e-5)
+            x = guarded_copy(D[:, 0].copy(), side)
+            assert np.allclose(spmv(G, x), A @ D[:, 0], rtol=1e-5)  # masked vector groups of each row
         print("ok")
         """
     ))

@@ -437,9 +437,11 @@ class Nest:
             why = "the loop's bounds are data: only simd applies (on the CPU)"
             if "simd" in pragma and "parallel" not in pragma and cpu:
                 width = width or target.vector_width(4 if element_type(_first_array(values).dtype) == "f32" else 8)
-                s, why = _vectorized_data_loop(s, k, width)
-                if why is None:
+                try:
+                    s.vectorize_data(k, width)
                     continue
+                except PassError as e:
+                    why = _reason(e)
             warnings.warn_explicit(
                 f"#pragma {pragma['text']}: {why} ({ast.unparse(loop_node.iter)}); "
                 "it runs sequentially in each iteration of the loops around it",
@@ -573,25 +575,6 @@ def _loop_size(s: Schedule, loop: int) -> int:
     module = s.module
     with module.context:
         return lt.inner_loop_extent(preorder_loops(module)[loop])
-
-
-def _vectorized_data_loop(s: Schedule, k: int, width: int) -> tuple:
-    """(the schedule, None) with the ``k``-th loop of bounds known at run
-    time marked ``lt.vectorize = width`` (``lowering/lt_to_scf.py`` runs it
-    in masked groups), or (``s``, why not)."""
-    from ..analysis.vector_plan import plan_data_loop
-    from ..mlir import ir
-    from ..schedule import Schedule
-
-    module = s.module
-    with module.context:
-        loops = []
-        module.operation.walk(lambda o: (loops.append(o) if o.name == "scf.for" else None, ir.WalkResult.ADVANCE)[1])
-        problem = plan_data_loop(loops[k])
-        if problem is not None:
-            return s, str(problem)
-        loops[k].attributes["lt.vectorize"] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), width)
-        return Schedule(module.operation.get_asm(enable_debug_info=True)), None
 
 
 GATHER_LIMIT = 4096  # bytes between gathered elements beyond which a simd loop stays scalar

@@ -192,9 +192,14 @@ def _dense_stage(loop, whole: bool = False):
 
 
 def vectorize(s: Schedule, width: int) -> None:
-    """``lt-vectorize`` on every innermost loop that takes it."""
+    """``lt-vectorize`` on every innermost loop that takes it, and every
+    innermost loop of bounds known at run time (a CSR row's stored
+    positions: PageRank's gathering dot product) marked to run in masked
+    groups of ``width`` where its body allows (``lt-vectorize-data``)."""
     for k in innermost_loops(s):
         applies(s, f"lt-vectorize{{loop={k} width={width}}}")
+    for k in range(s.data_loops()):
+        applies(s, f"lt-vectorize-data{{loop={k} width={width}}}")
 
 
 def innermost_loops(s: Schedule) -> list[int]:

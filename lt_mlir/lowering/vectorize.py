@@ -46,6 +46,7 @@ class _Vectorizer(BodyPlan):
         super().__init__(dim, iteration_arg, iteration0)
         self.width, self._lane0 = width, lane0
         self.clones: list = []  # (scf.if, its masked copy)
+        self.carried: list = []  # (loop, kind, acc, indices, vector accumulator) of the reductions carried across a loop
 
     def _vector_type(self, element):
         return ir.VectorType.get([self.width], element)
@@ -147,11 +148,12 @@ class _Vectorizer(BodyPlan):
         vec = self.as_vector(value, op)
         element = value.type
         combining = (_COMBINING if is_float(element) else _INT_COMBINING)[kind]
-        if mask is None and self._carry_across_loop(op, kind, vec, combining):
+        if mask is not None:  # off lanes contribute the identity
+            with ir.InsertionPoint(op), op.location:
+                vec = arith.SelectOp(mask, vec, self._identity(kind, element)).result
+        if self._carry_across_loop(op, kind, vec, combining):
             return
         with ir.InsertionPoint(op), op.location:
-            if mask is not None:  # off lanes contribute the identity
-                vec = arith.SelectOp(mask, vec, self._identity(kind, element)).result
             attr = ir.Attribute.parse(f"#vector.kind<{combining}>")
             reduced = _lanes_reduction(element, attr, vec)
         op.operands[0] = reduced
@@ -160,9 +162,16 @@ class _Vectorizer(BodyPlan):
         """``acc[i] <kind>= reduce(vec)`` in the vector loop -> a vector
         accumulator carried across it, reduced into ``acc[i]`` once after
         (when the loop is an scf.for around ``op``, the reduction is not
-        atomic, and nothing else in the loop uses ``acc`` or varies its
-        indices).  Returns whether it did; ``op`` is then dead."""
+        atomic, and nothing else in the loop uses ``acc`` -- but copies of
+        the same reduction, which share the accumulator -- or varies its
+        indices).  ``op`` may sit under ``scf.if``s in the loop (a masked
+        group of a loop of bounds known at run time, a body under a mask):
+        ``vec``'s off lanes then hold the identity, and an iteration that
+        skips ``op`` adds nothing.  Returns whether it did; ``op`` is then
+        dead."""
         loop = op.parent
+        while loop.name == "scf.if":
+            loop = loop.parent
         if loop.name != "scf.for" or "lt.atomic" in op.attributes or any(op == a for a in self.atomic):
             return False
         _value, acc, *indices = list(op.operands)
@@ -170,8 +179,13 @@ class _Vectorizer(BodyPlan):
             return False
         others = []
         loop.walk(lambda o: (others.append(o) if o != op and any(v == acc for v in o.operands) else None, ir.WalkResult.ADVANCE)[1])
-        if others:
+        if not all(self._same_reduction(o, kind, acc, indices) for o in others):
             return False
+        for done, k, a, idx, carried in self.carried:  # a copy of the same reduction (a mask's other branch) shares it
+            if done == loop and k == kind and a == acc and len(idx) == len(indices) and all(x == y for x, y in zip(idx, indices)):
+                self._accumulate(op, kind, vec, carried)
+                self.dead.append(op)
+                return True
         home = loop.parent  # the buffer: at the top of the thread's loop body or of the function
         while home.name not in ("func.func", "scf.parallel"):
             home = home.parent
@@ -180,13 +194,9 @@ class _Vectorizer(BodyPlan):
         buffer_type = ir.MemRefType.get([self.width], element)
         with ir.InsertionPoint(list(block.operations)[0]), op.location:
             carried = memref.AllocaOp(buffer_type, [], []).result
-        with ir.InsertionPoint(loop), op.location:
-            zero = arith.ConstantOp(ir.IndexType.get(), 0).result
-            vector.StoreOp(self._identity(kind, element), carried, [zero])
-        with ir.InsertionPoint(op), op.location:
-            zero = arith.ConstantOp(ir.IndexType.get(), 0).result
-            vt = self._vector_type(element)
-            vector.StoreOp(combine(kind, vector.LoadOp(vt, carried, [zero]).result, vec), carried, [zero])
+        self._start_carried(loop, kind, element, carried)
+        self._accumulate(op, kind, vec, carried)
+        self.carried.append((loop, kind, acc, indices, carried))
         with ir.InsertionPoint.after(loop), op.location:
             zero = arith.ConstantOp(ir.IndexType.get(), 0).result
             total = vector.LoadOp(self._vector_type(element), carried, [zero]).result
@@ -194,6 +204,30 @@ class _Vectorizer(BodyPlan):
             memref.StoreOp(combine(kind, memref.LoadOp(acc, indices).result, reduced), acc, indices)
         self.dead.append(op)
         return True
+
+    def _start_carried(self, loop, kind: str, element, carried) -> None:
+        """The accumulator holds the identity each time ``loop`` starts."""
+        with ir.InsertionPoint(loop), loop.location:
+            zero = arith.ConstantOp(ir.IndexType.get(), 0).result
+            vector.StoreOp(self._identity(kind, element), carried, [zero])
+
+    def _accumulate(self, op, kind: str, vec, carried) -> None:
+        """``carried <kind>= vec`` at ``op``."""
+        with ir.InsertionPoint(op), op.location:
+            zero = arith.ConstantOp(ir.IndexType.get(), 0).result
+            vt = self._vector_type(ir.VectorType(vec.type).element_type)
+            vector.StoreOp(combine(kind, vector.LoadOp(vt, carried, [zero]).result, vec), carried, [zero])
+
+    def _same_reduction(self, o, kind: str, acc, indices) -> bool:
+        """Whether ``o`` is another non-atomic ``lt.reduce`` of ``kind`` into
+        ``acc[indices]`` (the same values): a copy of the reduction being
+        carried (an if's masked twin), which may share its accumulator."""
+        if o.name != "lt.reduce" or "lt.atomic" in o.attributes or any(o == a for a in self.atomic):
+            return False
+        if ir.StringAttr(o.attributes["kind"]).value != kind:
+            return False
+        _value, other, *where = list(o.operands)
+        return other == acc and len(where) == len(indices) and all(x == y for x, y in zip(where, indices))
 
     def emit_reduce_lanes(self, op, kind: str, value, lead, base, mask=None) -> None:
         vec = self.as_vector(value, op)

@@ -21,4 +21,5 @@ from . import (  # noqa: F401
     unannotate,
     unroll,
     vectorize,
+    vectorize_data,
 )

@@ -374,6 +374,8 @@ PROGRAMS: dict[str, Program] = {
             for name, sizes in (
                 ("k_sddmm", ((7, 9, 5), (13, 6, 17))),
                 ("k_spmm_mm", ((7, 9, 5, 3), (5, 13, 2, 9))),
+                ("k_spmv", ((7, 9), (13, 40))),
+                ("k_sparse_softmax", ((7, 9), (13, 40))),
                 ("k_chain", ((7, 33), (5, 8))),
                 ("k_logistic_grad", ((7, 5), (13, 33))),
                 ("k_scaled_rows", ((7, 33), (13, 9))),
@@ -476,6 +478,16 @@ def _choose_options(rng: random.Random, info, loops: list) -> dict:
                 i = rng.choice(parts) if parts else i
             values["loop"] = i
             target = loops[i]
+            if info.name == "lt-vectorize-data":
+                # counted among the loops of bounds known at run time (mostly one that exists)
+                from ..passes.vectorize_data import data_loops
+
+                top = loops[0]
+                while top.parent is not None and top.name != "builtin.module":
+                    top = top.parent
+                data = data_loops(top)
+                values["loop"] = rng.randrange(len(data)) if data and rng.random() < 0.9 else len(data) + rng.randint(0, 1)
+                target = None
     for name, opt in info.options.items():
         if name in values:
             continue

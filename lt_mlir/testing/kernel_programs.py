@@ -119,6 +119,30 @@ def _spmm_mm_ref(a):
     return _spmm_ref(a) @ a["C"]
 
 
+def _spmv_ref(a):
+    A, x = a["A"], a["x"]
+    out = np.zeros(A[3][0])
+    np.add.at(out, _rows(A), A[2] * x[A[1]])
+    return out
+
+
+def _sparse_softmax_ref(a):
+    indptr, _, data, _ = a["A"]
+    out = np.empty_like(data)
+    for i in range(len(indptr) - 1):
+        row = data[indptr[i]:indptr[i + 1]]
+        if row.size:
+            e = np.exp(row - row.max())
+            out[indptr[i]:indptr[i + 1]] = e / e.sum()
+    return out
+
+
+def _sparse_softmax(a):
+    m = a["A"].max(axis=1)
+    e = np.exp(a["A"] - m[:, None])
+    return e / e.sum(axis=1)[:, None]
+
+
 def _chain_ref(a):
     x, w = a["x"], a["w"]
     t = x * w + 1.0
@@ -152,6 +176,19 @@ PROGRAMS = {
         lambda n, m, h, j: {"A": (n, m), "B": (m, h), "C": (h, j)},
         _spmm_mm_ref,
         terms=lambda s: s[1] + s[2],
+    ),
+    # CSR rows as loops of bounds known at run time, innermost: what lt-vectorize-data takes
+    "k_spmv": KernelProgram(
+        lambda g, a: a["A"] @ a["x"],
+        lambda n, m: {"A": (n, m), "x": (m,)},
+        _spmv_ref,
+        terms=lambda s: s[1] + 1,
+    ),
+    "k_sparse_softmax": KernelProgram(
+        lambda g, a: _sparse_softmax(a),
+        lambda n, m: {"A": (n, m)},
+        _sparse_softmax_ref,
+        terms=lambda s: s[1] + 8,
     ),
     "k_chain": KernelProgram(
         lambda g, a: np.sum((a["x"] * a["w"] + 1.0) * a["x"], axis=1),

@@ -188,6 +188,22 @@ def _vector_group_past_tail() -> None:
     _wrap_emitter(change)
 
 
+def _carried_accumulator_not_reset() -> None:
+    """A reduction carried in a vector across its vector loop (or a loop of
+    bounds known at run time) starts from the identity once a function (or
+    thread) instead of each time the loop starts: every row's sum holds the
+    rows before it."""
+    from ..lowering import vectorize
+    from ..mlir import arith, ir, vector
+
+    def start_once(self, loop, kind, element, carried):
+        with ir.InsertionPoint.after(carried.owner), loop.location:
+            zero = arith.ConstantOp(ir.IndexType.get(), 0).result
+            vector.StoreOp(self._identity(kind, element), carried, [zero])
+
+    vectorize._Vectorizer._start_carried = start_once
+
+
 MUTANTS = {
     m.name: m
     for m in (
@@ -208,6 +224,9 @@ MUTANTS = {
         Mutant("unroll-repeats", "lowering", "an unrolled loop runs its last iteration twice", _unroll_repeats),
         Mutant("vector-group-past-tail", "lowering (vector)", "a vectorized loop runs one vector group too many",
                _vector_group_past_tail),
+        Mutant("carried-accumulator-not-reset", "lowering (vector)",
+               "a vector accumulator carried across a loop starts from the identity once, not at each loop start",
+               _carried_accumulator_not_reset),
     )
 }
 

@@ -5,7 +5,8 @@
 // partial group is masked (the tail case: rows of 0 to 6 entries here, never
 // a multiple of 4 throughout).  val[j] and col[j] are vector loads (masked in
 // a partial group), x[col[j]] a vector.gather by the clamped index vector,
-// the row sum a masked reduction; the check's flag (a max of one value) runs
+// the row sum accumulates in one vector across the groups (masked lanes
+// add 0), reduced once after the loop; the check's flag (a max of one value) runs
 // once where any lane of its mask holds.  The sums are the scalar loop's.
 // RUN: lt-opt %s -p 'builtin.module(lower-lt-to-scf, canonicalize)' | filecheck %s --check-prefix=LOWER
 // RUN: lt-opt %s --emit=loop-tree | filecheck %s --check-prefix=TREE --match-full-lines
@@ -35,11 +36,13 @@
 // LOWER:           scf.if %{{.*}} {
 // LOWER:             vector.load %{{.*}}[%[[G]]] : memref<6xf64>, vector<4xf64>
 // LOWER:             vector.gather %{{.*}}[%{{.*}}] [%{{.*}}], %{{.*}}, %{{.*}} : memref<4xf64>, vector<4xindex>, vector<4xi1>, vector<4xf64> into vector<4xf64>
-// LOWER:             vector.reduction <add>
+// LOWER:             arith.addf %{{.*}} : vector<4xf64>
 // LOWER:           scf.if %{{.*}} {
 // LOWER:             vector.maskedload %{{.*}}[%[[G]]], %[[MASK]], %{{.*}} : memref<6xf64>, vector<4xi1>, vector<4xf64> into vector<4xf64>
 // LOWER:             vector.gather
 // LOWER:             arith.select %[[MASK]]
+// LOWER:             arith.addf %{{.*}} : vector<4xf64>
+// LOWER:         vector.reduction <add>
 func.func @spmv(%ptr: memref<5xi64> {lt.name = "ptr"}, %col: memref<6xi64> {lt.name = "col"}, %val: memref<6xf64> {lt.name = "val"}, %x: memref<4xf64> {lt.name = "x"}, %flag: memref<1xi64> {lt.name = "flag"}, %y: memref<4xf64> {lt.name = "y"}) {
   %c1 = arith.constant 1 : index
   %c0 = arith.constant 0 : index

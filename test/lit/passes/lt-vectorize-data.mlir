@@ -1,0 +1,96 @@
+// lt-vectorize-data{loop=K width=W}: mark the K-th loop whose bounds are known
+// only at run time (an scf.for: a CSR row's stored positions) lt.vectorize = W.
+// lower-lt-to-scf runs it in groups of W from its lower bound, each group's
+// body under the mask of the lanes below its upper bound; the row sum
+// accumulates in one vector across the groups (the full groups' branch and
+// the masked one share it) and is reduced into y[i] once after the loop.
+//
+// Normal case: the row loop of an SpMV, groups of 4.
+// RUN: lt-opt %s -p 'builtin.module(lt-vectorize-data{loop=0 width=4})' --emit=loop-tree | filecheck %s --check-prefix=TREE --match-full-lines
+// RUN: lt-opt %s -p 'builtin.module(lt-vectorize-data{loop=0 width=4}, lower-lt-to-scf, canonicalize)' | filecheck %s --check-prefix=LOWER
+// Tail case: rows of 0 to 6 stored entries, never a multiple of 4 throughout
+// (a masked last group), and of 2 (W=8 wider than every row): the sums are
+// the scalar loop's.
+// RUN: lt-opt %s --run --repeat 1 | filecheck %s --check-prefix=SUM
+// RUN: lt-opt %s --run --repeat 1 -p 'builtin.module(lt-vectorize-data{loop=0 width=4})' | filecheck %s --check-prefix=SUM
+// RUN: lt-opt %s --run --repeat 1 -p 'builtin.module(lt-vectorize-data{loop=0 width=8})' | filecheck %s --check-prefix=SUM
+// RUN: env LT_PARALLEL_MIN_WORK=0 lt-opt %s --run --repeat 1 -p 'builtin.module(lt-vectorize-data{loop=0 width=4}, lt-parallel{loop=0 schedule=guided})' | filecheck %s --check-prefix=SUM
+// SUM: arg4 i64[1] checksum 1
+// SUM-NEXT: arg5 f64[4] checksum -0.229341
+//
+// Refused, located: no such loop, a width below 2, a loop that carries a
+// value, a scatter (a store through an index from the data).
+// RUN: not lt-opt %s -p 'builtin.module(lt-vectorize-data{loop=1 width=4})' 2>&1 | filecheck %s --check-prefix=NOLOOP
+// NOLOOP: error: lt-vectorize-data: no loop 1 of bounds known at run time (the module has 0..0)
+// RUN: not lt-opt %s -p 'builtin.module(lt-vectorize-data{loop=0 width=1})' 2>&1 | filecheck %s --check-prefix=WIDTH
+// WIDTH: {{.*}}.mlir:{{[0-9]+}}:{{[0-9]+}}: error: lt-vectorize-data: width must be at least 2, got 1
+// RUN: sed "s|^//CARRY||" %s | not lt-opt - -p 'builtin.module(lt-vectorize-data{loop=1 width=4})' 2>&1 | filecheck %s --check-prefix=CARRY
+// CARRY: <stdin>:{{[0-9]+}}:{{[0-9]+}}: error: lt-vectorize-data: cannot vectorize loop 1 of bounds known at run time: a loop that carries values cannot be vectorized
+// RUN: sed 's/"lt.reduce"([%]p, [%]y, [%]i) {kind = "add"} : (f64, memref<4xf64>, index) -> ()/memref.store %%p, %%y[%%kk] : memref<4xf64>/' %s | not lt-opt - -p 'builtin.module(lt-vectorize-data{loop=0 width=4})' 2>&1 | filecheck %s --check-prefix=SCATTER
+// SCATTER: <stdin>:{{[0-9]+}}:{{[0-9]+}}: error: lt-vectorize-data: cannot vectorize loop 0 of bounds known at run time: a store is not contiguous in the vectorized loop's variable
+//
+// TREE: for i in 4 : L0
+// TREE: {{.*}}for v{{[0-9]+}} in maxsi({{.*}}, 0) .. minsi({{.*}}, 6) (bounds known at run time) [vectorize 4]
+//
+// LOWER-LABEL: func.func @spmv
+// LOWER:         %[[ACC:.*]] = memref.alloca() : memref<4xf64>
+// LOWER:         scf.for %[[I:.*]] = %{{.*}} to %{{.*}} step %c1 {
+// LOWER:           vector.store %[[ZERO:.*]], %[[ACC]][%c0] : memref<4xf64>, vector<4xf64>
+// LOWER:           scf.for %[[G:.*]] = %{{.*}} to %[[HI:.*]] step %c4 {
+// LOWER:             scf.if %{{.*}} {
+// LOWER:               vector.load %{{.*}}[%[[G]]] : memref<6xf64>, vector<4xf64>
+// LOWER:               vector.gather
+// LOWER:               %[[OLD:.*]] = vector.load %[[ACC]][%c0]
+// LOWER:               arith.addf %[[OLD]]
+// LOWER:               vector.store %{{.*}}, %[[ACC]][%c0]
+// LOWER:             scf.if %{{.*}} {
+// LOWER:               vector.maskedload
+// LOWER:               arith.select
+// LOWER:               vector.load %[[ACC]][%c0]
+// LOWER:               vector.store %{{.*}}, %[[ACC]][%c0]
+// LOWER:           %[[TOTAL:.*]] = vector.load %[[ACC]][%c0]
+// LOWER-NEXT:      vector.reduction <add>, %[[TOTAL]]
+func.func @spmv(%ptr: memref<5xi64> {lt.name = "ptr"}, %col: memref<6xi64> {lt.name = "col"}, %val: memref<6xf64> {lt.name = "val"}, %x: memref<4xf64> {lt.name = "x"}, %flag: memref<1xi64> {lt.name = "flag"}, %y: memref<4xf64> {lt.name = "y"}) {
+  %c1 = arith.constant 1 : index
+  %c0 = arith.constant 0 : index
+  %c3 = arith.constant 3 : index
+  %c6 = arith.constant 6 : index
+  %c7 = arith.constant 7 : index
+  %bad = arith.constant 1 : i64
+  %zero = arith.constant 0.0 : f64
+  "lt.loop"() ({
+  ^bb0(%i0: index):
+    %i = "lt.dim"() {dim = "i"} : () -> index
+    %i1 = arith.addi %i, %c1 : index
+    %s64 = memref.load %ptr[%i] : memref<5xi64>
+    %e64 = memref.load %ptr[%i1] : memref<5xi64>
+    %sr = arith.index_cast %s64 : i64 to index
+    %er = arith.index_cast %e64 : i64 to index
+    %s = arith.remsi %sr, %c7 : index
+    %e = arith.remsi %er, %c7 : index
+    %s0 = arith.maxsi %s, %c0 : index
+    %e6 = arith.minsi %e, %c6 : index
+    memref.store %zero, %y[%i] : memref<4xf64>
+    scf.for %j = %s0 to %e6 step %c1 {
+      %v = memref.load %val[%j] : memref<6xf64>
+      %k64 = memref.load %col[%j] : memref<6xi64>
+      %k = arith.index_cast %k64 : i64 to index
+      %kc = arith.maxsi %k, %c0 : index
+      %kk = arith.minsi %kc, %c3 : index
+      %off = arith.cmpi ne, %kk, %k : index
+      scf.if %off {
+        "lt.reduce"(%bad, %flag, %c0) {kind = "max"} : (i64, memref<1xi64>, index) -> ()
+      }
+      %xv = memref.load %x[%kk] : memref<4xf64>
+      %p = arith.mulf %v, %xv : f64
+      "lt.reduce"(%p, %y, %i) {kind = "add"} : (f64, memref<4xf64>, index) -> ()
+    }
+    %sum = memref.load %y[%i] : memref<4xf64>
+    memref.store %sum, %y[%i] : memref<4xf64>
+//CARRY    %unused = scf.for %q = %s0 to %e6 step %c1 iter_args(%a = %zero) -> (f64) {
+//CARRY      %n = arith.addf %a, %zero : f64
+//CARRY      scf.yield %n : f64
+//CARRY    }
+  }) {dim = "i", size = 4 : i64, tail = 0 : i64} : () -> ()
+  return
+}
