@@ -240,19 +240,27 @@ def sinkhorn(r: Array(float64, 1), c: Array(float64, 1), K: Array(float64, 2), m
     return x
 
 
-def test_sinkhorn_host_loop_compiles_twice_and_hoists_the_invariant():
+def test_sinkhorn_host_loop_rotated_reads_K_once_an_iteration():
+    """Sinkhorn's iteration reads K twice (``K.T @ u``, then ``M @ v``);
+    its ``M @ v`` is left for the next iteration's kernel (``graph.rotated``),
+    where each row's dot product and the same row's update of ``K.T @ u``
+    follow each other: one pass over K.  Four kernels: the first iteration
+    (1/r computed, and kept: Intrepydd's LICM), the second without its
+    ``M @ v``, the steady one, and the last ``M @ v`` at the return."""
     r = RNG.random(40) + 0.5
     c = RNG.random(30) + 0.5
     K = RNG.random((40, 30))
     before = sinkhorn.compiles
     np.testing.assert_allclose(sinkhorn(r, c, K, 12), _sinkhorn_numpy(r, c, K, 12), rtol=1e-12)
-    assert sinkhorn.compiles - before == 2  # the first iteration (x from the host, 1/r computed), then every other
-    # 1/r, invariant in the while loop, is computed once (in the first
-    # iteration's kernel) and read by the others: Intrepydd's LICM
-    assert sinkhorn.hoisted == [("div", (40,))]
-    assert sinkhorn.launches == 12
-    sinkhorn(r, c, K, 3)
-    assert sinkhorn.compiles - before == 2  # same shapes: the cache
+    assert sinkhorn.compiles - before == 4
+    assert sinkhorn.hoisted == [("div", (40,))]  # 1/r, invariant in the while loop, computed once
+    steady = sinkhorn.modules[before + 2].loop_tree
+    rows = steady[steady.index("for i in 40"):]
+    rows = rows[: rows.index("\nfor ")]
+    assert rows.count("for k in 30") == 2, steady  # the row's dot product and its update of K.T @ u, in one row loop
+    for n in (0, 1, 2, 3, 7):
+        np.testing.assert_allclose(sinkhorn(r, c, K, n), _sinkhorn_numpy(r, c, K, n), rtol=1e-12)
+    assert sinkhorn.compiles - before == 4
 
 
 def test_power_iteration_with_a_converging_condition():

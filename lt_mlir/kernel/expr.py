@@ -100,6 +100,7 @@ class Lazy:
         self.operands = operands
         self.value = None  # a NumPy array (or CSR data) once evaluated
         self.carried = False  # bound to a variable of a host loop at an iteration's end (Graph.sync)
+        self.deferred = False  # left for the next iteration's kernel (graph.rotated)
         self._invariant = all(o.invariant for o in operands)
 
     @property

@@ -224,10 +224,98 @@ class Graph:
 
     def sync(self, values) -> None:
         """Compute every lazy value among ``values`` (a host loop's
-        iteration ends: the graph is cut here, one kernel for all)."""
-        roots = [v for v in values if isinstance(v, E.Lazy) and v.graph is self and v.value is None]
+        iteration ends: the graph is cut here, one kernel for all) -- but
+        the one ``rotated`` picks, left for the next iteration's kernel
+        with its operands computed."""
+        # a root left over at the end of the last iteration stays so at the
+        # start of the next (the cuts there come one after the other)
+        roots = [v for v in values if isinstance(v, E.Lazy) and v.graph is self and v.value is None and not v.deferred]
+        later = rotated(self.pending(roots), roots) if self.looping and any(_row_product(r) for r in roots) else None
+        if later is not None:
+            later.deferred = True
+            roots = [r for r in roots if r is not later]
+            roots += [o for o in later.operands if o.value is None and not o.invariant and all(o is not r for r in roots)]
         if roots:
             self.evaluate(roots)
         for v in values:
             if isinstance(v, E.Lazy) and v.graph is self and not isinstance(v, (E.Input, E.CSRInput)):
                 v.carried = True  # what the loop's variables hold now changes from one iteration to the next
+
+
+# ------------------------------------------------------ loop rotation
+
+
+def rotated(todo: list, roots: list):
+    """The root of a host loop's iteration to compute in the next
+    iteration's kernel instead (the loop rotated by one product), or None.
+
+    Sinkhorn's iteration reads K twice: ``w = K.T @ f(x)`` (a column sum:
+    row i of K times f(x)[i]), then ``x = M @ v`` (row i of M = s[i] * K[i]
+    dotted with v).  The next iteration's ``K.T @ f(x)`` takes x row by
+    row, so computed in one kernel with the ``M @ v`` before it, row i's dot
+    product and row i's update of w follow each other (``lt-merge
+    {rename=true}``, as for logistic regression): one pass over K an
+    iteration instead of two.  The root R left over is a matrix-vector
+    product ``M @ v`` (M invariant, two-dimensional) that no other root
+    needs, while this iteration's graph holds ``A.T @ y`` with A built from
+    the same input as M and y element-wise in a value the loop carries --
+    the next iteration's graph, made by the same code, will too.  Exactly
+    one such root, else None."""
+    found = []
+    for r in roots:
+        if not _row_product(r):
+            continue
+        m = r.operands[0]
+        bases = _row_inputs(m, m.shape) if m.invariant else set()
+        if not bases:
+            continue
+        if not any(
+            isinstance(c, E.MatMul) and isinstance(c.operands[0], E.Transpose) and len(c.operands[1].shape) == 1
+            and c.operands[0].operands[0].invariant and _row_inputs(c.operands[0].operands[0], m.shape) & bases
+            and _elementwise_of_carried(c.operands[1])
+            for c in todo if c is not r
+        ):
+            continue
+        if any(_needs(o, r) for o in roots if o is not r):
+            continue
+        found.append(r)
+    return found[0] if len(found) == 1 else None
+
+
+def _row_product(n) -> bool:
+    """Whether ``n`` is a matrix times a vector (``M @ v``)."""
+    return isinstance(n, E.MatMul) and len(n.operands[0].shape) == 2 and len(n.operands[1].shape) == 1
+
+
+def _row_inputs(n, shape) -> set:
+    """ids of the argument arrays of ``shape`` that ``n`` is made from
+    element by element (broadcast factors and views allowed)."""
+    if isinstance(n, E.Input):
+        return {id(n)} if n.shape == shape else set()
+    if isinstance(n, (E.Map, E.Select, E.View)):
+        out: set = set()
+        for o in n.operands:
+            out |= _row_inputs(o, shape)
+        return out
+    return set()
+
+
+def _elementwise_of_carried(n) -> bool:
+    """Whether ``n`` is a value a host loop carries, or element-wise ops on one."""
+    if n.carried:
+        return True
+    return isinstance(n, (E.Map, E.Select, E.View)) and any(_elementwise_of_carried(o) for o in n.operands)
+
+
+def _needs(n, target) -> bool:
+    """Whether computing ``n`` needs ``target`` (through nodes without a value)."""
+    stack, seen = [n], set()
+    while stack:
+        x = stack.pop()
+        if x is target:
+            return True
+        if id(x) in seen or x.value is not None:
+            continue
+        seen.add(id(x))
+        stack.extend(x.operands)
+    return False

@@ -10,7 +10,9 @@ becomes ``for m in 32`` (a parent tail is kept: ``4 r 3`` over ``8`` gives
 
 ``rename=true`` (what the kernel frontend's fusion asks): without such a
 sibling or parent, L merges into the nearest loop P before it in its block
-that has L's size, tail and inner extent; where P iterates another dim, L's
+that has L's size, tail and inner extent and takes it (a nearer one that
+refuses -- the zeros of the sum L accumulates -- is then among the
+statements between); where P iterates another dim, L's
 nest takes P's dim (``for k { for i { g[i] += X[k, i] * r[k] } }`` after ``for i
 {...}`` becomes ``for i { for k { g[k] += X[i, k] * r[i] } }``: the two
 names swap where L's nest uses P's dim too), and the statements between P
@@ -56,10 +58,15 @@ def merge(module_op, loop: int, rename: bool = False) -> None:
             if not rename:
                 raise
     if rename:
-        found = _renamable_sibling(target)
-        if found is not None:
-            _merge_renamed(*found, target)
-            return
+        first_refusal = None
+        for found in _renamable_siblings(target):  # the nearest first; a refused one joins what lies between
+            try:
+                _merge_renamed(*found, target)
+                return
+            except PassError as e:
+                first_refusal = first_refusal or e
+        if first_refusal is not None:
+            raise first_refusal
     parent = target.parent
     if parent is not None and parent.name == "lt.loop" and lt.loop_dim(parent) == lt.loop_dim(target):
         merge_into_parent(parent, target)
@@ -152,29 +159,25 @@ def merge_into_parent(parent, child) -> None:
     child.erase()
 
 
-def _renamable_sibling(loop):
-    """(P, the statements between P and ``loop``) for ``rename``: P the
-    nearest loop before ``loop`` in its block with its size, tail and inner
-    extent; None if there is none, or a loop around ``loop`` iterates
-    either dim."""
-    between = []
-    previous = None
+def _renamable_siblings(loop) -> list:
+    """The candidates (P, the statements between P and ``loop``) for
+    ``rename``, nearest first: each loop before ``loop`` in its block with
+    its size, tail and inner extent (a nearer one that refuses -- an
+    initialisation of the sum ``loop`` accumulates -- is then one of the
+    statements between, which move above P); none if a loop around ``loop``
+    iterates either dim."""
+    before = []
     for op in lt.body_ops(loop.block):
         if op == loop:
             break
-        between.append(op)
-    for k in range(len(between) - 1, -1, -1):
-        op = between[k]
-        if lt.is_loop(op) and _same_shape(op, loop):
-            previous = op
-            between = between[k + 1:]
-            break
-    if previous is None:
-        return None
+        before.append(op)
     around = {lt.loop_dim(o) for o in lt.enclosing_loops(loop)}
-    if around & {lt.loop_dim(previous), lt.loop_dim(loop)}:
-        return None
-    return previous, between
+    out = []
+    for k in range(len(before) - 1, -1, -1):
+        op = before[k]
+        if lt.is_loop(op) and _same_shape(op, loop) and not (around & {lt.loop_dim(op), lt.loop_dim(loop)}):
+            out.append((op, before[k + 1:]))
+    return out
 
 
 def _merge_renamed(first, between: list, second) -> None:

@@ -18,6 +18,26 @@
 // TAILSUM-NEXT: arg3 f32[5] checksum 6.09252
 // RUN: sed -n '/^func.func @tails(/,/^}/p' %s | lt-opt - -p 'builtin.module(lt-split{loop=0 factor=3}, lt-split{loop=4 factor=3}, lt-merge{loop=4 rename=true})' --emit=loop-tree | filecheck %s --check-prefix=TAIL --match-full-lines --strict-whitespace
 //
+// A nearer loop of the same extent that refuses -- the zeros of the sum L
+// accumulates, when X is square -- is passed over: it is among what lies
+// between, and moves above the loop L merges into (Sinkhorn's rotated
+// iteration).  Before, P was that init loop and the merge was refused.
+// RUN: sed -n '/^func.func @square(/,/^}/p' %s | lt-opt - -p 'builtin.module(lt-merge{loop=3 rename=true})' --emit=loop-tree | filecheck %s --check-prefix=SQUARE --match-full-lines --strict-whitespace
+// RUN: sed -n '/^func.func @square(/,/^}/p' %s | lt-opt - --run --repeat 1 | filecheck %s --check-prefix=SQSUM
+// RUN: sed -n '/^func.func @square(/,/^}/p' %s | lt-opt - --run --repeat 1 -p 'builtin.module(lt-merge{loop=3 rename=true})' | filecheck %s --check-prefix=SQSUM
+// SQSUM:      arg2 f32[6] checksum 1.82111
+// SQSUM-NEXT: arg3 f32[6] checksum 11.4629
+//      SQUARE:for i in 6 : L0
+// SQUARE-NEXT: g[i] <- 0.0
+// SQUARE-NEXT:for i in 6 : L1
+// SQUARE-NEXT: p[i] <- 0.0
+// SQUARE-NEXT: for j in 6 : L2
+// SQUARE: for k in 6 : L3
+// SQUARE-NEXT:  %3 <- read X[i, k]
+// SQUARE-NEXT:  %4 <- read p[i]
+// SQUARE-NEXT:  %5 <- mul(%3, %4)
+// SQUARE-NEXT:  g[k] += %5
+//
 // Without rename=true the loops stay apart (loop_tool's merge: one dim).
 // RUN: sed -n '/^func.func @logistic_step(/,/^}/p' %s | not lt-opt - -p 'builtin.module(lt-merge{loop=3})' 2>&1 | filecheck %s --check-prefix=PLAIN
 // PLAIN: <stdin>:22:3: error: lt-merge: L3 "for k in 6" has no preceding sibling loop or parent level over dim 'k' to merge with
@@ -174,6 +194,44 @@ func.func @writes_what_the_first_reads(%X: memref<6x5xf32> {lt.name = "X"}, %w: 
       %m = arith.mulf %x, %r : f32
       "lt.reduce"(%m, %g, %i) {kind = "add"} : (f32, memref<5xf32>, index) -> ()
     }) {dim = "i", size = 5 : i64, tail = 0 : i64} : () -> ()
+  }) {dim = "k", size = 6 : i64, tail = 0 : i64} : () -> ()
+  return
+}
+
+// -----
+
+func.func @square(%X: memref<6x6xf32> {lt.name = "X"}, %w: memref<6xf32> {lt.name = "w"}, %p: memref<6xf32> {lt.name = "p"}, %g: memref<6xf32> {lt.name = "g"}) {
+  "lt.loop"() ({
+  ^bb0(%a0: index):
+    %i = "lt.dim"() {dim = "i"} : () -> index
+    %zero = arith.constant 0.0 : f32
+    memref.store %zero, %p[%i] : memref<6xf32>
+    "lt.loop"() ({
+    ^bb0(%a1: index):
+      %j = "lt.dim"() {dim = "j"} : () -> index
+      %x = memref.load %X[%i, %j] : memref<6x6xf32>
+      %v = memref.load %w[%j] : memref<6xf32>
+      %m = arith.mulf %x, %v : f32
+      "lt.reduce"(%m, %p, %i) {kind = "add"} : (f32, memref<6xf32>, index) -> ()
+    }) {dim = "j", size = 6 : i64, tail = 0 : i64} : () -> ()
+  }) {dim = "i", size = 6 : i64, tail = 0 : i64} : () -> ()
+  "lt.loop"() ({
+  ^bb0(%a0: index):
+    %i = "lt.dim"() {dim = "i"} : () -> index
+    %zero = arith.constant 0.0 : f32
+    memref.store %zero, %g[%i] : memref<6xf32>
+  }) {dim = "i", size = 6 : i64, tail = 0 : i64} : () -> ()
+  "lt.loop"() ({
+  ^bb0(%a0: index):
+    %k = "lt.dim"() {dim = "k"} : () -> index
+    "lt.loop"() ({
+    ^bb0(%a1: index):
+      %i = "lt.dim"() {dim = "i"} : () -> index
+      %x = memref.load %X[%k, %i] : memref<6x6xf32>
+      %r = memref.load %p[%k] : memref<6xf32>
+      %m = arith.mulf %x, %r : f32
+      "lt.reduce"(%m, %g, %i) {kind = "add"} : (f32, memref<6xf32>, index) -> ()
+    }) {dim = "i", size = 6 : i64, tail = 0 : i64} : () -> ()
   }) {dim = "k", size = 6 : i64, tail = 0 : i64} : () -> ()
   return
 }
