@@ -73,6 +73,12 @@ def _axes(axis, ndim: int, what: str) -> tuple:
 
 
 def broadcast_shape(shapes: list, what: str) -> tuple:
+    if len(shapes) == 2:  # the common cases, without NumPy's general rule (a host loop builds these every iteration)
+        a, b = shapes
+        if a == b or not b:
+            return tuple(a)
+        if not a:
+            return tuple(b)
     try:
         return tuple(np.broadcast_shapes(*shapes))
     except ValueError:

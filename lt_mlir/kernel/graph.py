@@ -230,13 +230,15 @@ class Graph:
         # a root left over at the end of the last iteration stays so at the
         # start of the next (the cuts there come one after the other)
         roots = [v for v in values if isinstance(v, E.Lazy) and v.graph is self and v.value is None and not v.deferred]
-        later = rotated(self.pending(roots), roots) if self.looping and any(_row_product(r) for r in roots) else None
+        todo = self.pending(roots) if roots else []
+        later = rotated(todo, roots) if self.looping and any(_row_product(r) for r in roots) else None
         if later is not None:
             later.deferred = True
             roots = [r for r in roots if r is not later]
             roots += [o for o in later.operands if o.value is None and not o.invariant and all(o is not r for r in roots)]
-        if roots:
-            self.evaluate(roots)
+            todo = self.pending(roots)
+        if todo:
+            self._run(self, roots, todo)
         for v in values:
             if isinstance(v, E.Lazy) and v.graph is self and not isinstance(v, (E.Input, E.CSRInput)):
                 v.carried = True  # what the loop's variables hold now changes from one iteration to the next
