@@ -1,7 +1,8 @@
 """Whole NumPy kernels through lt_mlir.kernel against SciPy, Numba and NumPy.
 
 ReACT's operator sequences (SDDMM, SpMM-MM, sparse softmax) and Intrepydd's
-host-loop kernels (Sinkhorn-Knopp as the seed writes it, PageRank power
+host-loop kernels (Sinkhorn-Knopp as the seed writes it, dense and its sparse
+variant with an SDDMM inside, PageRank power
 iteration, logistic-regression gradient steps), each timed in one process on the same inputs: lt with the
 default redundancy-aware fusion, lt with maximal fusion (TACO's strategy,
 the ablation) and without fusion (every operation a buffer, as NumPy runs
@@ -72,6 +73,17 @@ def _kernels(fusion: str) -> dict:
         return x
 
     @kernel(fusion=fusion)
+    def sinkhorn_wmd(r: Array(float64, 1), c: CSR(float64), K: Array(float64, 2), max_iter: int):
+        x = np.full((r.shape[0], c.shape[1]), 1.0 / r.shape[0])
+        it = 0
+        while it < max_iter:
+            u = 1.0 / x
+            v = c * (1 / (K.T @ u))  # SDDMM
+            x = ((1 / r)[:, None] * K) @ v
+            it += 1
+        return x
+
+    @kernel(fusion=fusion)
     def pagerank(A: CSR(float64), out_degree: Array(float64, 1), damping: float, iterations: int):
         n = out_degree.shape[0]
         x = np.full(n, 1.0 / n)
@@ -86,7 +98,8 @@ def _kernels(fusion: str) -> dict:
             w = w - lr * (X.T @ (p - y)) / X.shape[0]
         return w
 
-    return dict(sddmm=sddmm, spmm_mm=spmm_mm, sparse_softmax=sparse_softmax, sinkhorn=sinkhorn, pagerank=pagerank, logistic=logistic)
+    return dict(sddmm=sddmm, spmm_mm=spmm_mm, sparse_softmax=sparse_softmax, sinkhorn=sinkhorn, sinkhorn_wmd=sinkhorn_wmd, pagerank=pagerank,
+                logistic=logistic)
 
 
 # ------------------------------------------------------------ the peers
@@ -121,6 +134,17 @@ def numpy_sinkhorn(r, c, K, max_iter):
     while it < max_iter:
         u = 1.0 / x
         v = c * (1 / (K.T @ u))
+        x = ((1 / r)[:, None] * K) @ v
+        it += 1
+    return x
+
+
+def scipy_sinkhorn_wmd(r, c, K, max_iter):
+    x = np.full((r.shape[0], c.shape[1]), 1.0 / r.shape[0])
+    it = 0
+    while it < max_iter:
+        u = 1.0 / x
+        v = c.multiply(1 / (K.T @ u)).tocsr()  # SDDMM, as SciPy users write it: K.T @ u made whole
         x = ((1 / r)[:, None] * K) @ v
         it += 1
     return x
@@ -199,6 +223,29 @@ def numba_kernels() -> dict:
         return x
 
     @njit(parallel=True, cache=False)
+    def sinkhorn_wmd(r, indptr, indices, data, docs, K, max_iter):
+        n, m = K.shape
+        x = np.full((n, docs), 1.0 / n)
+        inv_r = 1.0 / r
+        v = np.empty(data.shape[0])
+        for _ in range(max_iter):
+            for k in prange(m):  # v = c * (1 / (K.T @ u)) at c's stored positions
+                for p in range(indptr[k], indptr[k + 1]):
+                    j = indices[p]
+                    s = 0.0
+                    for i in range(n):
+                        s += K[i, k] / x[i, j]
+                    v[p] = data[p] / s
+            nx = np.zeros((n, docs))
+            for i in prange(n):  # x = ((1 / r)[:, None] * K) @ v
+                for k in range(m):
+                    w = inv_r[i] * K[i, k]
+                    for p in range(indptr[k], indptr[k + 1]):
+                        nx[i, indices[p]] += w * v[p]
+            x = nx
+        return x
+
+    @njit(parallel=True, cache=False)
     def pagerank(indptr, indices, data, out_degree, damping, iterations):
         n = out_degree.shape[0]
         x = np.full(n, 1.0 / n)
@@ -232,7 +279,8 @@ def numba_kernels() -> dict:
                 w[j] -= lr * grad[j] / n
         return w
 
-    return dict(sddmm=sddmm, spmm_mm=spmm_mm, sparse_softmax=sparse_softmax, sinkhorn=sinkhorn, pagerank=pagerank, logistic=logistic)
+    return dict(sddmm=sddmm, spmm_mm=spmm_mm, sparse_softmax=sparse_softmax, sinkhorn=sinkhorn, sinkhorn_wmd=sinkhorn_wmd, pagerank=pagerank,
+                logistic=logistic)
 
 
 # ------------------------------------------------------------ workloads
@@ -265,6 +313,16 @@ def workloads(quick: bool, mtx: str | None, check: bool = False) -> list:
     c = rng.random(m) + 0.5
     Kd = rng.random((m, m))
     out.append(("sinkhorn", f"Sinkhorn {m}² dense, 20 iterations", (r, c, Kd, 20)))
+    # the seed's sparse variant (Intrepydd's word mover's distance): a query of
+    # `words` words against `docs` documents over a vocabulary, c their CSR counts
+    words, vocab, docs = (8, 256, 64) if check else (32, 2048, 256) if quick else (64, 8192, 1024)
+    rw = rng.random(words) + 0.5
+    cw = sp.random(vocab, docs, density=0.01, format="csr", dtype=np.float64, random_state=4)
+    cw = sp.csr_array(cw + sp.csr_array((np.ones(docs), (rng.integers(0, vocab, docs), np.arange(docs))), shape=(vocab, docs)))
+    cw.sum_duplicates()
+    cw.sort_indices()  # every document has a word: no column of x goes to zero
+    Kw = np.exp(-4.0 * rng.random((words, vocab)))
+    out.append(("sinkhorn_wmd", f"Sinkhorn sparse (WMD) {words}x{vocab}, {docs} docs 1%, 10 iterations", (rw, cw, Kw, 10)))
     G = sp.random(n * 4, n * 4, density=2e-3 if not quick else 5e-3, format="csr", dtype=np.float64, random_state=3)
     G.data[:] = 1.0
     deg = np.maximum(np.asarray(G.sum(axis=0)).ravel(), 1.0)
@@ -357,6 +415,8 @@ def _peer(name: str, args, numba: dict | None) -> dict:
         peers["SciPy"] = lambda: scipy_sparse_softmax(*args)
     elif name == "sinkhorn":
         peers["NumPy"] = lambda: numpy_sinkhorn(*args)
+    elif name == "sinkhorn_wmd":
+        peers["SciPy"] = lambda: scipy_sinkhorn_wmd(*args)
     elif name == "pagerank":
         peers["SciPy"] = lambda: scipy_pagerank(*args)
     elif name == "logistic":
@@ -372,6 +432,9 @@ def _peer(name: str, args, numba: dict | None) -> dict:
             peers["Numba"] = lambda: f(args[0].indptr, args[0].data)
         elif name in ("sinkhorn", "logistic"):
             peers["Numba"] = lambda: f(*args)
+        elif name == "sinkhorn_wmd":
+            r, c, K, it = args
+            peers["Numba"] = lambda: f(r, c.indptr, c.indices, c.data, c.shape[1], K, it)
         elif name == "pagerank":
             A, deg, d, it = args
             peers["Numba"] = lambda: f(A.indptr, A.indices, A.data, deg, d, it)
@@ -423,7 +486,7 @@ def main(argv=None) -> int:
         if args.check:
             print(f"{label} ok: {', '.join(fns)}", flush=True)
             continue
-        times = block_medians(fns, rounds=args.rounds, per_block=2 if name in ("sinkhorn", "pagerank", "logistic") else 3)
+        times = block_medians(fns, rounds=args.rounds, per_block=2 if name in ("sinkhorn", "sinkhorn_wmd", "pagerank", "logistic") else 3)
         lt_time = times["lt redundancy-aware"]
         row = {"workload": label, "lt ms": lt_time * 1e3}
         for n, t in times.items():

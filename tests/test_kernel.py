@@ -183,6 +183,61 @@ def test_csr_row_loops_run_in_masked_vector_groups(dtype):
 
 
 @pytest.mark.parametrize("fusion", STRATEGIES)
+def test_dense_times_csr(fusion):
+    """``M @ A`` and ``v @ A`` with A CSR (power-law rows, empty ones
+    included): each row of M weighs A's rows, scattered into its own row."""
+
+    @kernel(fusion=fusion)
+    def f(M: Array(float64, 2), A: CSR(float64), v: Array(float64, 1)):
+        return M @ A, v @ A
+
+    A = _csr(50, 37, 0.1, dtype=np.float64, power_law=True, seed=3)
+    assert (np.diff(A.indptr) == 0).any()
+    M = RNG.random((9, 50))
+    v = RNG.random(50)
+    y, z = f(M, A, v)
+    np.testing.assert_allclose(y, M @ A.toarray(), rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(z, v @ A.toarray(), rtol=1e-12, atol=1e-14)
+
+
+def _wmd_numpy(r, c, K, max_iter):
+    x = np.full((r.shape[0], c.shape[1]), 1.0 / r.shape[0])
+    for _ in range(max_iter):
+        u = 1.0 / x
+        v = c.multiply(1 / (K.T @ u)).tocsr()
+        x = ((1 / r)[:, None] * K) @ v
+    return x
+
+
+def test_sparse_sinkhorn_computes_the_sddmm_at_stored_positions_only():
+    """The seed's sparse Sinkhorn (word mover's distance): ``c * (1 / (K.T
+    @ u))`` is an SDDMM -- one dot product a stored position of c, K.T @ u
+    never made whole -- and ``K' @ v`` a dense @ CSR product."""
+
+    @kernel
+    def wmd(r: Array(float64, 1), c: CSR(float64), K: Array(float64, 2), max_iter: int):
+        x = np.full((r.shape[0], c.shape[1]), 1.0 / r.shape[0])
+        it = 0
+        while it < max_iter:
+            u = 1.0 / x
+            v = c * (1 / (K.T @ u))
+            x = ((1 / r)[:, None] * K) @ v
+            it += 1
+        return x
+
+    words, vocab, docs = 6, 40, 11
+    r = RNG.random(words) + 0.5
+    c = _csr(vocab, docs, 0.2, dtype=np.float64, seed=9)
+    c = sp.csr_array(c + sp.csr_array((np.ones(docs), (np.arange(docs) % vocab, np.arange(docs))), shape=(vocab, docs)))
+    c.sort_indices()
+    K = np.exp(-RNG.random((words, vocab)))
+    np.testing.assert_allclose(wmd(r, c, K, 4), _wmd_numpy(r, c, K, 4), rtol=1e-12)
+    tree = wmd.modules[-1].loop_tree
+    assert f"({vocab * docs} elements)" not in tree  # no buffer of K.T @ u's full size
+    assert f"for p in {c.nnz}" in tree, tree
+
+
+@pytest.mark.parametrize("fusion", STRATEGIES)
 def test_dense_softmax_and_reductions(fusion):
     @kernel(fusion=fusion)
     def f(x: Array(float32, 2), w: Array(float32, 1)):

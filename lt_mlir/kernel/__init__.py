@@ -55,8 +55,8 @@ as ``lt_mlir.compile`` takes it (``"fast"`` lets ``lt-factor`` take
 factors out of sums).  ``f.modules`` holds the schedules compiled so far.
 
 Sparse semantics are the CSR's: see ``expr.py``.  What the frontend does
-not take (slicing with bounds, 3-D arrays, a sparse matrix on the right of
-``@``) is a ``KernelError`` naming the line.
+not take (slices with a step, 3-D arrays, sparse @ sparse, a transposed
+sparse matrix) is a ``KernelError`` naming the line.
 """
 
 from __future__ import annotations
@@ -291,7 +291,7 @@ class Kernel:
         width = 1
         if self.vectorize:
             width = get_target("cpu").vector_width(np.dtype(todo[-1].dtype if todo[-1].dtype != np.bool_ else np.float32).itemsize)
-        sparse = any(n.sparse or isinstance(n, (E.SparseReduce, E.SpMM)) for n in todo)
+        sparse = any(n.sparse or isinstance(n, (E.SparseReduce, E.SpMM, E.DenseSpMM)) for n in todo)
         root_ids = {id(r) for r in roots}
         concordant = self.fusion == "maximal"
         low, text = _lowered(todo, roots, concordant)

@@ -445,6 +445,17 @@ class SpMM(Lazy):
         return ("spmm", id(self.operands[0]), id(self.operands[1]))
 
 
+class DenseSpMM(Lazy):
+    """Dense ``a`` (1-D or 2-D) @ CSR ``b``: a dense result (the sparse
+    Sinkhorn's ``K @ v``)."""
+
+    def __init__(self, graph, a: Lazy, b: Sparse, shape, dtype):
+        super().__init__(graph, shape, dtype, (a, b))
+
+    def key(self):
+        return ("dspmm", id(self.operands[0]), id(self.operands[1]))
+
+
 # ------------------------------------------------- NumPy functions handled
 
 

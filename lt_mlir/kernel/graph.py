@@ -129,8 +129,8 @@ class Graph:
         return self.binary("div", self.reduce("sum", x, axis), self.wrap(float(count)))
 
     def matmul(self, a: E.Lazy, b: E.Lazy) -> E.Lazy:
-        if b.sparse:
-            raise KernelError(f"{where()}: error: dense @ sparse is not supported (write (B.T @ A.T).T with A sparse? not yet either: use A @ B)")
+        if a.sparse and b.sparse:
+            raise KernelError(f"{where()}: error: sparse @ sparse is not supported")
         if a.ndim == 0 or b.ndim == 0 or a.ndim > 2 or b.ndim > 2:
             raise KernelError(f"{where()}: error: @ of arrays of {a.ndim} and {b.ndim} dimensions (1-D and 2-D are supported)")
         k_a = a.shape[-1]
@@ -140,6 +140,8 @@ class Graph:
         shape = a.shape[:-1] + b.shape[1:]
         if a.sparse:
             return self.node(E.SpMM, a, b, shape, self._dtype(a, b))
+        if b.sparse:
+            return self.node(E.DenseSpMM, a, b, shape, self._dtype(a, b))
         return self.node(E.MatMul, a, b, shape, self._dtype(a, b))
 
     def transpose(self, x: E.Lazy) -> E.Lazy:

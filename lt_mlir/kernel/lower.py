@@ -142,6 +142,7 @@ class Lowering:
             args.append(Argument(f"out{k}", "out", n, self.buffer_type(n)))
         self.arguments = args
         self.owners = []  # the node of each outermost loop, in order
+        self.sampled = _sampled(self.todo)
         # rows[p] repeats a row for each of its positions: lt-fuse must not
         # take it for an index that tells positions apart (see lt.repeats)
         f = b.func(self.name, [(a.name, a.type, a.name, {"lt.repeats": True} if a.role == "rows" else None) for a in args],
@@ -281,6 +282,8 @@ class Lowering:
             self.sparse_reduce(n)
         elif isinstance(n, E.SpMM):
             self.spmm(n)
+        elif isinstance(n, E.DenseSpMM):
+            self.dense_spmm(n)
         else:
             raise AssertionError(type(n).__name__)
 
@@ -337,8 +340,8 @@ class Lowering:
         # run along it (a row of a times a row of a transposed b), else the
         # result's last axis
         a_along_k = _contiguous(a, a.ndim - 1)
-        if a_along_k and (not cols or _contiguous(m, 0)):
-            form = "dot"
+        if (a_along_k and (not cols or _contiguous(m, 0))) or id(n) in self.sampled:
+            form = "dot"  # (a sampled product: each element a nest lt-fuse can take under the mask)
         elif cols or not rows:
             form = "axpy"
         else:
@@ -450,6 +453,50 @@ class Lowering:
                     b.reduce("add", b.binary("mulf", x, y), acc, [i] + j)
 
                 self.loops(["j"] if cols else [], cols, update)
+
+
+    def dense_spmm(self, n: E.DenseSpMM) -> None:
+        """``m @ a``, ``a`` CSR: ``for i { init; for k { x = m[i, k]; for p in
+        row k { out[i, indices[p]] += x * a[p] } } }`` -- each row of the
+        result gathers the rows of ``a`` its row of ``m`` weighs (scattered
+        into that row alone: rows run in parallel)."""
+        b = self.b
+        m, a = n.operands
+        st = a.structure
+        indices = self.csr[id(st)][1]
+        acc = self.buffers[id(n)]
+
+        def row(prefix: list) -> None:
+            self.loops(["j"], (st.shape[1],), lambda j: self.init(n, "add", prefix + j))
+            with b.loop("k", st.shape[0]):
+                k = b.dim("k")
+                x = self.operand(m, prefix + [k], n.dtype)
+                lo, hi = self.row_bounds(st, k)
+                with b.for_(lo, hi, b.constant(1, "index")) as p:
+                    c = self.clamp(b.cast("index_cast", b.load(indices, [p]), "index"), st.shape[1] - 1)
+                    b.reduce("add", b.binary("mulf", x, self.operand(a, [], n.dtype, p)), acc, prefix + [c])
+
+        if m.ndim == 2:
+            with b.loop("i", m.shape[0]):
+                row([b.dim("i")])
+        else:
+            row([])
+
+
+def _sampled(todo: list) -> set:
+    """ids of the dense products read at a CSR's stored positions (an
+    SDDMM: ``A * f(B @ C)``, element-wise ops between): written as one dot
+    product an element, so that fusing them into the positions' nest
+    computes only the stored ones, whatever their operands' layout."""
+    out: set = set()
+    stack = [o for n in todo if isinstance(n, E.SparseMap) for o in n.operands if not o.sparse]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, E.MatMul):
+            out.add(id(n))
+        elif isinstance(n, (E.Map, E.Select, E.View)) and n.value is None:
+            stack.extend(o for o in n.operands if not o.sparse)
+    return out
 
 
 def _contiguous(n: E.Lazy, axis: int) -> bool:

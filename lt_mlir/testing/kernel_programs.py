@@ -126,6 +126,15 @@ def _spmv_ref(a):
     return out
 
 
+def _dense_spmm_ref(a):
+    A, M = a["A"], a["M"]
+    out = np.zeros((M.shape[0], A[3][1]))
+    rows = _rows(A)
+    for p in range(len(A[2])):
+        out[:, A[1][p]] += M[:, rows[p]] * A[2][p]
+    return out
+
+
 def _sparse_softmax_ref(a):
     indptr, _, data, _ = a["A"]
     out = np.empty_like(data)
@@ -183,6 +192,12 @@ PROGRAMS = {
         lambda n, m: {"A": (n, m), "x": (m,)},
         _spmv_ref,
         terms=lambda s: s[1] + 1,
+    ),
+    "k_dense_spmm": KernelProgram(
+        lambda g, a: a["M"] @ a["A"],
+        lambda n, m, r: {"A": (n, m), "M": (r, n)},
+        _dense_spmm_ref,
+        terms=lambda s: s[0] + 1,
     ),
     "k_sparse_softmax": KernelProgram(
         lambda g, a: _sparse_softmax(a),
