@@ -235,6 +235,9 @@ def test_sparse_sinkhorn_computes_the_sddmm_at_stored_positions_only():
     tree = wmd.modules[-1].loop_tree
     assert f"({vocab * docs} elements)" not in tree  # no buffer of K.T @ u's full size
     assert f"for p in {c.nnz}" in tree, tree
+    # u, read along k at each stored position, copied first with k along rows (K's copy: once a call)
+    assert f"alloc f64[i, j] ({docs * words} elements)" in tree, tree
+    assert ("Copy", (vocab, words)) in wmd.hoisted
 
 
 @pytest.mark.parametrize("fusion", STRATEGIES)

@@ -307,7 +307,7 @@ class Kernel:
         outputs = roots + [todo[k] for k in kept]
         if kept:
             low, text = _lowered(todo, outputs, concordant)
-        keep = {id(n) for n in outputs}
+        keep = {id(n) for n in outputs} | {id(n) for n in todo if isinstance(n, E.Copy)}  # a layout copy is the point: never fused away
         s, _ = fusion.schedule(text, low.owners, keep, self.fusion, parallel=self.parallel, width=width, sparse=sparse)
         options = {} if self.fastmath is None else {"fastmath": self.fastmath}
         kern = compile_module(s.module, **options)

@@ -445,6 +445,18 @@ class SpMM(Lazy):
         return ("spmm", id(self.operands[0]), id(self.operands[1]))
 
 
+class Copy(Lazy):
+    """``x`` written to a buffer of its own in its logical layout: a
+    transposed view made row-major, for a sampled product that reads it
+    along k (``Graph._lay_out_sampled``)."""
+
+    def __init__(self, graph, x: Lazy):
+        super().__init__(graph, x.shape, x.dtype, (x,))
+
+    def key(self):
+        return ("copy", id(self.operands[0]))
+
+
 class DenseSpMM(Lazy):
     """Dense ``a`` (1-D or 2-D) @ CSR ``b``: a dense result (the sparse
     Sinkhorn's ``K @ v``)."""

@@ -270,6 +270,8 @@ class Lowering:
     def nest(self, n) -> None:
         if isinstance(n, (E.View, E.Transpose, E.Index)):
             self.loops(_dims(n.ndim), n.shape, lambda idx: self.store(n, self.read(n, idx), idx))
+        elif isinstance(n, E.Copy):
+            self.loops(_dims(n.ndim), n.shape, lambda idx: self.store(n, self.read(n.operands[0], idx), idx))
         elif isinstance(n, (E.Map, E.Select)):
             self.loops(_dims(n.ndim), n.shape, lambda idx: self.store(n, self.elementwise(n, idx), idx))
         elif isinstance(n, E.Reduce):
@@ -339,8 +341,8 @@ class Lowering:
         # the innermost loop reads memory in order: k where both operands
         # run along it (a row of a times a row of a transposed b), else the
         # result's last axis
-        a_along_k = _contiguous(a, a.ndim - 1)
-        if (a_along_k and (not cols or _contiguous(m, 0))) or id(n) in self.sampled:
+        a_along_k = contiguous(a, a.ndim - 1)
+        if (a_along_k and (not cols or contiguous(m, 0))) or id(n) in self.sampled:
             form = "dot"  # (a sampled product: each element a nest lt-fuse can take under the mask)
         elif cols or not rows:
             form = "axpy"
@@ -499,18 +501,18 @@ def _sampled(todo: list) -> set:
     return out
 
 
-def _contiguous(n: E.Lazy, axis: int) -> bool:
+def contiguous(n: E.Lazy, axis: int) -> bool:
     """Whether reading ``n`` along ``axis`` walks memory in order (or
     reads one element: a broadcast axis)."""
     if isinstance(n, E.Transpose):
-        return _contiguous(n.operands[0], n.ndim - 1 - axis)
+        return contiguous(n.operands[0], n.ndim - 1 - axis)
     if isinstance(n, E.View):
         if axis in n.new:
             return True
-        return _contiguous(n.operands[0], axis - sum(1 for a in n.new if a < axis))
+        return contiguous(n.operands[0], axis - sum(1 for a in n.new if a < axis))
     if isinstance(n, E.Index):
         s = n.spec[axis]
-        return s is None or _contiguous(n.operands[0], s[0])
+        return s is None or contiguous(n.operands[0], s[0])
     return axis == n.ndim - 1 or n.shape[axis] == 1
 
 
