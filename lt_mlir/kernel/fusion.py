@@ -135,8 +135,13 @@ def parallelize(s: Schedule, sparse_rows: bool) -> None:
                 s.assume_parallel(k, schedule="guided")
         elif _rows_private(s, k, shared_reductions=True):
             # iterations that only reduce into shared elements (X.T @ r):
-            # lt-parallel gives each thread a private tile, combined once
-            applies(s, f"lt-parallel{{loop={k}}}")
+            # lt-parallel gives each thread a private tile, combined once --
+            # but where no tile can hold them (an index from the data: dense
+            # @ CSR's scatter), every update would be atomic: left serial
+            before = len(s.remarks)
+            if applies(s, f"lt-parallel{{loop={k}}}") and any("atomic read-modify-write" in r for r in s.remarks[before:]):
+                s.undo()
+                del s.remarks[before:]
 
 
 def tile_rows(s: Schedule, width: int) -> None:

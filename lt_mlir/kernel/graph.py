@@ -169,6 +169,8 @@ class Graph:
         if a.sparse:
             return self.node(E.SpMM, a, b, shape, self._dtype(a, b))
         if b.sparse:
+            if a.ndim == 2:  # read as a[i, k] with i innermost (lower.dense_spmm): k along rows
+                a = self.transpose(self.node(E.Copy, self.transpose(a)))
             return self.node(E.DenseSpMM, a, b, shape, self._dtype(a, b))
         return self.node(E.MatMul, a, b, shape, self._dtype(a, b))
 

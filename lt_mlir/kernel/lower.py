@@ -458,31 +458,41 @@ class Lowering:
 
 
     def dense_spmm(self, n: E.DenseSpMM) -> None:
-        """``m @ a``, ``a`` CSR: ``for i { init; for k { x = m[i, k]; for p in
-        row k { out[i, indices[p]] += x * a[p] } } }`` -- each row of the
-        result gathers the rows of ``a`` its row of ``m`` weighs (scattered
-        into that row alone: rows run in parallel)."""
+        """``m @ a``, ``a`` CSR.  1-D m: ``for k { x = m[k]; for p in row k {
+        out[indices[p]] += x * a[p] } }``.  2-D m (R x K, read through a copy
+        with K along rows: ``Graph.matmul``): the result is made transposed,
+        ``for k { for p in row k { for i in R { T[indices[p], i] += m[i, k] *
+        a[p] } } }`` -- each stored value of a scales a contiguous row of m.T
+        into a contiguous row of T, a vector loop -- then ``out[i, j] = T[j,
+        i]``."""
         b = self.b
         m, a = n.operands
         st = a.structure
         indices = self.csr[id(st)][1]
         acc = self.buffers[id(n)]
-
-        def row(prefix: list) -> None:
-            self.loops(["j"], (st.shape[1],), lambda j: self.init(n, "add", prefix + j))
+        cols = st.shape[1]
+        if m.ndim == 1:
+            self.loops(["j"], (cols,), lambda j: self.init(n, "add", j))
             with b.loop("k", st.shape[0]):
                 k = b.dim("k")
-                x = self.operand(m, prefix + [k], n.dtype)
+                x = self.operand(m, [k], n.dtype)
                 lo, hi = self.row_bounds(st, k)
                 with b.for_(lo, hi, b.constant(1, "index")) as p:
-                    c = self.clamp(b.cast("index_cast", b.load(indices, [p]), "index"), st.shape[1] - 1)
-                    b.reduce("add", b.binary("mulf", x, self.operand(a, [], n.dtype, p)), acc, prefix + [c])
-
-        if m.ndim == 2:
-            with b.loop("i", m.shape[0]):
-                row([b.dim("i")])
-        else:
-            row([])
+                    c = self.clamp(b.cast("index_cast", b.load(indices, [p]), "index"), cols - 1)
+                    b.reduce("add", b.binary("mulf", x, self.operand(a, [], n.dtype, p)), acc, [c])
+            return
+        rows = m.shape[0]
+        t = b.alloc(["j", "i"], memref((cols, rows), element(n.dtype)), name=b.fresh("t"))
+        zero = b.constant(0.0, element(n.dtype))
+        self.loops(["j", "i"], (cols, rows), lambda idx: b.store(zero, t, idx))
+        with b.loop("k", st.shape[0]):
+            k = b.dim("k")
+            lo, hi = self.row_bounds(st, k)
+            with b.for_(lo, hi, b.constant(1, "index")) as p:
+                c = self.clamp(b.cast("index_cast", b.load(indices, [p]), "index"), cols - 1)
+                v = self.operand(a, [], n.dtype, p)
+                self.loops(["i"], (rows,), lambda i: b.reduce("add", b.binary("mulf", self.operand(m, [i[0], k], n.dtype), v), t, [c, i[0]]))
+        self.loops(["i", "j"], (rows, cols), lambda idx: self.store(n, b.load(t, [idx[1], idx[0]]), idx))
 
 
 def _sampled(todo: list) -> set:

@@ -36,6 +36,7 @@ def vectorize_ops(ops: list, dim: str, width: int, lane0, iteration0, iteration_
         if not any(op == d for d in v.dead):
             survivors.append(op)
         survivors.extend(m for o, m in v.clones if o == op)  # the masked copy of an if on the dim
+        survivors.extend(m for o, m in v.lane_reduces if o == op)  # an atomic reduction's lanes, lowered as any reduction
     for op in reversed(v.dead):
         op.erase()
     return survivors
@@ -47,6 +48,7 @@ class _Vectorizer(BodyPlan):
         self.width, self._lane0 = width, lane0
         self.clones: list = []  # (scf.if, its masked copy)
         self.carried: list = []  # (loop, kind, acc, indices, vector accumulator) of the reductions carried across a loop
+        self.lane_reduces: list = []  # (the vectorized reduction, a scalar atomic lt.reduce of one lane or the if around it)
 
     def _vector_type(self, element):
         return ir.VectorType.get([self.width], element)
@@ -261,11 +263,13 @@ class _Vectorizer(BodyPlan):
                 with at:
                     scalar = vector.ExtractOp(vec, [], [lane]).result
                     index = arith.AddIOp(base, arith.ConstantOp(ir.IndexType.get(), lane).result).result
-                    ir.Operation.create(
+                    reduce = ir.Operation.create(
                         "lt.reduce",
                         operands=[scalar, op.operands[1], *lead, index],
                         attributes={"kind": op.attributes["kind"], "lt.atomic": ir.UnitAttr.get()},
                     )
+                # the caller lowers what vectorize_ops returns: these too (else they reach LLVM as lt ops)
+                self.lane_reduces.append((op, guard.operation if mask is not None else reduce))
 
 
 def _lanes_reduction(element, kind, vec):

@@ -760,6 +760,23 @@ _TEXTS: dict = {}  # (program, size) -> its module text, in this worker
 
 
 def run_one(task: dict, seed: int, programs: tuple, passes: list, notify=None, verbose=None, context=None) -> dict:
+    """``_run_one`` with every parallel loop run on threads, however little
+    work it does (``LT_PARALLEL_MIN_WORK=0``: the fuzzer's programs are
+    small, and the lowering would run most of their parallel loops on one
+    thread, leaving the private tiles and atomic updates of shared
+    reductions unfuzzed)."""
+    old = os.environ.get("LT_PARALLEL_MIN_WORK")
+    os.environ["LT_PARALLEL_MIN_WORK"] = "0"
+    try:
+        return _run_one(task, seed, programs, passes, notify, verbose, context)
+    finally:
+        if old is None:
+            del os.environ["LT_PARALLEL_MIN_WORK"]
+        else:
+            os.environ["LT_PARALLEL_MIN_WORK"] = old
+
+
+def _run_one(task: dict, seed: int, programs: tuple, passes: list, notify=None, verbose=None, context=None) -> dict:
     """Run one task and return its state (outcome, steps, loop tree, ...).
 
     Tasks: ``{"kind": "schedule", "index": i}`` (random steps, from ``seed``
