@@ -26,6 +26,7 @@ validated, without it), and innermost loops are vectorized where
 from __future__ import annotations
 
 from ..analysis import dependence
+from ..analysis.work import partial_tiles, reduction_groups
 from ..dialect import lt
 from ..dialect.loop_tree import preorder_loops
 from ..errors import PassError
@@ -87,9 +88,9 @@ def merge_rows(s: Schedule) -> None:
         while progress:
             progress = False
             tops = top_loops(s)
-            module = s.parsed
+            loops = preorder_loops(s.parsed)
             for k in range(len(tops) - 1, 0, -1):
-                if not inits and _only_stores_constants(preorder_loops(module)[tops[k]]):
+                if not inits and _only_stores_constants(loops[tops[k]]):
                     continue
                 if applies(s, f"lt-merge{{loop={tops[k]}{rename}}}"):
                     progress = True
@@ -138,10 +139,9 @@ def parallelize(s: Schedule, sparse_rows: bool) -> None:
             # lt-parallel gives each thread a private tile, combined once --
             # but where no tile can hold them (an index from the data: dense
             # @ CSR's scatter), every update would be atomic: left serial
-            before = len(s.remarks)
-            if applies(s, f"lt-parallel{{loop={k}}}") and any("atomic read-modify-write" in r for r in s.remarks[before:]):
-                s.undo()
-                del s.remarks[before:]
+            loop = preorder_loops(s.parsed)[k]
+            if partial_tiles(loop, reduction_groups(loop)) is not None:
+                applies(s, f"lt-parallel{{loop={k}}}")
 
 
 def tile_rows(s: Schedule, width: int) -> None:
@@ -229,15 +229,15 @@ def vectorize(s: Schedule, width: int) -> None:
         applies(s, f"lt-vectorize{{loop={k} width={width}}}")
     for k in range(s.data_loops()):
         applies(s, f"lt-vectorize-data{{loop={k} width={width}}}")
-    for k, copies in _dot_loops(s):
-        applies(s, f"lt-unroll{{loop={k} factor={copies}}}")
+    for k in _dot_loops(s):
+        applies(s, f"lt-unroll{{loop={k} factor={DOT_COPIES}}}")
 
 
 DOT_COPIES = 8  # vector accumulators of a vectorized dot product (unrolled copies)
 
 
 def _dot_loops(s: Schedule) -> list:
-    """(L, copies) for each vectorized innermost loop that sums into one
+    """The L-number of each vectorized innermost loop that sums into one
     location (a dot product: ``lt.reduce`` at indices that do not vary with
     it) over at least two groups of ``DOT_COPIES`` vectors.  Unrolled, each
     copy accumulates in a vector of its own (``lowering/vectorize.py``):
@@ -255,7 +255,7 @@ def _dot_loops(s: Schedule) -> list:
         dim = lt.loop_dim(loop)
         reduces = [o for o in lt.body_ops(lt.loop_body(loop)) if o.name == "lt.reduce"]
         if reduces and all(all(_dim_of(v) != dim for v in list(o.operands)[2:]) for o in reduces):
-            out.append((k, DOT_COPIES))
+            out.append(k)
     return out
 
 

@@ -97,35 +97,26 @@ class Graph:
                 E.broadcast_shape([o.shape, s.shape], f"'{op}' of a sparse matrix {s.shape} and an array {o.shape}")
                 if len(np.broadcast_shapes(o.shape, s.shape)) != 2 or np.broadcast_shapes(o.shape, s.shape) != s.shape:
                     raise KernelError(f"{where()}: error: '{op}': an array {o.shape} does not broadcast to the sparse matrix's shape {s.shape}")
-        for o in operands:
-            if not o.sparse:
-                self._lay_out_sampled(o)
+        self._lay_out_sampled(operands)
         return self.node(E.SparseMap, op, operands, s, dtype)
 
-    def _lay_out_sampled(self, n) -> None:
-        """The dense products that ``n`` (an operand of an element-wise
-        operation on a CSR) reads element by element, through element-wise
-        ops: each element of such a product is one dot product at a stored
-        position (an SDDMM), so an operand read across its rows along k --
-        ``K.T @ u``'s K columns and u columns, a page apart -- is copied
-        first into a buffer where k runs along rows (``E.Copy``; K's copy,
-        invariant in a host loop, once a call)."""
-        from .lower import contiguous
+    def _lay_out_sampled(self, operands) -> None:
+        """The dense products an element-wise operation on a CSR reads at
+        its stored positions (``lower.sampled_products``) are one dot
+        product an element (an SDDMM), so an operand read across its rows
+        along k -- ``K.T @ u``'s K columns and u columns, a page apart -- is
+        copied first into a buffer where k runs along rows (``E.Copy``;
+        K's copy, invariant in a host loop, once a call)."""
+        from .lower import contiguous, sampled_products
 
-        stack = [n]
-        while stack:
-            x = stack.pop()
-            if x.value is not None:
-                continue
-            if isinstance(x, E.MatMul) and x.ndim == 2 and x.operands[0].ndim == 2 and x.operands[1].ndim == 2:
+        for x in sampled_products(operands):
+            if x.ndim == 2 and x.operands[0].ndim == 2 and x.operands[1].ndim == 2:
                 a, m = x.operands
                 if not contiguous(a, 1):
                     a = self.node(E.Copy, a)
                 if not contiguous(m, 0):
                     m = self.transpose(self.node(E.Copy, self.transpose(m)))
                 x.operands = (a, m)
-            elif isinstance(x, (E.Map, E.Select, E.View)):
-                stack.extend(o for o in x.operands if not o.sparse)
 
     def select(self, c: E.Lazy, a: E.Lazy, b: E.Lazy) -> E.Lazy:
         if any(x.sparse for x in (c, a, b)):

@@ -500,13 +500,22 @@ def _sampled(todo: list) -> set:
     SDDMM: ``A * f(B @ C)``, element-wise ops between): written as one dot
     product an element, so that fusing them into the positions' nest
     computes only the stored ones, whatever their operands' layout."""
-    out: set = set()
-    stack = [o for n in todo if isinstance(n, E.SparseMap) for o in n.operands if not o.sparse]
+    return {id(m) for n in todo if isinstance(n, E.SparseMap) for m in sampled_products(n.operands)}
+
+
+def sampled_products(operands) -> list:
+    """The dense products without a value that an element-wise operation
+    on a CSR with these ``operands`` reads at its stored positions
+    (through element-wise ops and views)."""
+    out = []
+    stack = [o for o in operands if not o.sparse]
     while stack:
         n = stack.pop()
+        if n.value is not None:
+            continue
         if isinstance(n, E.MatMul):
-            out.add(id(n))
-        elif isinstance(n, (E.Map, E.Select, E.View)) and n.value is None:
+            out.append(n)
+        elif isinstance(n, (E.Map, E.Select, E.View)):
             stack.extend(o for o in n.operands if not o.sparse)
     return out
 

@@ -132,10 +132,7 @@ def _erf(x):
     t = x.type
 
     def const(v):
-        f32 = ir.F32Type.get()
-        if isinstance(t, ir.VectorType):
-            return arith.ConstantOp(t, ir.DenseElementsAttr.get_splat(t, ir.FloatAttr.get(f32, v))).result
-        return arith.ConstantOp(f32, ir.FloatAttr.get(f32, v)).result
+        return _splat(t, v)
 
     def horner(coefficients, u):
         acc = const(coefficients[-1])

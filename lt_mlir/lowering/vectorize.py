@@ -184,7 +184,7 @@ class _Vectorizer(BodyPlan):
         if not all(self._same_reduction(o, kind, acc, indices) for o in others):
             return False
         for done, k, a, idx, carried in self.carried:  # a copy of the same reduction (a mask's other branch) shares it
-            if done == loop and k == kind and a == acc and len(idx) == len(indices) and all(x == y for x, y in zip(idx, indices)):
+            if done == loop and k == kind and _same_place(a, idx, acc, indices):
                 self._accumulate(op, kind, vec, carried)
                 self.dead.append(op)
                 return True
@@ -229,7 +229,7 @@ class _Vectorizer(BodyPlan):
         if ir.StringAttr(o.attributes["kind"]).value != kind:
             return False
         _value, other, *where = list(o.operands)
-        return other == acc and len(where) == len(indices) and all(x == y for x, y in zip(where, indices))
+        return _same_place(other, where, acc, indices)
 
     def emit_reduce_lanes(self, op, kind: str, value, lead, base, mask=None) -> None:
         vec = self.as_vector(value, op)
@@ -270,6 +270,11 @@ class _Vectorizer(BodyPlan):
                     )
                 # the caller lowers what vectorize_ops returns: these too (else they reach LLVM as lt ops)
                 self.lane_reduces.append((op, guard.operation if mask is not None else reduce))
+
+
+def _same_place(acc, indices, other, other_indices) -> bool:
+    """Whether two accesses name the same buffer at the same index values."""
+    return acc == other and len(indices) == len(other_indices) and all(x == y for x, y in zip(indices, other_indices))
 
 
 def _lanes_reduction(element, kind, vec):
