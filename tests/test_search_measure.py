@@ -43,9 +43,9 @@ def test_local():
         results = m.measure(texts)
     _check(results, texts)
     # the start against its own baseline: the same kernel, so the ratio is 1
-    # up to timer noise on a microsecond kernel (2.08 seen on a loaded
-    # 2-core VM); a baseline of another program would be far off
-    assert 1 / 3 <= results[0].speedup <= 3.0
+    # up to timer noise on a microsecond kernel (2.08 and 0.30 seen on a
+    # loaded 2-core VM); a baseline of another program would be far off
+    assert 1 / 5 <= results[0].speedup <= 5.0
     assert {r.worker for r in results} == {"local"}
     assert "ranges over [0, 39]" in results[4].error, results[4].error
 
