@@ -1,8 +1,10 @@
 """Train a policy for lt_mlir.env with sb3-contrib's MaskablePPO, save it for
 NumPy, and check it on programs it never saw.
 
-The task: the ``extended`` action space (LoopTune's cursor and every search
-move), episodes of 10 steps, rewarded once, at the end, with the final
+The task: the ``recipes`` action space (LoopTune's cursor, every search
+move, and the documented hand schedules of ``lt_mlir.recipes`` as
+whole-program actions; ``--space extended`` leaves those out), episodes
+of 10 steps, rewarded once, at the end, with the final
 schedule's speedup over the start minus one (the return of the env's
 ``speedup`` reward, measured once an episode instead of every step: a
 compile an episode, not ten; programs of every size weigh alike), the observation
@@ -19,7 +21,7 @@ layers of 64) is written as NumPy arrays (``lt_mlir.agent.Policy.save``):
 
     .venv/bin/pip install -e '.[rl]'      # stable-baselines3, sb3-contrib, torch (CPU)
     .venv/bin/python examples/train_env.py [--minutes 15] [--seed 0] [--out lt_mlir/data/policy.npz]
-                                           [--png docs/env-learning.png]
+                                           [--png docs/env-learning.png] [--space recipes]
 """
 
 from __future__ import annotations
@@ -44,7 +46,7 @@ from lt_mlir.evaluate import Evaluator  # noqa: E402
 from lt_mlir.schedule import Schedule  # noqa: E402
 
 STEPS = 10
-SPACE = "extended"
+SPACE = "recipes"
 
 
 class LogLoops(gym.ObservationWrapper):
@@ -85,10 +87,10 @@ class FinalSpeedup(gym.Wrapper):
         return obs, reward, terminated, truncated, info
 
 
-def make_env(seed: int, benchmarks=TRAINING):
+def make_env(seed: int, benchmarks=TRAINING, space: str = SPACE):
     from sb3_contrib.common.wrappers import ActionMasker
 
-    base = LoopToolEnv(benchmarks[0], SPACE, observation_space="loops_tensor", max_loops=POLICY_LOOPS, reward=None,
+    base = LoopToolEnv(benchmarks[0], space, observation_space="loops_tensor", max_loops=POLICY_LOOPS, reward=None,
                        repeat=5, action_mask=False, keep_programs=len(benchmarks))
     env = LogLoops(FinalSpeedup(RandomOrderBenchmarks(base, benchmarks, seed), base, STEPS))
     return ActionMasker(env, lambda _: base.action_masks()), base
@@ -113,6 +115,7 @@ def main() -> None:
     p.add_argument("--out", default=os.path.join("lt_mlir", "data", "policy.npz"))
     p.add_argument("--png", default="")
     p.add_argument("--envs", type=int, default=2, help="environments stepped side by side (processes)")
+    p.add_argument("--space", default=SPACE, choices=("recipes", "extended", "looptune"), help="the action space")
     args = p.parse_args()
     try:
         import torch
@@ -124,9 +127,9 @@ def main() -> None:
     if args.envs > 1:  # each in a process of its own (and its measuring child): the compiles run side by side
         from stable_baselines3.common.vec_env import SubprocVecEnv
 
-        env = SubprocVecEnv([(lambda i=i: make_env(args.seed + 1000 * i)[0]) for i in range(args.envs)])
+        env = SubprocVecEnv([(lambda i=i: make_env(args.seed + 1000 * i, space=args.space)[0]) for i in range(args.envs)])
     else:
-        env = make_env(args.seed)[0]
+        env = make_env(args.seed, space=args.space)[0]
     finals: list = []
 
     class Clock(BaseCallback):
@@ -150,8 +153,8 @@ def main() -> None:
     minutes = (time.perf_counter() - t0) / 60
     steps = model.num_timesteps
     os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
-    actions = LoopToolEnv(TRAINING[0], SPACE, reward=None).actions
-    policy = Policy.export(model, args.out, actions, SPACE, POLICY_LOOPS, seed=args.seed, steps=steps, minutes=f"{minutes:.1f}",
+    actions = LoopToolEnv(TRAINING[0], args.space, reward=None).actions
+    policy = Policy.export(model, args.out, actions, args.space, POLICY_LOOPS, seed=args.seed, steps=steps, minutes=f"{minutes:.1f}",
                            episodes=len(finals))
     print(f"trained {steps} steps ({len(finals)} episodes) in {minutes:.1f} min, seed {args.seed}: {args.out}")
     if finals:
@@ -175,7 +178,7 @@ def main() -> None:
         ax.set_yscale("log")
         ax.set_xlabel("episode (a training program drawn at random)")
         ax.set_ylabel("speedup over the start after 10 steps")
-        ax.set_title(f"MaskablePPO on lt_mlir.env, extended actions, seed {args.seed}")
+        ax.set_title(f"MaskablePPO on lt_mlir.env, {args.space} actions, seed {args.seed}")
         ax.legend()
         fig.tight_layout()
         fig.savefig(args.png, dpi=110)

@@ -18,6 +18,13 @@ Action spaces (``ACTION_SPACES``; ``action_names(space, target)``):
   cursor stays on the outer part).
 * ``extended``: LoopTune's cursor and every search move of
   ``lt_mlir.moves`` for the target.
+* ``recipes``: ``extended`` plus the documented hand schedules of
+  ``lt_mlir.recipes`` as actions on the whole program, each one undoable
+  step (``RECIPE_ACTIONS``: ``register_tile``, ``vector_rows``,
+  ``vector_loops``, ``channel_tile``, each also ``_parallel``, at the
+  target's vector width; ``gpu_tiled_matmul`` on a GPU).  A recipe that
+  refuses the program is a refused action, the program unchanged; one
+  applied again tiles the next contraction it takes.
 
 A ``Policy`` is a small multilayer perceptron over ``policy_features`` of
 the state (``loops_tensor``, log-scaled), trained with sb3-contrib's
@@ -33,7 +40,9 @@ import re
 
 import numpy as np
 
+from . import recipes
 from .analysis import features
+from .dialect import lt
 from .dialect.loop_tree import preorder_loops
 from .errors import LtError
 from .moves import Move, action, apply_move, search_moves
@@ -49,6 +58,15 @@ ACTION_SPACES = {
     # the cursor, then every search move of lt_mlir.moves for the CPU (a registered move kind joins it)
     "extended": ["up", "down", *[str(Move(kind, None, arg)) for kind, arg in search_moves("cpu")]],
 }
+# recipe actions: name -> (the recipe, parallel); CPU ones, then the GPU's
+RECIPE_ACTIONS = {
+    "register_tile": (recipes.register_tile, False), "register_tile_parallel": (recipes.register_tile, True),
+    "vector_rows": (recipes.vector_rows, False), "vector_rows_parallel": (recipes.vector_rows, True),
+    "vector_loops": (recipes.vector_loops, False), "vector_loops_parallel": (recipes.vector_loops, True),
+    "channel_tile": (recipes.channel_tile, False), "channel_tile_parallel": (recipes.channel_tile, True),
+    "gpu_tiled_matmul": (recipes.gpu_tiled_matmul, None),
+}
+ACTION_SPACES["recipes"] = ACTION_SPACES["extended"] + [name for name, (_, par) in RECIPE_ACTIONS.items() if par is not None]
 COMPILERGYM_SPACES = ("simple", "split")
 _LOCATION = re.compile(r"^\S*?:\d+(?::\d+)?: ")  # "<string>:6:3: " or "/home/me/x.py:12:5: " before "error:"
 
@@ -63,8 +81,12 @@ def action_names(space: str, target="cpu") -> list:
     """The actions of ``space`` on ``target``, in their index order."""
     if space not in ACTION_SPACES:
         raise LtError(f"error: unknown action space '{space}' (spaces: {', '.join(ACTION_SPACES)})")
-    if space == "extended":
-        return ["up", "down", *[str(Move(kind, None, arg)) for kind, arg in search_moves(get_target(target))]]
+    t = get_target(target)
+    if space in ("extended", "recipes"):
+        out = ["up", "down", *[str(Move(kind, None, arg)) for kind, arg in search_moves(t)]]
+        if space == "recipes":
+            out += [name for name, (_, par) in RECIPE_ACTIONS.items() if (par is None) == bool(t.gpu_mapping)]
+        return out
     return list(ACTION_SPACES[space])
 
 
@@ -95,9 +117,31 @@ def _act(schedule, cursor, size_mode, name, space, target) -> tuple:
         if not 0 <= to < n:
             return c, size_mode, f"error: the cursor is on L{c}, the {'first (outermost)' if name == 'up' else 'last (innermost)'} loop"
         return to, size_mode, None
+    if name in RECIPE_ACTIONS:
+        _recipe(schedule, name, target)
+        return min(c, len(preorder_loops(schedule.parsed.operation)) - 1), size_mode, None
     move = move_of(name, c, space)
     follow = apply_move(schedule, move, target)
     return (c if follow is None else follow), size_mode, None
+
+
+def _recipe(schedule: Schedule, name: str, target) -> None:
+    """Recipe action ``name`` on ``schedule``, as one undoable step; a
+    refusal (``LtError``) leaves it unchanged."""
+    recipe, parallel = RECIPE_ACTIONS[name]
+    if (parallel is None) != bool(target.gpu_mapping):
+        raise LtError(f"error: {name} is a recipe for {'a GPU' if parallel is None else 'the CPU'}, not for {target.name}")
+    since = len(schedule.steps)
+    try:
+        if parallel is None:
+            recipe(schedule)
+        else:
+            recipe(schedule, width=target.vector_width(lt.element_bytes(schedule.parsed.operation)), parallel=parallel)
+    except LtError:
+        while len(schedule.steps) > since:
+            schedule.undo()
+        raise
+    schedule.group(since)
 
 
 def move_of(name: str, cursor: int, space: str) -> Move:
@@ -232,15 +276,13 @@ class Policy:
         action names taken).  A copy: ``schedule`` is unchanged.
         ``states``: a list that gets (schedule, the moves that made it from
         ``schedule``) after each action that changed the program."""
-        s, size_mode, trace, moves = schedule.copy(), True, [], []
+        s, size_mode, trace = schedule.copy(), True, []
+        made = len(s.moves or ())  # the moves that made ``schedule``; the states' are the ones after them
         for _ in range(steps):
-            before = cursor
             name, cursor, size_mode, refused = self.step(s, cursor, size_mode, target)
             if name is None:
                 break
             trace.append(name)
-            if refused is None and changes_program(name, size_mode, self.space):
-                moves.append(move_of(name, before, self.space))
-                if states is not None:
-                    states.append((s.copy(), list(moves)))
+            if refused is None and changes_program(name, size_mode, self.space) and states is not None and s.moves is not None:
+                states.append((s.copy(), s.moves[made:]))
         return s, trace

@@ -41,7 +41,8 @@ class _State:
 
     __slots__ = ("module", "step", "move", "_text", "_key")
 
-    def __init__(self, module: ir.Module, step: str | None, text: str | None = None, move: Move | None = None):
+    # move: the Move that made it, a tuple of them (moves grouped into one step: ``Schedule.group``), or None
+    def __init__(self, module: ir.Module, step: str | None, text: str | None = None, move: Move | tuple | None = None):
         self.module, self.step, self.move, self._text, self._key = module, step, move, text, None
 
     @property
@@ -136,8 +137,12 @@ class Schedule:
         """The moves made so far (``lt_mlir.moves.Move``s, what a search
         replays and mutates), or None when a step was a pipeline element
         applied directly (``apply``), not a move."""
-        moves = [state.move for state in self._states[1:]]
-        return None if any(m is None for m in moves) else moves
+        moves: list[Move] = []
+        for state in self._states[1:]:
+            if state.move is None:
+                return None
+            moves += state.move if isinstance(state.move, tuple) else [state.move]
+        return moves
 
     @property
     def pipeline(self) -> str:
@@ -180,6 +185,22 @@ class Schedule:
             self.parsed.operation.verify()
         except ir.MLIRError as e:
             raise LtError(f"error: the schedule does not verify: {e}") from None
+        return self
+
+    def group(self, since: int) -> "Schedule":
+        """Make the steps after the first ``since`` (``len(s.steps)`` before
+        them) one step, which one ``undo`` takes back: a recipe applied as
+        one action.  ``steps`` shows them as one pipeline element list,
+        ``moves`` each of them."""
+        grouped = self._states[since + 1:]
+        if since < 0 or len(grouped) < 2:
+            return self
+        moves = tuple(m for state in grouped for m in (state.move if isinstance(state.move, tuple) else (state.move,)))
+        last = grouped[-1]
+        state = _State(last.module, ", ".join(state.step for state in grouped), last._text,
+                       move=None if any(m is None for m in moves) else moves)
+        state._key = last._key
+        self._states[since + 1:] = [state]
         return self
 
     def undo(self) -> "Schedule":

@@ -19,15 +19,17 @@ from lt_mlir.evaluate import Evaluator
 from lt_mlir.search.cli import tune
 
 ACTIONS = LoopToolEnv("matmul-v0/16x16x16", "extended", reward=None).actions
+RECIPE_SPACE = LoopToolEnv("matmul-v0/16x16x16", "recipes", reward=None).actions
 
 
-def random_policy(path, seed=0, favour: str | None = None) -> Policy:
+def random_policy(path, seed=0, favour: str | None = None, space: str = "extended") -> Policy:
+    actions = RECIPE_SPACE if space == "recipes" else ACTIONS
     rng = np.random.default_rng(seed)
     n_in = POLICY_LOOPS * 25
-    layers = [(rng.normal(0, 0.3, (n_in, 16)), rng.normal(0, 0.1, 16)), (rng.normal(0, 0.3, (16, len(ACTIONS))), np.zeros(len(ACTIONS)))]
+    layers = [(rng.normal(0, 0.3, (n_in, 16)), rng.normal(0, 0.1, 16)), (rng.normal(0, 0.3, (16, len(actions))), np.zeros(len(actions)))]
     if favour:
-        layers[1][1][ACTIONS.index(favour)] = 100.0
-    Policy.save(str(path), layers, ACTIONS, "extended", POLICY_LOOPS, note="test")
+        layers[1][1][actions.index(favour)] = 100.0
+    Policy.save(str(path), layers, actions, space, POLICY_LOOPS, note="test")
     return Policy(str(path))
 
 
@@ -135,3 +137,67 @@ def test_ui_suggest_makes_the_policys_action(tmp_path, monkeypatch):
     fresh = Session(lt_mlir.Schedule(benchmark("matmul-v0/32x32x32").text))
     name, error = fresh.suggest()
     assert name is None and "no trained policy" in error
+
+
+def test_recipe_actions_are_one_step_each_and_exact():
+    """The ``recipes`` space: the extended actions plus the CPU recipes; a
+    recipe action is one undoable step whose moves replay to the same
+    program and whose kernel computes A @ B; a recipe that refuses the
+    program is a refused action that changes nothing."""
+    recipes_only = [a for a in RECIPE_SPACE if a not in ACTIONS]
+    assert RECIPE_SPACE[:len(ACTIONS)] == ACTIONS
+    assert recipes_only == ["register_tile", "register_tile_parallel", "vector_rows", "vector_rows_parallel",
+                            "vector_loops", "vector_loops_parallel", "channel_tile", "channel_tile_parallel"]
+    env = LoopToolEnv("matmul-v0/40x48x36", "recipes", reward=None)
+    env.reset()
+    start = env.schedule.copy()
+    *_, info = env.step(RECIPE_SPACE.index("register_tile"))
+    assert "refused" not in info
+    tiled = env.schedule
+    assert len(tiled.steps) == 1 and len(tiled.moves) > 3  # split, distribute, swap, ... as one step
+    assert lt_mlir.moves.replay(start, tiled.moves).text == tiled.text
+    A, B = (np.random.default_rng(i).random((40, 36) if i == 1 else (36, 48), dtype=np.float32) for i in (1, 2))
+    np.testing.assert_allclose(tiled.compile()(A, B), A @ B, rtol=1e-4)
+    assert tiled.copy().undo().text == start.text
+    before = env.schedule.text
+    *_, info = env.step(RECIPE_SPACE.index("channel_tile"))  # a matmul is not a convolution
+    assert "channel_tile" in info["refused"] and env.schedule.text == before
+    assert not env.action_masks()[RECIPE_SPACE.index("channel_tile")]
+
+
+def test_vector_loops_action_on_softmax_matches_numpy():
+    env = LoopToolEnv("softmax-v0/8x40", "recipes", reward=None)
+    env.reset()
+    *_, info = env.step(RECIPE_SPACE.index("vector_loops"))
+    assert "refused" not in info and "vectorize" in env.schedule.loop_tree
+    x = np.random.default_rng(0).random((8, 40), dtype=np.float32)
+    e = np.exp(x - x.max(axis=1, keepdims=True))
+    np.testing.assert_allclose(env.schedule.compile()(x), e / e.sum(axis=1, keepdims=True), rtol=1e-5)
+
+
+def test_policy_recipe_action_states_replay_and_tune(tmp_path, monkeypatch):
+    """A policy that takes a recipe: the states ``run`` reports carry the
+    recipe's moves (what lt-tune measures and logs), and lt-tune's policy
+    strategy returns a correct tiled matmul."""
+    p = random_policy(tmp_path / "p.npz", favour="register_tile", space="recipes")
+    start = lt_mlir.Schedule(benchmark("matmul-v0/32x32x32").text)
+    states: list = []
+    final, trace = p.run(start, 3, states=states)
+    assert trace[0] == "register_tile" and states
+    for s, moves in states:
+        assert lt_mlir.moves.replay(start, moves).text == s.text
+    monkeypatch.setenv("LT_MLIR_POLICY", str(p.path))
+    result = tune("matmul:32,32,32", "policy", budget=300, seed=0)
+    A, B = (np.random.default_rng(i).random((32, 32), dtype=np.float32) for i in (1, 2))
+    np.testing.assert_allclose(result.schedule.compile()(A, B), A @ B, rtol=1e-4)
+
+
+def test_ui_suggest_of_a_recipe_is_one_undoable_step(tmp_path, monkeypatch):
+    from lt_mlir.tui.session import Session
+
+    monkeypatch.setenv("LT_MLIR_POLICY", str(random_policy(tmp_path / "p.npz", favour="register_tile", space="recipes").path))
+    session = Session(lt_mlir.Schedule(benchmark("matmul-v0/32x32x32").text))
+    before = session.schedule.text
+    name, error = session.suggest()
+    assert error is None and name == "register_tile" and "unroll" in session.schedule.loop_tree
+    assert session.undo() is None and session.schedule.text == before

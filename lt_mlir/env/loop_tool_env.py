@@ -28,6 +28,10 @@ Action spaces (``action_space=``):
   ``split_2`` ... ``split_1024``, ``merge``, ``unroll`` (fully, loops of
   at most 64 iterations), ``vectorize`` (the target's width), ``parallel``;
   ``gpu_block``, ``gpu_thread`` for cuda).
+* ``recipes``: ``extended`` plus ``lt_mlir.recipes``' hand schedules as
+  whole-program actions (``register_tile``, ``vector_rows``,
+  ``vector_loops``, ``channel_tile``, each also ``_parallel``;
+  ``gpu_tiled_matmul`` for cuda), each one step (``agent.RECIPE_ACTIONS``).
 
 Where these differ from the references, and why: README, "RL
 environment" (each difference a test in tests/test_env_anchors.py).  An action that does not apply changes nothing; LoopTune
@@ -256,7 +260,7 @@ class LoopToolEnv(gym.Env):
             raise LtError(f"error: unknown reset option(s) {', '.join(map(str, unknown))} (options: benchmark)")
         if "benchmark" in options and options["benchmark"] is not None:
             new = self._as_benchmark(options["benchmark"])
-            if new.target != self.benchmark.target and self.action_space_name == "extended":
+            if new.target != self.benchmark.target and self.action_space_name in ("extended", "recipes"):
                 raise LtError("error: reset to a benchmark of another target: make a new env (its action space differs)")
             self.benchmark = new
             self.target = get_target(new.target)
