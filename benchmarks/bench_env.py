@@ -53,8 +53,9 @@ URI = "benchmark://clipped-matmul-v0/33x48x256"
 
 
 def rate(steps: int, masked: bool = False, policy: Policy | None = None, **options) -> tuple[float, int, float]:
-    """(steps/s, refused, longest step s) of random (masked) actions, or of ``policy``'s."""
-    env = LoopToolEnv(URI, "extended", **options)
+    """(steps/s, refused, longest step s) of random (masked) actions in the
+    extended space, or of ``policy``'s in its own."""
+    env = LoopToolEnv(URI, policy.space if policy is not None else "extended", **options)
     env.reset(seed=0)
     rng = np.random.default_rng(0)
     refused, longest = 0, 0.0
@@ -88,17 +89,17 @@ def speed() -> None:
     if os.path.exists(POLICY_PATH):
         rows.append(("trained policy (argmax), flops reward", dict(observations=("loops_tensor",), reward="flops", action_mask=False,
                                                                   repeat=10), 300, Policy()))
-    print(f"{URI}, extended action space, episodes of 20 steps (step limit 2 s)")
+    print(f"{URI}, extended action space (the trained policy's: its own), episodes of 20 steps (step limit 2 s)")
     for what, options, steps, masked in rows:
         policy = masked if isinstance(masked, Policy) else None
         r, refused, longest = rate(steps, masked is True, policy, **options)
         print(f"  {what:<42} {r:8.0f} steps/s  ({steps} steps, {refused} refused, longest step {longest * 1e3:.0f} ms)")
 
 
-def random_search(start: Schedule, steps: int, seed: int) -> tuple[Schedule, float]:
-    """(the best of ``steps`` masked random actions' states, seconds)."""
+def random_search(start: Schedule, steps: int, seed: int, space: str = "extended") -> tuple[Schedule, float]:
+    """(the best of ``steps`` masked random actions' states in ``space``, seconds)."""
     t0 = time.perf_counter()
-    env = LoopToolEnv(start, "extended", observations=(), reward="flops", action_mask=False, repeat=10)
+    env = LoopToolEnv(start, space, observations=(), reward="flops", action_mask=False, repeat=10)
     env.reset(seed=0)
     rng = np.random.default_rng(seed)
     best, best_gflops = env.schedule.copy(), env.observe("flops")[0]
@@ -115,8 +116,11 @@ def random_search(start: Schedule, steps: int, seed: int) -> tuple[Schedule, flo
 
 def compare(policies: list, budget: int, steps: int, only: str | None) -> None:
     loaded = [Policy(p) for p in policies]
-    print(f"held-out programs; {len(loaded)} policies ({', '.join(os.path.basename(p) for p in policies)}), {steps} steps; "
-          f"random search {steps} steps; lt-tune evolution {budget} measurements")
+    space = loaded[0].space  # random search acts in the policies' space
+    if any(p.space != space for p in loaded):
+        sys.exit("error: the policies compared act in different action spaces: compare them in separate runs")
+    print(f"held-out programs; {len(loaded)} policies ({', '.join(os.path.basename(p) for p in policies)}), {steps} steps, "
+          f"'{space}' actions; random search {steps} steps in the same space; lt-tune evolution {budget} measurements")
     header = ["program", "start ms", *[f"policy {i}" for i in range(len(loaded))], *[f"policy {i} best state" for i in range(len(loaded))],
               "random", "lt-tune",
               *[f"p{i}/tune" for i in range(len(loaded))], "policy s", "tune s"]
@@ -140,7 +144,7 @@ def compare(policies: list, budget: int, steps: int, only: str | None) -> None:
             os.environ["LT_MLIR_POLICY"] = path  # lt-tune --strategy policy: the best of the states it passed, measured
             picked.append(tune(start, "policy", budget=steps, seed=0).schedule)
         os.environ.pop("LT_MLIR_POLICY", None)
-        rnd, _ = random_search(start, steps, seed=1)
+        rnd, _ = random_search(start, steps, seed=1, space=space)
         t0 = time.perf_counter()
         tuned = tune(start, "evolution", budget=budget, seed=0).schedule
         tune_s = time.perf_counter() - t0

@@ -4,10 +4,12 @@ NumPy, and check it on programs it never saw.
 The task: the ``recipes`` action space (LoopTune's cursor, every search
 move, and the documented hand schedules of ``lt_mlir.recipes`` as
 whole-program actions; ``--space extended`` leaves those out), episodes
-of 10 steps, rewarded once, at the end, with the final
-schedule's speedup over the start minus one (the return of the env's
-``speedup`` reward, measured once an episode instead of every step: a
-compile an episode, not ten; programs of every size weigh alike), the observation
+of 10 steps, rewarded once, at the end, with the logarithm of the final
+schedule's speedup over the start (measured once an episode instead of
+every step: a compile an episode, not ten; programs of every size weigh
+alike, and a schedule 5x slower costs what one 5x faster earns: the
+benchmark's geometric mean is what the return sums; ``--reward linear``:
+the speedup minus one, the return of the env's ``speedup`` reward), the observation
 ``loops_tensor`` of 12 loops, log-scaled (``lt_mlir.agent.policy_features``).
 Each episode starts one of the ``TRAINING`` programs (matmuls, clipped
 matmuls, convolutions, softmax, row sums) drawn at random; the
@@ -61,14 +63,18 @@ class LogLoops(gym.ObservationWrapper):
         return policy_transform(observation)
 
 
+LOG_FLOOR = 1e-3  # the speedup a schedule that cannot be measured within the env's limits counts as, for the log reward
+
+
 class FinalSpeedup(gym.Wrapper):
     """Episodes of ``steps`` steps, reward 0 until the last, then the final
-    schedule's measured speedup over the start minus one (-1 when it
-    cannot be measured within the env's limits)."""
+    schedule's measured speedup over the start: its logarithm (``log``;
+    ``LOG_FLOOR`` when it cannot be measured within the env's limits) or
+    the speedup minus one (``linear``; -1 then)."""
 
-    def __init__(self, env, base: LoopToolEnv, steps: int):
+    def __init__(self, env, base: LoopToolEnv, steps: int, reward: str = "log"):
         super().__init__(env)
-        self.base, self.steps = base, steps
+        self.base, self.steps, self.reward = base, steps, reward
 
     def reset(self, **kwargs):
         obs, info = self.env.reset(**kwargs)
@@ -83,16 +89,17 @@ class FinalSpeedup(gym.Wrapper):
                 speedup = float(self.base.observe("flops")[0]) / self.start
             except LtError:
                 speedup = 0.0
-            info["speedup"], reward, truncated = speedup, speedup - 1.0, True
+            reward = float(np.log(max(speedup, LOG_FLOOR))) if self.reward == "log" else speedup - 1.0
+            info["speedup"], truncated = speedup, True
         return obs, reward, terminated, truncated, info
 
 
-def make_env(seed: int, benchmarks=TRAINING, space: str = SPACE):
+def make_env(seed: int, benchmarks=TRAINING, space: str = SPACE, reward: str = "log"):
     from sb3_contrib.common.wrappers import ActionMasker
 
     base = LoopToolEnv(benchmarks[0], space, observation_space="loops_tensor", max_loops=POLICY_LOOPS, reward=None,
                        repeat=5, action_mask=False, keep_programs=len(benchmarks))
-    env = LogLoops(FinalSpeedup(RandomOrderBenchmarks(base, benchmarks, seed), base, STEPS))
+    env = LogLoops(FinalSpeedup(RandomOrderBenchmarks(base, benchmarks, seed), base, STEPS, reward))
     return ActionMasker(env, lambda _: base.action_masks()), base
 
 
@@ -115,6 +122,7 @@ def main() -> None:
     p.add_argument("--out", default=os.path.join("lt_mlir", "data", "policy.npz"))
     p.add_argument("--png", default="")
     p.add_argument("--envs", type=int, default=2, help="environments stepped side by side (processes)")
+    p.add_argument("--reward", default="log", choices=("log", "linear"), help="the final speedup's logarithm, or the speedup minus one")
     p.add_argument("--space", default=SPACE, choices=("recipes", "extended", "looptune"), help="the action space")
     args = p.parse_args()
     try:
@@ -127,9 +135,9 @@ def main() -> None:
     if args.envs > 1:  # each in a process of its own (and its measuring child): the compiles run side by side
         from stable_baselines3.common.vec_env import SubprocVecEnv
 
-        env = SubprocVecEnv([(lambda i=i: make_env(args.seed + 1000 * i, space=args.space)[0]) for i in range(args.envs)])
+        env = SubprocVecEnv([(lambda i=i: make_env(args.seed + 1000 * i, space=args.space, reward=args.reward)[0]) for i in range(args.envs)])
     else:
-        env = make_env(args.seed, space=args.space)[0]
+        env = make_env(args.seed, space=args.space, reward=args.reward)[0]
     finals: list = []
 
     class Clock(BaseCallback):
@@ -154,7 +162,7 @@ def main() -> None:
     steps = model.num_timesteps
     os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
     actions = LoopToolEnv(TRAINING[0], args.space, reward=None).actions
-    policy = Policy.export(model, args.out, actions, args.space, POLICY_LOOPS, seed=args.seed, steps=steps, minutes=f"{minutes:.1f}",
+    policy = Policy.export(model, args.out, actions, args.space, POLICY_LOOPS, seed=args.seed, reward=args.reward, steps=steps, minutes=f"{minutes:.1f}",
                            episodes=len(finals))
     print(f"trained {steps} steps ({len(finals)} episodes) in {minutes:.1f} min, seed {args.seed}: {args.out}")
     if finals:
