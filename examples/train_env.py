@@ -4,12 +4,12 @@ NumPy, and check it on programs it never saw.
 The task: the ``recipes`` action space (LoopTune's cursor, every search
 move, and the documented hand schedules of ``lt_mlir.recipes`` as
 whole-program actions; ``--space extended`` leaves those out), episodes
-of 10 steps, rewarded once, at the end, with the logarithm of the final
-schedule's speedup over the start (measured once an episode instead of
-every step: a compile an episode, not ten; programs of every size weigh
-alike, and a schedule 5x slower costs what one 5x faster earns: the
-benchmark's geometric mean is what the return sums; ``--reward linear``:
-the speedup minus one, the return of the env's ``speedup`` reward), the observation
+of 10 steps, rewarded once, at the end, with the final schedule's
+speedup over the start minus one (the return of the env's ``speedup``
+reward, measured once an episode instead of every step: a compile an
+episode, not ten; programs of every size weigh alike; ``--reward log``:
+its logarithm, the geometric mean the benchmark reports -- three seeds
+of each scored alike, README), the observation
 ``loops_tensor`` of 12 loops, log-scaled (``lt_mlir.agent.policy_features``).
 Each episode starts one of the ``TRAINING`` programs (matmuls, clipped
 matmuls, convolutions, softmax, row sums) drawn at random; the
@@ -68,11 +68,11 @@ LOG_FLOOR = 1e-3  # the speedup a schedule that cannot be measured within the en
 
 class FinalSpeedup(gym.Wrapper):
     """Episodes of ``steps`` steps, reward 0 until the last, then the final
-    schedule's measured speedup over the start: its logarithm (``log``;
-    ``LOG_FLOOR`` when it cannot be measured within the env's limits) or
-    the speedup minus one (``linear``; -1 then)."""
+    schedule's measured speedup over the start: the speedup minus one
+    (``linear``; -1 when it cannot be measured within the env's limits)
+    or its logarithm (``log``; that of ``LOG_FLOOR`` then)."""
 
-    def __init__(self, env, base: LoopToolEnv, steps: int, reward: str = "log"):
+    def __init__(self, env, base: LoopToolEnv, steps: int, reward: str = "linear"):
         super().__init__(env)
         self.base, self.steps, self.reward = base, steps, reward
 
@@ -94,7 +94,7 @@ class FinalSpeedup(gym.Wrapper):
         return obs, reward, terminated, truncated, info
 
 
-def make_env(seed: int, benchmarks=TRAINING, space: str = SPACE, reward: str = "log"):
+def make_env(seed: int, benchmarks=TRAINING, space: str = SPACE, reward: str = "linear"):
     from sb3_contrib.common.wrappers import ActionMasker
 
     base = LoopToolEnv(benchmarks[0], space, observation_space="loops_tensor", max_loops=POLICY_LOOPS, reward=None,
@@ -122,7 +122,7 @@ def main() -> None:
     p.add_argument("--out", default=os.path.join("lt_mlir", "data", "policy.npz"))
     p.add_argument("--png", default="")
     p.add_argument("--envs", type=int, default=2, help="environments stepped side by side (processes)")
-    p.add_argument("--reward", default="log", choices=("log", "linear"), help="the final speedup's logarithm, or the speedup minus one")
+    p.add_argument("--reward", default="linear", choices=("linear", "log"), help="the final speedup minus one, or its logarithm")
     p.add_argument("--space", default=SPACE, choices=("recipes", "extended", "looptune"), help="the action space")
     args = p.parse_args()
     try:

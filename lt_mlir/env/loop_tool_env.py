@@ -203,8 +203,9 @@ class LoopToolEnv(gym.Env):
         self.reward_kind, self.want_mask, self.render_mode = reward, action_mask, render_mode
         spaces_ = {name: self._space(name) for name in self.observation_names}
         self.observation_space = spaces_[observation_space] if single else spaces.Dict(spaces_)
-        # a step measures within step_limit_s: three quarters for the compile, a quarter for the runs
-        self.limits = limits or Limits(compile_s=0.75 * step_limit_s, run_s=0.25 * step_limit_s)
+        # a step measures within step_limit_s: 70% of it for the compile, 20% for the runs, and 10% left
+        # for the rest of the step (the mask, the observation, the evaluator's messages)
+        self.limits = limits or Limits(compile_s=0.7 * step_limit_s, run_s=0.2 * step_limit_s)
         self.input_seed = 0 if seed is None else int(seed)
         if not isinstance(keep_programs, int) or isinstance(keep_programs, bool) or keep_programs < 1:
             raise LtError(f"error: keep_programs is a whole number >= 1, got {keep_programs!r}")
