@@ -85,7 +85,7 @@ def action_names(space: str, target="cpu") -> list:
     if space in ("extended", "recipes"):
         out = ["up", "down", *[str(Move(kind, None, arg)) for kind, arg in search_moves(t)]]
         if space == "recipes":
-            out += [name for name, (_, par) in RECIPE_ACTIONS.items() if (par is None) == bool(t.gpu_mapping)]
+            out += [name for name, (_, par) in RECIPE_ACTIONS.items() if _for_target(par, t)]
         return out
     return list(ACTION_SPACES[space])
 
@@ -125,23 +125,22 @@ def _act(schedule, cursor, size_mode, name, space, target) -> tuple:
     return (c if follow is None else follow), size_mode, None
 
 
+def _for_target(parallel: bool | None, target) -> bool:
+    """Whether a recipe action (``RECIPE_ACTIONS``' ``parallel``: None for a GPU's) is one of ``target``'s."""
+    return (parallel is None) == bool(target.gpu_mapping)
+
+
 def _recipe(schedule: Schedule, name: str, target) -> None:
     """Recipe action ``name`` on ``schedule``, as one undoable step; a
     refusal (``LtError``) leaves it unchanged."""
     recipe, parallel = RECIPE_ACTIONS[name]
-    if (parallel is None) != bool(target.gpu_mapping):
+    if not _for_target(parallel, target):
         raise LtError(f"error: {name} is a recipe for {'a GPU' if parallel is None else 'the CPU'}, not for {target.name}")
-    since = len(schedule.steps)
-    try:
-        if parallel is None:
-            recipe(schedule)
-        else:
-            recipe(schedule, width=target.vector_width(lt.element_bytes(schedule.parsed.operation)), parallel=parallel)
-    except LtError:
-        while len(schedule.steps) > since:
-            schedule.undo()
-        raise
-    schedule.group(since)
+    if parallel is None:
+        schedule.one_step(recipe)
+    else:
+        width = target.vector_width(lt.element_bytes(schedule.parsed.operation))
+        schedule.one_step(lambda s: recipe(s, width=width, parallel=parallel))
 
 
 def move_of(name: str, cursor: int, space: str) -> Move:

@@ -46,6 +46,14 @@ class _State:
         self.module, self.step, self.move, self._text, self._key = module, step, move, text, None
 
     @property
+    def moves(self) -> tuple | None:
+        """The moves that made this state (several for a grouped step), or
+        None when a pipeline element applied directly made it."""
+        if self.move is None:
+            return None
+        return self.move if isinstance(self.move, tuple) else (self.move,)
+
+    @property
     def key(self) -> bytes:
         if self._key is None:
             self._key = module_key(self.module)
@@ -139,9 +147,9 @@ class Schedule:
         applied directly (``apply``), not a move."""
         moves: list[Move] = []
         for state in self._states[1:]:
-            if state.move is None:
+            if state.moves is None:
                 return None
-            moves += state.move if isinstance(state.move, tuple) else [state.move]
+            moves += state.moves
         return moves
 
     @property
@@ -187,20 +195,26 @@ class Schedule:
             raise LtError(f"error: the schedule does not verify: {e}") from None
         return self
 
-    def group(self, since: int) -> "Schedule":
-        """Make the steps after the first ``since`` (``len(s.steps)`` before
-        them) one step, which one ``undo`` takes back: a recipe applied as
-        one action.  ``steps`` shows them as one pipeline element list,
-        ``moves`` each of them."""
-        grouped = self._states[since + 1:]
-        if since < 0 or len(grouped) < 2:
-            return self
-        moves = tuple(m for state in grouped for m in (state.move if isinstance(state.move, tuple) else (state.move,)))
-        last = grouped[-1]
-        state = _State(last.module, ", ".join(state.step for state in grouped), last._text,
-                       move=None if any(m is None for m in moves) else moves)
-        state._key = last._key
-        self._states[since + 1:] = [state]
+    def one_step(self, make) -> "Schedule":
+        """Run ``make(self)`` -- moves on this schedule, e.g. a recipe -- as
+        one step, which one ``undo`` takes back (``steps`` shows its
+        pipeline elements as one, ``moves`` each of its moves).  If it
+        raises, the schedule is as it was, redo history included, and the
+        error propagates."""
+        states, undone, remarks = list(self._states), list(self._undone), list(self.remarks)
+        try:
+            make(self)
+        except BaseException:
+            self._states, self._undone, self.remarks = states, undone, remarks
+            raise
+        grouped = self._states[len(states):]
+        if len(grouped) > 1:
+            parts = [state.moves for state in grouped]
+            last = grouped[-1]
+            state = _State(last.module, ", ".join(state.step for state in grouped), last._text,
+                           move=None if any(p is None for p in parts) else tuple(m for p in parts for m in p))
+            state._key = last._key
+            self._states[len(states):] = [state]
         return self
 
     def undo(self) -> "Schedule":
