@@ -17,7 +17,15 @@
    documented schedule ``sgemm_4096``: 128 x 128 blocks of 16 x 16 threads,
    8 x 8 registers a thread kept across the k-slices, k-slices of 32
    copied with 128-bit loads, k' unrolled by 4, m's blocks in groups of 8.
-   Target: >= 0.7x cuBLAS.
+   Target: >= 0.7x cuBLAS.  Also ``sgemm_4096_pad``: B's slice laid out
+   with 4 floats after every 32 (``lt-pad``: no bank conflicts in the
+   compute's 128-bit reads), and ``sgemm_4096_double``: k-slices of 16
+   double-buffered (``lt-double-buffer``: the next slice's ``cp.async``
+   copies in flight during this one's compute).
+4b. SGEMM 1024^3 (64 x 64 blocks of 16 x 16 threads: 256 blocks for 132
+   SMs; and the 128 x 128 schedule, 64 blocks) and M x N x K = 4096 x 1024
+   x 4096, against cuBLAS.  Targets (issue 31): >= 0.9x at 4096^3, >= 0.8x
+   at 1024^3 and 4096 x 1024 x 4096.
 5. Softmax, row sum and row max of 4096 x 4096 fp32 rows (lt-gpu-auto: a
    block a row, its loops side by side on the block's threads, each read
    thread-strided with 128-bit accesses, the row max and sum in shared
@@ -59,6 +67,7 @@ SUM_ROWS, SUM_COLS = 256, 2**18  # 2^26 elements
 CLIP_N = 1024
 GEMM_N = 4096
 SOFTMAX_N = 4096
+RECT = (4096, 1024, 4096)  # M, N, K of the non-square SGEMM
 
 
 def _map(*pairs) -> list:
@@ -94,11 +103,21 @@ KERNELS = {
     "sgemm_4096_k16": ("matmul", (GEMM_N, GEMM_N, GEMM_N), {}, {"recipe": "gpu_tiled_matmul", "tile": 128, "regs": 8, "k_tile": 16, "vector": 4, "k_unroll": 4, "group": 8}),
     # the documented schedule (recipes.gpu_tiled_matmul, README "GPU")
     "sgemm_4096": ("matmul", (GEMM_N, GEMM_N, GEMM_N), {}, {"recipe": "gpu_tiled_matmul", "tile": 128, "regs": 8, "k_tile": 32, "vector": 4, "k_unroll": 4, "group": 8}),
+    # + B's slice padded (lt-pad: no shared-memory bank conflicts)
+    "sgemm_4096_pad": ("matmul", (GEMM_N, GEMM_N, GEMM_N), {}, {"recipe": "gpu_tiled_matmul", "tile": 128, "regs": 8, "k_tile": 32, "vector": 4, "k_unroll": 4, "group": 8, "pad": 4}),
+    # k-slices of 16 double-buffered (lt-double-buffer: cp.async into two stages; 2 x 17 KiB)
+    "sgemm_4096_double": ("matmul", (GEMM_N, GEMM_N, GEMM_N), {}, {"recipe": "gpu_tiled_matmul", "tile": 128, "regs": 8, "k_tile": 16, "vector": 4, "k_unroll": 4, "group": 8, "pad": 4, "double_buffer": True}),
+    # 1024^3: 128 x 128 blocks are 64, half the H100's 132 SMs; 64 x 64 blocks (16 x 16 threads of 4 x 4) are 256
+    "sgemm_1024": ("matmul", (1024, 1024, 1024), {}, {"recipe": "gpu_tiled_matmul", "tile": 64, "regs": 4, "k_tile": 32, "vector": 4, "k_unroll": 4, "group": 8}),
+    "sgemm_1024_128": ("matmul", (1024, 1024, 1024), {}, {"recipe": "gpu_tiled_matmul", "tile": 128, "regs": 8, "k_tile": 32, "vector": 4, "k_unroll": 4, "group": 8, "pad": 4}),
+    # M x N x K = 4096 x 1024 x 4096: 256 blocks of 128 x 128
+    "sgemm_4096x1024": ("matmul", RECT, {}, {"recipe": "gpu_tiled_matmul", "tile": 128, "regs": 8, "k_tile": 32, "vector": 4, "k_unroll": 4, "group": 8, "pad": 4}),
     "softmax_4096": ("softmax", (SOFTMAX_N, SOFTMAX_N), {}, ["lt-gpu-auto"]),
     "row_sum_4096": ("row_sum", (SOFTMAX_N, SOFTMAX_N), {}, ["lt-gpu-auto"]),
     "row_max_4096": ("row_max", (SOFTMAX_N, SOFTMAX_N), {}, ["lt-gpu-auto"]),
 }
-SGEMMS = [name for name in KERNELS if name.startswith("sgemm")]
+SGEMMS = [name for name in KERNELS if name.startswith("sgemm_4096") and name != "sgemm_4096x1024"]
+OTHER_GEMMS = {"sgemm_1024": (1024, 1024, 1024), "sgemm_1024_128": (1024, 1024, 1024), "sgemm_4096x1024": RECT}
 CLIPPED = [name for name in KERNELS if name.startswith("clipped")]
 
 
@@ -241,6 +260,18 @@ def run(directory: str, repeat: int) -> dict:
     for name in SGEMMS:
         record(name, lt_time(name, ref, 1e-4, A, B, torch.empty_like(C)), t_torch, "cublas", t_triton, flops=2 * GEMM_N**3)
 
+    # 4b. SGEMM 1024^3 and 4096 x 1024 x 4096 (M x N x K) against cuBLAS
+    for (m, n, k) in dict.fromkeys(OTHER_GEMMS.values()):
+        A = torch.randn(m, k, device=dev, generator=g)
+        B = torch.randn(k, n, device=dev, generator=g)
+        C = torch.empty(m, n, device=dev)
+        t_torch = _torch_time(torch, lambda A=A, B=B, C=C: torch.matmul(A, B, out=C), 3, repeat)
+        ref = A @ B
+        t_triton = triton_time("sgemm", peer("matmul"), ref, 1e-4, A, B, torch.empty_like(C))
+        for name in [k_ for k_, shape in OTHER_GEMMS.items() if shape == (m, n, k)]:
+            record(name, lt_time(name, ref, 1e-4, A, B, torch.empty_like(C)), t_torch, "cublas", t_triton, flops=2 * m * n * k)
+    torch.cuda.empty_cache()
+
     # 5. softmax, row sum, row max
     X = torch.randn(SOFTMAX_N, SOFTMAX_N, device=dev, generator=g)
     t_torch = _torch_time(torch, lambda: torch.softmax(X, dim=1), 5, repeat)
@@ -261,7 +292,9 @@ HEADLINE = {
     "add 2^26 f32": ("add_2p26", "GBps"),
     "sum 2^26 f32": ("sum_2p26", "GBps"),
     "clipped matmul 1024^3": ("clipped_1024_shared", None),
-    "SGEMM 4096^3 f32 (TF32 off)": ("sgemm_4096", "TFLOPs"),
+    "SGEMM 4096^3 f32 (TF32 off)": ("sgemm_4096_pad", "TFLOPs"),
+    "SGEMM 1024^3 f32": ("sgemm_1024", "TFLOPs"),
+    "SGEMM 4096x1024x4096 f32": ("sgemm_4096x1024", "TFLOPs"),
     "softmax 4096^2": ("softmax_4096", "GBps"),
     "row sum 4096^2": ("row_sum_4096", "GBps"),
     "row max 4096^2": ("row_max_4096", "GBps"),

@@ -11,7 +11,7 @@ import types
 
 import torch_mlir
 from torch_mlir import ir, passmanager
-from torch_mlir.dialects import arith, ext, func, gpu, math, memref, scf, vector
+from torch_mlir.dialects import arith, ext, func, gpu, math, memref, nvgpu, scf, vector
 from torch_mlir.dialects._arith_enum_gen import AtomicRMWKind, CmpFPredicate, CmpIPredicate
 
 # The bindings' shared libraries; the MLIR C API library that translates to
@@ -50,7 +50,7 @@ def onnx_importers():
 
 
 __all__ = [
-    "ir", "passmanager", "arith", "ext", "func", "gpu", "math", "memref", "scf", "vector",
+    "ir", "passmanager", "arith", "ext", "func", "gpu", "math", "memref", "nvgpu", "scf", "vector",
     "AtomicRMWKind", "CmpFPredicate", "CmpIPredicate", "MLIR_LIBS", "register_dialect_module",
     "onnx_importers", "torch_importers",
 ]

@@ -579,7 +579,8 @@ _GPU_TILE_SWAPS = (4, 5, 7, 8, 3, 6, 7, 5, 4)
 
 
 def gpu_tiled_matmul(
-    schedule: Schedule, tile: int = 32, regs: int = 2, k_tile: int = 8, vector: int = 0, k_unroll: int | None = None, group: int = 0
+    schedule: Schedule, tile: int = 32, regs: int = 2, k_tile: int = 8, vector: int = 0, k_unroll: int | None = None, group: int = 0,
+    pad: int = 0, double_buffer: bool = False,
 ) -> Schedule:
     """The shared-memory GEMM schedule for the GPU, applied to
     ``programs.matmul``'s nest (``for m { for n { C <- 0; for k { C +=
@@ -632,6 +633,19 @@ def gpu_tiled_matmul(
     loops), so that blocks running at once share B's slices and A's rows in
     the L2 cache (as Triton's tutorial GEMM orders its programs).
 
+    ``pad``: lay B's slice out with ``pad`` unused floats after every 32 of
+    a row (``lt-pad``): with 8 columns a thread the threads of a warp read
+    B's slice 32 bytes apart and two of each quarter-warp's 128-bit reads
+    fall on the same banks; 4 floats of padding leave no bank conflict.
+
+    ``double_buffer``: copy the next k-slice into a second pair of shared
+    tiles (``cp.async``) while the threads compute on this one
+    (``lt-double-buffer``); twice the shared memory (at most 48 KiB: with
+    ``tile=128`` that is ``k_tile=16``); needs ``K`` a multiple of
+    ``k_tile``.  Exact, but slower than single-buffered slices of 32 on
+    an H100 today (README "On an NVIDIA GPU": 173 registers, one block
+    an SM).
+
     ``vector`` needs ``k_tile`` a multiple of ``TH`` (B's copy then makes
     ``k_tile/TH`` passes over k) and sizes that divide (``vector`` into
     ``k_tile``, ``TX`` into ``TH``, ``TH * vector`` and ``TH * TY`` into
@@ -667,6 +681,10 @@ def gpu_tiled_matmul(
         o = 1
     blocks = (2, 3, 4) if o else (2, 3)
     schedule.cache(4 + o, 0).cache(4 + o, 1)  # A's slice, then B's before it
+    if pad:
+        schedule.pad(4 + o, pad)  # B's slice: ``pad`` floats after every 32 of a row
+    if double_buffer:
+        schedule.double_buffer(4 + o)  # the next k-slice's copies (cp.async) during this one's compute
     if vector:
         # B's copy: k_tile/TH { tile/(TH*vector) { TH [z] { TY [y] { TX [x] { vector } } } } }
         schedule.split(5 + o, threads).split(7 + o, threads * vector).split(8 + o, tx * vector).split(9 + o, vector).swap(6 + o)
@@ -686,13 +704,4 @@ def gpu_tiled_matmul(
         schedule.unroll(loop + o)
     if k_unroll is not None:
         schedule.unroll(k_loop + o, k_unroll)
-    return schedule.gpu_auto()
-    schedule.split(6, threads).swap(5)  # B's copy: n' in tile/TH { k' [thread] { n'' in TH [thread] } }
-    schedule.split(8, threads)  # A's copy: m' in tile/TH { m'' in TH [thread] { k' [thread] } }
-    schedule.gpu_map(2, "block").gpu_map(3, "block")
-    for loop in (6, 7, 9, 10, 11, 12):
-        schedule.gpu_map(loop, "thread")
-    schedule.unroll(14).unroll(15)
-    if k_unroll is not None:
-        schedule.unroll(13, k_unroll)
     return schedule.gpu_auto()

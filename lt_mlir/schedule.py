@@ -383,6 +383,21 @@ class Schedule:
         the loop or not read there."""
         return self._move("cache", loop, _int("operand", operand))
 
+    def pad(self, loop: int, by: int = 4) -> "Schedule":
+        """Lay out the first ``lt-cache`` buffer in loop ``loop``'s body with
+        ``by`` unused elements after every 32 of its last axis (GPU shared
+        memory read without bank conflicts; results never change).  Other
+        axes and strides: ``apply("lt-pad{loop=L operand=i axis=a every=E
+        by=P}")``."""
+        return self._move("pad", loop, _int("by", by))
+
+    def double_buffer(self, loop: int) -> "Schedule":
+        """On the GPU, copy iteration i + 1's ``lt-cache`` tiles of loop
+        ``loop`` (a k-slice loop) into a second stage of shared memory
+        (``cp.async``) while iteration i computes.  Refuses a loop with a
+        tail, one whose body does not start with its cache copies."""
+        return self._move("double_buffer", loop)
+
     def uncache(self, loop: int) -> "Schedule":
         """Remove the ``lt-cache`` copy at the start of loop ``loop``'s
         body (reads go to the argument again)."""

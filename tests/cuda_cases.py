@@ -231,6 +231,45 @@ CASES = [
         recipe="gpu_tiled_matmul",
         recipe_kwargs={"tile": 64, "regs": 4, "k_tile": 32, "vector": 4, "k_unroll": 4},
     ),
+    # B's slice laid out padded (lt-pad: 4 floats after every 32 of a row),
+    # the documented 128 x 128 schedule's shape; tails on M, N (not a
+    # multiple of 4: scalar copies) and K
+    Case(
+        "sgemm_shared_padded",
+        "matmul",
+        (260, 203, 70),
+        (),
+        _normal((260, 70), (70, 203)),
+        _matmul,
+        rtol=1e-4,
+        recipe="gpu_tiled_matmul",
+        recipe_kwargs={"tile": 128, "regs": 8, "k_tile": 32, "vector": 4, "k_unroll": 4, "group": 2, "pad": 4},
+    ),
+    # double-buffered k-slices (lt-double-buffer: cp.async into two stages),
+    # 16-byte copies in full blocks, element copies in the clipped ones
+    # (N = 203); K a multiple of the slice
+    Case(
+        "sgemm_double_buffered",
+        "matmul",
+        (260, 203, 96),
+        (),
+        _normal((260, 96), (96, 203)),
+        _matmul,
+        rtol=1e-4,
+        recipe="gpu_tiled_matmul",
+        recipe_kwargs={"tile": 128, "regs": 8, "k_tile": 16, "vector": 4, "k_unroll": 4, "group": 2, "pad": 4, "double_buffer": True},
+    ),
+    Case(
+        "sgemm_double_buffered_64",
+        "matmul",
+        (130, 200, 64),
+        (),
+        _normal((130, 64), (64, 200)),
+        _matmul,
+        rtol=1e-4,
+        recipe="gpu_tiled_matmul",
+        recipe_kwargs={"tile": 64, "regs": 4, "k_tile": 32, "vector": 4, "k_unroll": 4, "double_buffer": True},
+    ),
 ]
 BY_NAME = {c.name: c for c in CASES}
 

@@ -9,6 +9,7 @@ same cases on a GPU."""
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 
 import numpy as np
@@ -494,6 +495,63 @@ def test_shared_memory_tiles_of_a_gemm_are_copied_by_the_block():
         recipes.gpu_tiled_matmul(Schedule(programs.matmul(64, 64, 64)), tile=30, regs=4)
     with pytest.raises(PassError, match="wants programs.matmul's nest"):
         recipes.gpu_tiled_matmul(Schedule(programs.softmax(4, 8)))
+
+
+def test_padded_shared_tile_keeps_its_128_bit_reads():
+    """recipes.gpu_tiled_matmul(pad=4): B's k-slice (32 x 128 floats) is laid
+    out with 4 floats after every 32 of a row (lt-pad): 32 x 144 floats of
+    shared memory, one move (``pad_4@L5``); the compute still reads
+    it with 128-bit loads (the padding term is shared by each thread's 4
+    neighbouring columns); the schedule replays from its moves; the
+    results are checked emulated against NumPy (cuda_cases)."""
+    from lt_mlir import recipes
+
+    base = dict(tile=128, regs=8, k_tile=32, vector=4, k_unroll=4, group=8)
+    s = recipes.gpu_tiled_matmul(Schedule(programs.matmul(1024, 1024, 1024)), pad=4, **base)
+    assert "alloc f32[k, n] (4096 elements, pad 4 every 32 n)" in s.loop_tree
+    assert "pad_4@L5" in [str(m) for m in s.moves]
+    plain = recipes.gpu_tiled_matmul(Schedule(programs.matmul(1024, 1024, 1024)), **base)
+    shared = {}
+    for name, schedule in (("padded", s), ("plain", plain)):
+        got = lt_mlir.compiler.lower_cuda(schedule.text)
+        body = got.ptx.split(f".entry {got.meta['launches'][1]['kernel']}(")[1]
+        shared[name] = sorted(int(n) for n in re.findall(r"\.shared \.align \d+ \.b8 \w+\[(\d+)\]", got.ptx))
+        assert body.count("ld.shared.v4") >= 12, name  # of the 16 128-bit reads of a 4-step unrolled k'
+    assert shared == {"plain": [16384, 16384], "padded": [16384, 18432]}
+    replayed = Schedule(programs.matmul(1024, 1024, 1024))
+    for move in s.moves:
+        replayed.play(move)
+    assert replayed.text == s.text
+
+
+def test_double_buffered_slices_copy_ahead_with_cp_async():
+    """recipes.gpu_tiled_matmul(double_buffer=True) (lt-double-buffer on the
+    k-slice loop): two stages of each shared tile, the next slice's copies
+    issued as cp.async before this slice's compute, 16 bytes each where an
+    unrolled loop copies 4 aligned neighbours (cp.async.cg), element by
+    element in the clipped blocks; C's register tile still kept across the
+    slices; over 48 KiB of stages is a clear error.  Results: cuda_cases,
+    emulated against NumPy (and on the device under racecheck)."""
+    from lt_mlir import recipes
+
+    kw = dict(tile=128, regs=8, k_tile=16, vector=4, k_unroll=4, group=2, pad=4)
+    s = recipes.gpu_tiled_matmul(Schedule(programs.matmul(512, 203, 256)), double_buffer=True, **kw)
+    assert "for k in 16 : L5 [double_buffer]" in s.loop_tree
+    got = lt_mlir.compiler.lower_cuda(s.text)
+    shared = sorted(int(n) for n in re.findall(r"\.shared \.align \d+ \.b8 \w+\[(\d+)\]", got.ptx))
+    assert shared == [16384, 18432]  # 2 x (128 x 16) of A, 2 x 16 x (128 + 16) of B
+    assert "cp.async.cg.shared.global" in got.ptx and ", 16;" in got.ptx  # full blocks (N = 203: 1 of 2 is)
+    assert re.search(r"cp\.async\.ca\.shared\.global \[[^]]*\], \[[^]]*\], 4;", got.ptx)  # the clipped block
+    assert got.ptx.count("cp.async.wait_group") == 2  # one pipeline each for the full and the clipped block
+    plain = lt_mlir.compiler.lower_cuda(recipes.gpu_tiled_matmul(Schedule(programs.matmul(512, 203, 256)), **kw).text)
+    assert "cp.async" not in plain.ptx
+    # the same global loads and stores of C (its register tile, once a block)
+    for ptx in (got.ptx, plain.ptx):
+        assert ptx.count("st.global") == plain.ptx.count("st.global")
+    with pytest.raises(CompileError, match=r"two stages of the tiles take 69632 bytes of shared memory, over the 49152"):
+        lt_mlir.compiler.lower_cuda(recipes.gpu_tiled_matmul(Schedule(programs.matmul(256, 256, 256)), double_buffer=True, **dict(kw, k_tile=32)).text)
+    with pytest.raises(PassError, match="has a tail iteration"):
+        recipes.gpu_tiled_matmul(Schedule(programs.matmul(256, 256, 100)), double_buffer=True, **kw)
 
 
 def test_thread_loops_in_a_sequential_loop_need_a_plain_loop():

@@ -40,6 +40,7 @@ from .dependence import is_pure_index_op, reorder_conflicts
 
 MAX_THREADS = 1024
 SHARED_BYTES = 48 * 1024  # static shared memory a block may declare
+PIPELINING = {"double_buffer"}  # annotations a block-level sequential loop may carry (lt-double-buffer)
 MAX_BLOCK_Z = 64
 MAX_GRID_YZ = 65535
 MAX_GRID_X = 2**31 - 1
@@ -89,11 +90,11 @@ def block_sequential(loop) -> bool:
     thread loops.  Every thread of the block runs it (its trip count depends
     on block-level dims only) and its body is split into parts like the
     block loop's, with a barrier after each iteration."""
-    if mapping(loop) or lt.annotations(loop) or not thread_roots(loop):
+    if mapping(loop) or set(lt.annotations(loop)) - PIPELINING or not thread_roots(loop):
         return False
     parent = loop.parent
     while parent is not None and parent.name == "lt.loop" and not mapping(parent):
-        if lt.annotations(parent):
+        if set(lt.annotations(parent)) - PIPELINING:
             return False
         parent = parent.parent
     return parent is not None and parent.name == "lt.loop" and mapping(parent) == "block"

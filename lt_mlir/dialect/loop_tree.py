@@ -138,7 +138,11 @@ class _Printer:
             n = 1
             for s in t.shape:
                 n *= s
-            self.lines.append(f"{pad}{self._define(op)} <- alloc {t.element_type}[{dims}] ({n} elements)")
+            padded = ""
+            if "lt.pad" in op.attributes:
+                axis, every, by = ir.DenseI64ArrayAttr(op.attributes["lt.pad"])
+                padded = f", pad {by} every {every} {ir.StringAttr(ir.ArrayAttr(op.attributes['dims'])[axis]).value}"
+            self.lines.append(f"{pad}{self._define(op)} <- alloc {t.element_type}[{dims}] ({n} elements{padded})")
         elif name == "scf.for":
             # a loop with bounds computed at run time (data-dependent: CSR
             # rows), not an lt loop: no L-number, no pass reorders it

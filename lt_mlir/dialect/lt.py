@@ -54,6 +54,7 @@ _ANNOTATIONS = {
     "lt.unroll": lambda a: None if isinstance(a, ir.IntegerAttr) and a.value >= 0 else "must be a non-negative integer (0: full)",
     "lt.vectorize": lambda a: _positive_int(a),
     "lt.prefetch": lambda a: _positive_int(a),
+    "lt.double_buffer": lambda a: None if isinstance(a, ir.UnitAttr) else "must be a unit attribute",
     "lt.gpu": lambda a: None
     if isinstance(a, ir.StringAttr) and a.value in GPU_MAPPINGS
     else f"must be one of {', '.join(repr(g) for g in GPU_MAPPINGS)}",

@@ -41,6 +41,7 @@ from ..errors import CompileError, format_location
 from ..mlir import arith, ir, memref, scf
 from . import vectorize
 from .combine import atomic_update, combine
+from .layout import apply_padding
 from .partials import prepare_parallel_loops
 
 STACK_ALLOC_LIMIT = 64 * 1024
@@ -62,10 +63,20 @@ def lower_lt_to_scf(module: ir.Module | ir.Operation, check_bounds: bool = True)
     with op.context, ir.Location.unknown():
         for f in lt.functions(op):
             if f.regions[0].blocks:
+                _drop_double_buffering(f)
                 expand_prefetches(f)
                 check_annotations(f)
                 mark_in_order_chains(f)
                 finish_function(f, LtToScf())
+
+
+def _drop_double_buffering(f) -> None:
+    """lt-double-buffer pipelines block-shared copies on the GPU: on the CPU
+    the loop runs as it is."""
+    marked = []
+    f.walk(lambda o: (marked.append(o) if o.name == "lt.loop" and "lt.double_buffer" in o.attributes else None, ir.WalkResult.ADVANCE)[1])
+    for loop in marked:
+        del loop.attributes["lt.double_buffer"]
 
 
 def finish_function(f, lowering: "LtToScf") -> None:
@@ -73,6 +84,7 @@ def finish_function(f, lowering: "LtToScf") -> None:
     its body with ``lowering``, and allow FMA contraction."""
     entry = f.regions[0].blocks[0]
     prepare_parallel_loops(f)  # per-thread partial results; loops too small to share
+    apply_padding(f)  # after the analyses of accesses: they see the logical indices
     hoist_allocs(f, entry)
     lowering.lower_ops(list(entry.operations), {})
     apply_fastmath(f)

@@ -471,6 +471,16 @@ def _choose_options(rng: random.Random, info, loops: list) -> dict:
                 i = rng.choice(held) if held else i
                 if held and rng.random() < 0.8:
                     values["operand"] = -1
+            elif info.name == "lt-pad" and rng.random() < 0.9:
+                # mostly a loop holding a cache (others are refused at once)
+                held = [j for j, l in enumerate(loops)
+                        if any(o.name == "lt.alloc" and "lt.cache" in o.attributes for o in lt.body_ops(lt.loop_body(l)))]
+                i = rng.choice(held) if held else i
+                if held and rng.random() < 0.8:
+                    values["operand"] = -1
+                values["axis"] = rng.choice((-1, -1, 0, 1, 2, -1))
+                values["every"] = rng.choice((1, 2, 3, 4, 8, 16, 32, 32))
+                values["by"] = rng.choice((1, 2, 4, 4))
             elif info.name == "lt-distribute" and rng.random() < 0.9:
                 # mostly a loop whose body has parts to distribute (others are refused at once)
                 from ..passes.distribute import body_parts
@@ -828,6 +838,16 @@ def _run_one(task: dict, seed: int, programs: tuple, passes: list, notify=None, 
                 name = rng.choice(passes)
                 values = _choose_options(rng, infos[name], preorder_loops(module.operation))
                 module = _apply_step(module, name, _step_text(name, values), state, say)
+                if name == "lt-cache" and state["steps"][-1][2] == "applied":
+                    # a new cache's layout padded, its loop double-buffered, now and then
+                    # (both need a cache: rare at random)
+                    if "lt-pad" in passes and rng.random() < 0.8:
+                        pad = _choose_options(rng, infos["lt-pad"], preorder_loops(module.operation))
+                        pad.update(loop=values["loop"], operand=values["operand"])
+                        module = _apply_step(module, "lt-pad", _step_text("lt-pad", pad), state, say)
+                    if "lt-double-buffer" in passes and rng.random() < 0.5:
+                        step = _step_text("lt-double-buffer", {"loop": values["loop"]})
+                        module = _apply_step(module, "lt-double-buffer", step, state, say)
         elif kind == "pipeline":
             for step in task["steps"]:
                 module = _apply_step(module, step.split("{", 1)[0].strip(), step, state, say)

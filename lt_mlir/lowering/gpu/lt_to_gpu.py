@@ -51,9 +51,13 @@ from ...analysis.dependence import accesses, accesses_of, defined_inside, index_
 from ...dialect import lt
 from ...dialect.loop_tree import preorder_loops
 from ...errors import CompileError, format_location
-from ...mlir import arith, gpu, ir, memref, scf
+from ...mlir import arith, gpu, ir, memref, nvgpu, scf
+from ...passes.common import match_relative_index
+from ...passes.pad import padding
 from ..combine import atomic_update, combine
+from ..layout import apply_padding
 from ..lt_to_scf import LoopEmitter, LtToScf, finish_function, hoist_allocs, iterations, mark_atomic_reduces
+from ..lt_to_scf import index as index_constant
 from .register_tiles import keep_tiles_in_registers
 
 # ctx keys of this lowering (not dim names)
@@ -62,6 +66,7 @@ LAUNCH = "@launch"  # the gpu.launch being lowered
 THREADS = "@threads"  # threads per block (0 when emulated)
 EXTENTS = "@extents"  # key in ctx[IDS]: {"block": grid extents, "thread": block extents}
 DIVERGENT = "@divergent"  # inside a thread-level guard or a branch
+STAGED = "@staged"  # shared global name -> (its get_global, the two-stage value): lt-double-buffer
 WARP = 32
 _HOST_OPS = ("lt.alloc", "func.return")
 
@@ -87,12 +92,16 @@ def _lower_function(f, emulate: bool) -> None:
     keep_tiles_in_registers(f, emulate)
     for launch, ids, body in form_launches(f, emulate):
         privatise_launch(launch)
+        _mark_vector_copies(launch)
+        apply_padding(launch)  # after the analyses of accesses: they see the logical indices
         if not emulate:  # emulated threads run one by one: function-level buffers do
             place_shared_buffers(launch, body)
             hoist_allocs(launch, body, device=True)
         extents = ids[EXTENTS]["thread"]
         threads = 0 if emulate else extents[0] * extents[1] * extents[2]
-        GpuLowering().lower_ops(list(body.operations), {IDS: ids, LAUNCH: launch, THREADS: threads})
+        ctx = {IDS: ids, LAUNCH: launch, THREADS: threads, STAGED: {}}
+        GpuLowering().lower_ops(list(body.operations), ctx)
+        _drop_unstaged(ctx)
     finish_function(f, GpuLowering())  # what stays on the host
 
 
@@ -102,13 +111,115 @@ class GpuLowering(LtToScf):
     def lower_loop(self, loop, ctx: dict) -> None:
         if "lt.gpu_axis" in loop.attributes:
             self.lower_mapped_loop(loop, ctx)
+        elif DOUBLE_BUFFER in loop.attributes and IDS in ctx and self.lower_double_buffered(loop, ctx):
+            return
+        elif _VECTOR_LOOP in loop.attributes and self.lower_vector_copy(loop, ctx):
+            return
         else:
             super().lower_loop(loop, ctx)
+
+    def lower_double_buffered(self, loop, ctx: dict) -> bool:
+        """A block-level sequential loop marked by ``lt-double-buffer``
+        (``passes/double_buffer.py`` documents the pipeline): its copies of
+        iteration i + 1 into a second stage of each buffer they fill, issued
+        before iteration i's compute (``cp.async`` on CUDA).  False when it
+        runs a clipped iteration (a parent level's tail): then as usual."""
+        dim, step, parent_offset, full, rest = iterations(loop, ctx)
+        if rest or full < 2:
+            return False
+        emulated = not ctx.get(THREADS)
+        where = f"{format_location(loop.location)}: error: lower-lt-to-gpu: lt.double_buffer"
+        ops = lt.body_ops(lt.loop_body(loop))
+        fills, buffers = _leading_copies(loop.operation, ops)
+        if not fills:
+            raise CompileError(f"{where}: the loop's body does not start with copies into block-shared tiles")
+        first_rest = next((i for i, o in enumerate(ops) if i > max(fills) and _statement(o)), len(ops))
+        for k, op in enumerate(ops):  # which clone keeps what (marks survive cloning)
+            if k in fills:
+                op.attributes[_PART] = ir.StringAttr.get("fill")
+            elif op.name == "gpu.barrier" and (k < first_rest or k == len(ops) - 1):
+                op.attributes[_PART] = ir.StringAttr.get("drop")
+            elif _statement(op) or op.name == "gpu.barrier":
+                op.attributes[_PART] = ir.StringAttr.get("rest")
+        with ir.InsertionPoint.at_block_begin(lt.loop_body(loop)), loop.location:
+            stage = arith.RemUIOp(lt.loop_body(loop).arguments[0], index_constant(2)).result
+        for b in buffers:
+            _give_stages(b, stage, loop.operation, ctx, where)
+        if not emulated:
+            used = _shared_bytes(ctx[LAUNCH], set(ctx[STAGED]))
+            if used > gpu_mapping.SHARED_BYTES:
+                raise CompileError(f"{where}: two stages of the tiles take {used} bytes of shared memory, "
+                                   f"over the {gpu_mapping.SHARED_BYTES} a block may declare: smaller tiles")
+        copies = _keep(loop, "fill")
+        rest_ops = _keep(loop, "rest")
+        if not emulated:
+            _async_copies(copies)
+        fill = LoopEmitter(self, copies, ctx, parent_offset, step, {})
+        compute = LoopEmitter(self, rest_ops, ctx, parent_offset, step, {})
+        fill.body(fill.constant(0), {}, loop)  # the prologue: iteration 0's tiles
+        with ir.InsertionPoint(loop), loop.location:
+            if not emulated:
+                nvgpu.DeviceAsyncCreateGroupOp([])
+            main = scf.ForOp(index_constant(0), index_constant(full), index_constant(1))
+            with ir.InsertionPoint(main.body):
+                end = scf.YieldOp([])
+            i = main.induction_variable
+            with ir.InsertionPoint(end):
+                following = arith.AddIOp(i, index_constant(1)).result
+                ahead = scf.IfOp(arith.CmpIOp(ir.IntegerAttr.get(ir.IntegerType.get_signless(64), _CMPI["ult"]), following, index_constant(full)).result)
+                with ir.InsertionPoint(ahead.then_block):
+                    issue = scf.YieldOp([])
+        fill.body(following, {}, issue)
+        with ir.InsertionPoint(end), loop.location:
+            if not emulated:  # this thread's copies of iteration i are done (those of i + 1 may still fly), then everyone's
+                group = nvgpu.DeviceAsyncCreateGroupOp([]).result
+                nvgpu.DeviceAsyncWaitOp(group, numGroups=1)
+                gpu.BarrierOp()
+        compute.body(i, {}, end)
+        if not emulated:  # every thread done with stage i % 2 before iteration i + 1 refills it
+            with ir.InsertionPoint(end), loop.location:
+                gpu.BarrierOp()
+        copies.erase()
+        rest_ops.erase()
+        loop.erase()
+        return True
 
     def lower_nested(self, op, ctx: dict) -> None:
         # Code under a branch of the program's own (scf.if, ...) may run on
         # part of a warp: no warp-wide shuffles in there.
         super().lower_nested(op, {**ctx, DIVERGENT: True} if IDS in ctx else ctx)
+
+    def lower_vector_copy(self, loop, ctx: dict) -> bool:
+        """An unrolled loop of N elements whose one asynchronous copy
+        (``_async_copies``) moves N neighbours: one copy of N elements (16
+        bytes) when no tail clips the loop here and both addresses are
+        provably N-aligned; False (element by element) otherwise."""
+        n = ir.IntegerAttr(loop.attributes[_VECTOR_LOOP]).value
+        dim, step, parent_offset, full, rest = iterations(loop, ctx)
+        if full != lt.loop_size(loop) or rest or n & (n - 1):
+            return False
+        copy = next(o for o in lt.body_ops(lt.loop_body(loop)) if o.name == "nvgpu.device_async_copy")
+        copy.attributes["dstElements"] = ir.IntegerAttr.get(ir.IndexType.get(), n)
+        copy.attributes[_FIRST] = ir.UnitAttr.get()  # finds iteration 0's copy among what body() emits
+        block = loop.operation.block
+        emit = LoopEmitter(self, loop, ctx, parent_offset, step, {})
+        emit.body(emit.constant(0), {}, loop)
+        emitted = []
+        for op in list(block.operations):
+            op.walk(lambda o: (emitted.append(o) if _FIRST in o.attributes else None, ir.WalkResult.ADVANCE)[1])
+        emitted = [o for o in emitted if not inside(o, loop.operation)]
+        for o in (copy, *emitted):
+            del o.attributes[_FIRST]
+        copy.attributes["dstElements"] = ir.IntegerAttr.get(ir.IndexType.get(), 1)
+        if len(emitted) == 1 and _aligned_copy(emitted[0], n):
+            emitted[0].attributes["bypassL1"] = ir.UnitAttr.get()  # cp.async.cg: 16 bytes straight to shared memory
+            loop.erase()
+            return True
+        for o in emitted:  # not provably aligned: element by element after all
+            o.attributes["dstElements"] = ir.IntegerAttr.get(ir.IndexType.get(), 1)
+        emit.iterations(1, lt.loop_size(loop), 1)
+        loop.erase()
+        return True
 
     def lower_reduce(self, op, ctx: dict) -> None:
         if "lt.block_combine" in op.attributes and IDS in ctx and ctx.get(THREADS):
@@ -163,6 +274,251 @@ class GpuLowering(LtToScf):
         if rest > 0:
             guarded.body(emit.constant(full), {dim: rest}, _guard(loop, "eq", iv, emit.constant(full)))
         loop.erase()
+
+
+DOUBLE_BUFFER = "lt.double_buffer"
+
+
+_PART = "lt.pipeline_part"
+
+
+def _keep(loop, part: str):
+    """A copy of ``loop`` before it whose body keeps the statements marked
+    ``part`` (and the unmarked index arithmetic)."""
+    copy = loop.clone(ip=ir.InsertionPoint(loop))
+    for op in reversed(lt.body_ops(lt.loop_body(copy))):
+        if _PART in op.attributes:
+            if ir.StringAttr(op.attributes[_PART]).value != part:
+                op.erase()
+            else:
+                del op.attributes[_PART]
+    return copy
+
+
+def _statement(op) -> bool:
+    return not is_pure_index_op(op) and op.name not in ("lt.dim", "lt.alloc", "gpu.barrier")
+
+
+def _leading_copies(loop, ops: list) -> tuple[set, list]:
+    """Positions in ``ops`` (``loop``'s body) of the statements it starts
+    with that fill block-shared tiles (write only tiles: lt.allocs in the
+    body, or emulated shared globals, and read none), and those tiles."""
+    def tile(b) -> bool:
+        owner = b.owner
+        if isinstance(owner, ir.Block):
+            return False
+        owner = owner.operation
+        if owner.name == "memref.get_global":
+            return ir.MemRefType(b.type).memory_space is not None
+        return owner.name == "lt.alloc" and inside(owner, loop)
+
+    fills, buffers = set(), []
+    for k, op in enumerate(ops):
+        if not _statement(op):
+            continue
+        touched = accesses(op)
+        writes = [a.buffer for a in touched if a.kind != "read"]
+        if not writes or not all(tile(b) for b in writes) or any(a.kind == "read" and (a.buffer in buffers or a.buffer in writes) for a in touched):
+            break
+        fills.add(k)
+        buffers += [b for b in writes if b not in buffers]
+    return fills, buffers
+
+
+def _give_stages(buffer, stage, loop, ctx: dict, where: str) -> None:
+    """Give ``buffer`` (a block-shared global, or emulated an lt.alloc in
+    ``loop``'s body) a leading axis of 2 stages in ``loop``: its loads and
+    stores there index the doubled buffer with ``stage``.  One doubled
+    global a shared one (the full and clipped copies of a block loop each
+    hold a copy of ``loop``); the single one goes when nothing reads it
+    (``_drop_unstaged``)."""
+    t = ir.MemRefType(buffer.type)
+    doubled = ir.MemRefType.get([2, *t.shape], t.element_type, memory_space=t.memory_space)
+    owner = buffer.owner
+    owner = owner if isinstance(owner, ir.Block) else owner.operation
+    if isinstance(owner, ir.Block) or owner.name not in ("memref.get_global", "lt.alloc"):
+        raise CompileError(f"{where}: a buffer its copies fill is not a tile of block-shared memory")
+    if owner.name == "memref.get_global":
+        staged = ctx[STAGED]
+        name = ir.FlatSymbolRefAttr(owner.attributes["name"]).value
+        if name not in staged:
+            with ir.InsertionPoint(owner), owner.location:
+                staged[name] = (owner, shared_global(ctx[LAUNCH], doubled))
+        new = staged[name][1]
+    else:
+        dims = [ir.StringAttr(d).value for d in ir.ArrayAttr(owner.attributes["dims"])]
+        attrs = {name: owner.attributes[name] for name in owner.attributes if name != "dims"}
+        attrs["dims"] = ir.ArrayAttr.get([ir.StringAttr.get(d) for d in ["stage" + "'" * sum(d.startswith("stage") for d in dims), *dims]])
+        with ir.InsertionPoint(loop), owner.location:
+            new = ir.Operation.create("lt.alloc", results=[doubled], attributes=attrs).results[0]
+    for use in list(buffer.uses):
+        op = use.owner.operation
+        if not inside(op, loop):
+            continue  # another copy of the loop (a block loop's clipped iteration)
+        first = {"memref.load": 1, "memref.store": 2}.get(op.name)
+        if first is None:
+            raise CompileError(f"{where}: '{op.name}' uses a buffer its copies fill ({format_location(op.location)})")
+        operands = list(op.operands)
+        operands = operands[: first - 1] + [new, stage] + operands[first:]
+        with ir.InsertionPoint(op), op.location:
+            rebuilt = ir.Operation.create(op.name, results=[r.type for r in op.results], operands=operands,
+                                          attributes={name: op.attributes[name] for name in op.attributes})
+        for old, fresh in zip(op.results, rebuilt.results):
+            old.replace_all_uses_with(fresh)
+        op.erase()
+    if owner.name == "lt.alloc":
+        owner.erase()
+
+
+def _drop_unstaged(ctx: dict) -> None:
+    """The single-stage shared globals that double buffering replaced
+    everywhere: their get_global and the global itself."""
+    for name, (get, _) in ctx[STAGED].items():
+        if not list(get.results[0].uses):
+            module = get
+            while module.name != "builtin.module":
+                module = module.parent
+            get.erase()
+            table = ir.SymbolTable(module)
+            if name in table:
+                table[name].erase()
+
+
+def _shared_bytes(launch, replaced: set) -> int:
+    """Bytes of the distinct block-shared globals ``launch`` reads, but
+    those double buffering ``replaced``."""
+    sizes = {}
+
+    def visit(o):
+        if o.name == "memref.get_global":
+            t = ir.MemRefType(o.results[0].type)
+            name = ir.FlatSymbolRefAttr(o.attributes["name"]).value
+            if t.memory_space is not None and name not in replaced:
+                sizes[name] = lt.nbytes(t.shape, t.element_type)
+        return ir.WalkResult.ADVANCE
+
+    launch.walk(visit)
+    return sum(sizes.values())
+
+
+_VECTOR_COPY = "lt.vector_copy"  # on a copy's store: its unrolled loop moves N neighbours (_mark_vector_copies)
+_VECTOR_LOOP = "lt.async_vector"  # on that loop once its copy is asynchronous
+_FIRST = "lt.first_copy"  # GpuLowering.lower_vector_copy's mark, while it emits
+
+
+def _mark_vector_copies(root) -> None:
+    """Mark the copies of lt-double-buffer loops in ``root`` that an
+    unrolled loop of N neighbours makes (N * element bytes = 16): the
+    source's last index is that loop's dim, the tile's last index the
+    same dim relative to the tile's start, and no padding splits a group
+    of N.  Runs on the logical indices, before lt-pad's layout."""
+    stores = []
+
+    def visit(o):
+        if o.name == "memref.store" and any(DOUBLE_BUFFER in l.attributes for l in lt.enclosing_loops(o)):
+            stores.append(o)
+        return ir.WalkResult.ADVANCE
+
+    root.walk(visit)
+    for store in stores:
+        value, dst, *dst_idx = list(store.operands)
+        loop = store.parent
+        load = value.owner
+        if isinstance(load, ir.Block) or load.name != "memref.load" or loop.name != "lt.loop" or not dst_idx:
+            continue
+        t = ir.MemRefType(dst.type)
+        n = lt.loop_size(loop)
+        notes = lt.annotations(loop)
+        if notes.get("unroll") != 0 or lt.loop_tail(loop) or n * lt.nbytes([1], t.element_type) != 16:
+            continue
+        dim = lt.loop_dim(loop)
+
+        def is_dim(v) -> bool:
+            owner = v.owner
+            return not isinstance(owner, ir.Block) and owner.name == "lt.dim" and ir.StringAttr(owner.attributes["dim"]).value == dim
+
+        src_idx = list(load.operands)[1:]
+        relative = match_relative_index(dst_idx[-1])
+        if not src_idx or not is_dim(src_idx[-1]) or not (is_dim(dst_idx[-1]) or (relative and is_dim(relative[0]))):
+            continue
+        owner = dst.owner
+        if not isinstance(owner, ir.Block) and owner.name == "lt.alloc" and padding(owner) is not None:
+            axis, every, _ = padding(owner)
+            if axis == t.rank - 1 and every % n:
+                continue
+        store.attributes[_VECTOR_COPY] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), n)
+
+
+def _async_copies(loop) -> None:
+    """Each ``S[...] <- load G[...]`` in ``loop`` (G device memory, S
+    block-shared) becomes ``nvgpu.device_async_copy`` of one element
+    (``cp.async.ca.shared.global``, 4 bytes for f32); an unrolled loop
+    that ``_mark_vector_copies`` marked copies its N neighbours at once
+    where it can (``GpuLowering.lower_vector_copy``)."""
+    stores = []
+    loop.walk(lambda o: (stores.append(o) if o.name == "memref.store" else None, ir.WalkResult.ADVANCE)[1])
+    for store in stores:
+        value, dst, *dst_idx = list(store.operands)
+        load = value.owner
+        if isinstance(load, ir.Block) or load.name != "memref.load" or ir.MemRefType(dst.type).memory_space is None:
+            continue
+        src, *src_idx = list(load.operands)
+        if ir.MemRefType(src.type).memory_space is not None or len(list(value.uses)) != 1:
+            continue
+        with ir.InsertionPoint(store), store.location:
+            nvgpu.DeviceAsyncCopyOp(dst, dst_idx, src, src_idx, ir.IntegerAttr.get(ir.IndexType.get(), 1),
+                                    results=[ir.Type.parse("!nvgpu.device.async.token")])
+        if _VECTOR_COPY in store.attributes and store.parent.name == "lt.loop":
+            store.parent.attributes[_VECTOR_LOOP] = store.attributes[_VECTOR_COPY]
+        store.erase()
+        load.erase()
+
+
+def _aligned_copy(copy, n: int) -> bool:
+    """Whether both addresses of ``copy`` (an nvgpu.device_async_copy of
+    ``n`` elements) are multiples of ``n`` elements: every index's stride
+    is, or the index is (trailing zeros of its arithmetic)."""
+    operands = list(copy.operands)
+    dst = operands[0]
+    dst_rank = ir.MemRefType(dst.type).rank
+    dst_idx = operands[1 : 1 + dst_rank]
+    src = operands[1 + dst_rank]
+    src_idx = operands[2 + dst_rank : 2 + dst_rank + ir.MemRefType(src.type).rank]
+    need = n.bit_length() - 1
+    for memref_value, idx in ((dst, dst_idx), (src, src_idx)):
+        shape = list(ir.MemRefType(memref_value.type).shape)
+        stride = 1
+        for size, i in reversed(list(zip(shape, idx))):
+            if stride % n and _trailing_zeros(i) < need:
+                return False
+            stride *= size
+    return True
+
+
+def _trailing_zeros(v, depth: int = 0) -> int:
+    """Low bits known to be zero in index value ``v`` (0 when unknown)."""
+    owner = v.owner
+    if depth > 64 or isinstance(owner, ir.Block):
+        return 0
+    op = owner.operation
+    name = op.name
+    if name == "arith.constant":
+        c = ir.IntegerAttr(op.attributes["value"]).value
+        return 64 if c == 0 else (c & -c).bit_length() - 1
+    args = list(op.operands)
+    if name == "arith.muli":
+        return min(64, _trailing_zeros(args[0], depth + 1) + _trailing_zeros(args[1], depth + 1))
+    if name in ("arith.addi", "arith.subi", "arith.ori", "arith.xori", "arith.minsi", "arith.maxsi", "arith.minui", "arith.maxui"):
+        return min(_trailing_zeros(a, depth + 1) for a in args)
+    if name == "arith.andi":
+        return max(_trailing_zeros(a, depth + 1) for a in args)
+    if name == "arith.shli" and args[1].owner is not None and not isinstance(args[1].owner, ir.Block) and args[1].owner.operation.name == "arith.constant":
+        return min(64, _trailing_zeros(args[0], depth + 1) + ir.IntegerAttr(args[1].owner.operation.attributes["value"]).value)
+    if name == "arith.select":
+        return min(_trailing_zeros(args[1], depth + 1), _trailing_zeros(args[2], depth + 1))
+    if name in ("arith.index_cast", "arith.index_castui"):
+        return _trailing_zeros(args[0], depth + 1)
+    return 0
 
 
 def check(module_op) -> None:

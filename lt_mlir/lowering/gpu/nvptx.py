@@ -64,6 +64,7 @@ DEVICE_PIPELINE = (
     "canonicalize, cse, loop-invariant-code-motion, "
     "expand-strided-metadata, "
     "convert-scf-to-cf, "
+    "convert-nvgpu-to-nvvm, "
     "convert-gpu-to-nvvm{use-bare-ptr-memref-call-conv=1}, "
     "reconcile-unrealized-casts, canonicalize))"
 )

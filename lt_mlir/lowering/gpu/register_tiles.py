@@ -118,7 +118,7 @@ def _plan(r):
         return None
     hoist, loop = None, seq
     while loop is not None and loop.name == "lt.loop" and not gpu_mapping.mapping(loop):
-        if reads(lt.loop_dim(loop)) or lt.annotations(loop) or defined_inside(acc, loop):
+        if reads(lt.loop_dim(loop)) or set(lt.annotations(loop)) - gpu_mapping.PIPELINING or defined_inside(acc, loop):
             break
         if any(a != r for a in accesses_of(loop, acc)):
             break
