@@ -452,6 +452,8 @@ for _kind in (
     MoveKind("uncache", _simple("lt-uncache"), "remove the cache copy at the start of the body"),
     MoveKind("double_buffer", _simple("lt-double-buffer"), "the next iteration's cache tiles copied (cp.async) while this one computes (GPU)",
              search_args=lambda t: (None,) if _gpu(t) else ()),
+    MoveKind("min_blocks", _with_int("lt-min-blocks", "blocks", 2), "the kernel rooted here asks for BLOCKS blocks a multiprocessor (registers capped)",
+             search_args=lambda t: (2,) if _gpu(t) else ()),
     MoveKind("pad", _with_int("lt-pad", "by", 4), "the first cache in the body laid out with BY unused elements after every 32 of its last axis (no GPU bank conflicts)",
              search_args=lambda t: (4,) if _gpu(t) else ()),
     MoveKind("unannotate", lambda m, mod, t: f"lt-unannotate{{{_loop_option(m)} name={_word('unannotate', 'name', m.arg)}}}",

@@ -398,6 +398,13 @@ class Schedule:
         tail, one whose body does not start with its cache copies."""
         return self._move("double_buffer", loop)
 
+    def min_blocks(self, loop: int, blocks: int = 2) -> "Schedule":
+        """The GPU kernel whose outermost block loop is ``loop`` asks for
+        ``blocks`` blocks a multiprocessor (PTX ``.minnctapersm``: its
+        registers capped at 65536 / (blocks x threads)).  Refuses a loop
+        that is not a kernel's outermost block loop."""
+        return self._move("min_blocks", loop, _int("blocks", blocks))
+
     def uncache(self, loop: int) -> "Schedule":
         """Remove the ``lt-cache`` copy at the start of loop ``loop``'s
         body (reads go to the argument again)."""

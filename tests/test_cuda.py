@@ -548,6 +548,10 @@ def test_double_buffered_slices_copy_ahead_with_cp_async():
     # the same global loads and stores of C (its register tile, once a block)
     for ptx in (got.ptx, plain.ptx):
         assert ptx.count("st.global") == plain.ptx.count("st.global")
+    capped = recipes.gpu_tiled_matmul(Schedule(programs.matmul(512, 203, 256)), double_buffer=True, min_blocks=2, **kw)
+    assert "[gpu block, min_blocks 2]" in capped.loop_tree
+    ptx = lt_mlir.compiler.lower_cuda(capped.text).ptx
+    assert ptx.count(".minnctapersm 2") == 1 and ".minnctapersm" not in got.ptx  # the GEMM's kernel, not C's initialisation
     with pytest.raises(CompileError, match=r"two stages of the tiles take 69632 bytes of shared memory, over the 49152"):
         lt_mlir.compiler.lower_cuda(recipes.gpu_tiled_matmul(Schedule(programs.matmul(256, 256, 256)), double_buffer=True, **dict(kw, k_tile=32)).text)
     with pytest.raises(PassError, match="has a tail iteration"):

@@ -55,6 +55,7 @@ _ANNOTATIONS = {
     "lt.vectorize": lambda a: _positive_int(a),
     "lt.prefetch": lambda a: _positive_int(a),
     "lt.double_buffer": lambda a: None if isinstance(a, ir.UnitAttr) else "must be a unit attribute",
+    "lt.min_blocks": lambda a: _positive_int(a),
     "lt.gpu": lambda a: None
     if isinstance(a, ir.StringAttr) and a.value in GPU_MAPPINGS
     else f"must be one of {', '.join(repr(g) for g in GPU_MAPPINGS)}",

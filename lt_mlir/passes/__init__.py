@@ -12,6 +12,7 @@ from . import (  # noqa: F401
     gpu_map,
     hoist,
     merge,
+    min_blocks,
     pad,
     parallel,
     prefetch,

@@ -1,6 +1,6 @@
 """``lt-unannotate{loop=L name=N}``: take annotation ``lt.N`` off loop L
-(``parallel``, ``unroll``, ``vectorize``, ``gpu``, ``prefetch`` or ``double_buffer``) — the way back from
-``lt-parallel``, ``lt-unroll``, ``lt-vectorize``, ``lt-gpu-map``, ``lt-prefetch`` and ``lt-double-buffer`` (the RL
+(``parallel``, ``unroll``, ``vectorize``, ``gpu``, ``prefetch``, ``double_buffer`` or ``min_blocks``) — the way back from
+``lt-parallel``, ``lt-unroll``, ``lt-vectorize``, ``lt-gpu-map``, ``lt-prefetch``, ``lt-double-buffer`` and ``lt-min-blocks`` (the RL
 environment's ``toggle_thread`` turns threads off with it).
 
 The loop then runs sequentially, rolled or scalar, which never changes the
@@ -14,16 +14,16 @@ from .common import find_loop, loop_label, refuse
 from .registry import Option, register
 
 NAME = "lt-unannotate"
-NAMES = ("parallel", "unroll", "vectorize", "gpu", "prefetch", "double_buffer")
+NAMES = ("parallel", "unroll", "vectorize", "gpu", "prefetch", "double_buffer", "min_blocks")
 
 
 @register(
     NAME,
     Option("loop", int, help="loop to change (L-number)"),
-    Option("name", str, help="annotation to take off: parallel, unroll, vectorize, gpu, prefetch or double_buffer"),
+    Option("name", str, help="annotation to take off: parallel, unroll, vectorize, gpu, prefetch, double_buffer or min_blocks"),
 )
 def unannotate(module_op, loop: int, name: str) -> None:
-    """Take an annotation (parallel, unroll, vectorize, gpu, prefetch, double_buffer) off a loop."""
+    """Take an annotation (parallel, unroll, vectorize, gpu, prefetch, double_buffer, min_blocks) off a loop."""
     target = find_loop(module_op, loop, NAME)
     if name not in NAMES:
         raise refuse(NAME, f"option 'name' must be one of {', '.join(NAMES)}, got '{name}'", target)

@@ -471,6 +471,19 @@ def _choose_options(rng: random.Random, info, loops: list) -> dict:
                 i = rng.choice(held) if held else i
                 if held and rng.random() < 0.8:
                     values["operand"] = -1
+            elif info.name == "lt-min-blocks" and rng.random() < 0.9:
+                # mostly a kernel's outermost block loop (others are refused at once)
+                from ..analysis import gpu_mapping
+
+                roots = [j for j, l in enumerate(loops) if gpu_mapping.mapping(l) == "block"
+                         and not any(gpu_mapping.mapping(p) for p in lt.enclosing_loops(l))]
+                i = rng.choice(roots) if roots else i
+                values["blocks"] = rng.choice((1, 2, 2, 3, 8))
+            elif info.name == "lt-double-buffer" and rng.random() < 0.9:
+                # mostly a loop holding a cache (others are refused at once)
+                held = [j for j, l in enumerate(loops)
+                        if any(o.name == "lt.alloc" and "lt.cache" in o.attributes for o in lt.body_ops(lt.loop_body(l)))]
+                i = rng.choice(held) if held else i
             elif info.name == "lt-pad" and rng.random() < 0.9:
                 # mostly a loop holding a cache (others are refused at once)
                 held = [j for j, l in enumerate(loops)

@@ -66,6 +66,7 @@ LAUNCH = "@launch"  # the gpu.launch being lowered
 THREADS = "@threads"  # threads per block (0 when emulated)
 EXTENTS = "@extents"  # key in ctx[IDS]: {"block": grid extents, "thread": block extents}
 DIVERGENT = "@divergent"  # inside a thread-level guard or a branch
+MIN_BLOCKS = "lt.min_blocks"  # on a kernel's root loop, then its gpu.launch (nvptx.outline: nvvm.minctasm)
 STAGED = "@staged"  # shared global name -> (its get_global, the two-stage value): lt-double-buffer
 WARP = 32
 _HOST_OPS = ("lt.alloc", "func.return")
@@ -600,6 +601,9 @@ def _launch(ops: list, root, emulate: bool = False):
         return _emulated_launch(ops, grid, block)
     with ir.InsertionPoint(ops[0]), ops[0].location:
         launch = gpu.LaunchOp(tuple(grid), tuple(block))
+    if root is not None and MIN_BLOCKS in root.attributes:  # lt-min-blocks: the kernel's .minnctapersm
+        launch.operation.attributes[MIN_BLOCKS] = root.attributes[MIN_BLOCKS]
+    with ir.InsertionPoint(ops[0]), ops[0].location:
         body = launch.regions[0].blocks[0]
         with ir.InsertionPoint(body):
             terminator = gpu.TerminatorOp()

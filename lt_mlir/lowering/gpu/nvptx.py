@@ -38,7 +38,7 @@ from ...errors import CompileError
 from ...mlir import ir
 from .. import machine
 from ..llvm import run_pipeline, translate_to_llvm_ir
-from .lt_to_gpu import lower_lt_to_gpu
+from .lt_to_gpu import MIN_BLOCKS, lower_lt_to_gpu
 
 DEFAULT_ARCH = "sm_90"
 # arch -> the PTX ISA version llvmlite's NVPTX backend should emit for it
@@ -77,8 +77,29 @@ def check_arch(arch: str) -> str:
 
 
 def outline(module) -> None:
-    """``gpu.launch`` -> host ``gpu.launch_func`` + ``gpu.module`` kernels."""
+    """``gpu.launch`` -> host ``gpu.launch_func`` + ``gpu.module`` kernels;
+    a launch marked ``lt.min_blocks`` (lt-min-blocks) gives its kernel
+    ``nvvm.minctasm`` (PTX ``.minnctapersm``)."""
+    wanted = []
+    module.operation.walk(lambda o: (wanted.append(o.attributes[MIN_BLOCKS] if MIN_BLOCKS in o.attributes else None)
+                                     if o.name == "gpu.launch" else None, ir.WalkResult.ADVANCE)[1])
     run_pipeline(module, HOST_PIPELINE)
+    if not any(w is not None for w in wanted):
+        return
+    calls = []
+    module.operation.walk(lambda o: (calls.append(o) if o.name == "gpu.launch_func" else None, ir.WalkResult.ADVANCE)[1])
+    kernels = {}
+    module.operation.walk(lambda o: (kernels.setdefault(_kernel_key(o), o) if o.name == "gpu.func" else None, ir.WalkResult.ADVANCE)[1])
+    with module.operation.context:
+        for call, blocks in zip(calls, wanted):
+            if blocks is not None:
+                kernel = kernels[str(ir.SymbolRefAttr(call.attributes["kernel"]))]
+                kernel.attributes["nvvm.minctasm"] = ir.IntegerAttr.get(ir.IntegerType.get_signless(32), ir.IntegerAttr(blocks).value)
+
+
+def _kernel_key(func) -> str:
+    """``@module::@kernel``, as a gpu.launch_func names the gpu.func."""
+    return f"@{ir.StringAttr(func.parent.attributes['sym_name']).value}::@{ir.StringAttr(func.attributes['sym_name']).value}"
 
 
 def lower_kernels_to_nvvm(module) -> None:

@@ -92,7 +92,7 @@ func.func @no_block_argument(%A: memref<8xf32>) {
 
 // -----
 
-// CHECK: invalid.mlir:[[# @LINE + 2]]:3: error: 'lt.loop' unknown annotation 'lt.fast' (known: lt.parallel, lt.schedule, lt.unroll, lt.vectorize, lt.prefetch, lt.double_buffer, lt.gpu)
+// CHECK: invalid.mlir:[[# @LINE + 2]]:3: error: 'lt.loop' unknown annotation 'lt.fast' (known: lt.parallel, lt.schedule, lt.unroll, lt.vectorize, lt.prefetch, lt.double_buffer, lt.min_blocks, lt.gpu)
 func.func @unknown_annotation(%A: memref<8xf32>) {
   "lt.loop"() ({
   ^bb0(%i: index):

@@ -27,7 +27,7 @@
 //      SUM: @matmul: {{.*}} ms
 // SUM-NEXT:   arg2 f32[33, 48] checksum [[SUM:.*]]
 // ABSENT: lt-unannotate.mlir:[[# @LINE + 11]]:7: error: lt-unannotate: L2 "for n in 48" is not annotated parallel
-// NAME: lt-unannotate.mlir:[[# @LINE + 5]]:3: error: lt-unannotate: option 'name' must be one of parallel, unroll, vectorize, gpu, prefetch, double_buffer, got 'fast'
+// NAME: lt-unannotate.mlir:[[# @LINE + 5]]:3: error: lt-unannotate: option 'name' must be one of parallel, unroll, vectorize, gpu, prefetch, double_buffer, min_blocks, got 'fast'
 // NOLOOP: error: lt-unannotate: no loop L9 (the loop tree has L0..L4)
 
 func.func @matmul(%arg0: memref<33x64xf32> {lt.name = "A"}, %arg1: memref<64x48xf32> {lt.name = "B"}, %arg2: memref<33x48xf32> {lt.name = "C"}) {
