@@ -71,12 +71,14 @@ def lower_lt_to_scf(module: ir.Module | ir.Operation, check_bounds: bool = True)
 
 
 def _drop_double_buffering(f) -> None:
-    """lt-double-buffer pipelines block-shared copies on the GPU: on the CPU
-    the loop runs as it is."""
-    marked = []
-    f.walk(lambda o: (marked.append(o) if o.name == "lt.loop" and "lt.double_buffer" in o.attributes else None, ir.WalkResult.ADVANCE)[1])
-    for loop in marked:
-        del loop.attributes["lt.double_buffer"]
+    """lt-double-buffer pipelines block-shared copies and lt-min-blocks
+    caps a kernel's registers, on the GPU: on the CPU the loops run as they
+    are."""
+    for name in ("lt.double_buffer", "lt.min_blocks"):
+        marked = []
+        f.walk(lambda o: (marked.append(o) if o.name == "lt.loop" and name in o.attributes else None, ir.WalkResult.ADVANCE)[1])
+        for loop in marked:
+            del loop.attributes[name]
 
 
 def finish_function(f, lowering: "LtToScf") -> None:

@@ -21,7 +21,10 @@ to ``cp.async.ca.shared.global``): the loads of the next tiles are in
 flight while the threads compute, with no registers held for them.  The
 shared memory doubles (the block's total must stay within 48 KiB).  The
 emulated GPU (``cuda-emulated``) runs the same pipeline with plain copies;
-the CPU lowering ignores the annotation.  Results never change.
+the CPU lowering ignores the annotation, and so does the GPU lowering
+where L is not a block-level sequential loop (a loop of a one-thread
+kernel, or inside a thread loop: its tiles are a thread's own).  Results
+never change.
 
 Refuses (located): no loop L; L mapped, parallel, vectorized, unrolled or
 already double-buffered; L with a tail iteration (the last slice's clipped

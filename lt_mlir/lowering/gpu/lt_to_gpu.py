@@ -53,6 +53,7 @@ from ...dialect.loop_tree import preorder_loops
 from ...errors import CompileError, format_location
 from ...mlir import arith, gpu, ir, memref, nvgpu, scf
 from ...passes.common import match_relative_index
+from ...passes.double_buffer import stages
 from ...passes.pad import padding
 from ..combine import atomic_update, combine
 from ..layout import apply_padding
@@ -67,12 +68,14 @@ THREADS = "@threads"  # threads per block (0 when emulated)
 EXTENTS = "@extents"  # key in ctx[IDS]: {"block": grid extents, "thread": block extents}
 DIVERGENT = "@divergent"  # inside a thread-level guard or a branch
 MIN_BLOCKS = "lt.min_blocks"  # on a kernel's root loop, then its gpu.launch (nvptx.outline: nvvm.minctasm)
+STAGED_AT = "@staged_at"  # where the first double-buffered loop is (its error's location)
+ASYNC = "@async"  # cp.async available (sm_80 and later): else the stages are filled by plain copies
 STAGED = "@staged"  # shared global name -> (its get_global, the two-stage value): lt-double-buffer
 WARP = 32
 _HOST_OPS = ("lt.alloc", "func.return")
 
 
-def lower_lt_to_gpu(module: ir.Module | ir.Operation, check_bounds: bool = True, emulate: bool = False) -> None:
+def lower_lt_to_gpu(module: ir.Module | ir.Operation, check_bounds: bool = True, emulate: bool = False, async_copies: bool = True) -> None:
     """Rewrite every lt function of ``module`` into ``gpu.launch`` ops (with
     ``emulate``: sequential loops over blocks and threads), in place."""
     op = module.operation
@@ -86,13 +89,14 @@ def lower_lt_to_gpu(module: ir.Module | ir.Operation, check_bounds: bool = True,
         check(op)
         for f in lt.functions(op):
             if f.regions[0].blocks:
-                _lower_function(f, emulate)
+                _lower_function(f, emulate, async_copies)
 
 
-def _lower_function(f, emulate: bool) -> None:
+def _lower_function(f, emulate: bool, async_copies: bool = True) -> None:
     keep_tiles_in_registers(f, emulate)
     for launch, ids, body in form_launches(f, emulate):
         privatise_launch(launch)
+        _only_block_sequential(launch)
         _mark_vector_copies(launch)
         apply_padding(launch)  # after the analyses of accesses: they see the logical indices
         if not emulate:  # emulated threads run one by one: function-level buffers do
@@ -100,9 +104,15 @@ def _lower_function(f, emulate: bool) -> None:
             hoist_allocs(launch, body, device=True)
         extents = ids[EXTENTS]["thread"]
         threads = 0 if emulate else extents[0] * extents[1] * extents[2]
-        ctx = {IDS: ids, LAUNCH: launch, THREADS: threads, STAGED: {}}
+        ctx = {IDS: ids, LAUNCH: launch, THREADS: threads, STAGED: {}, STAGED_AT: [], ASYNC: async_copies}
         GpuLowering().lower_ops(list(body.operations), ctx)
         _drop_unstaged(ctx)
+        if ctx[STAGED] and not emulate:  # the stages (and any clipped copy's single ones) within static shared memory
+            used = _shared_bytes(launch)
+            if used > gpu_mapping.SHARED_BYTES:
+                where = ctx[STAGED_AT][0]
+                raise CompileError(f"{where}: two stages of the tiles take {used} bytes of shared memory, "
+                                   f"over the {gpu_mapping.SHARED_BYTES} a block may declare: smaller tiles")
     finish_function(f, GpuLowering())  # what stays on the host
 
 
@@ -130,15 +140,20 @@ class GpuLowering(LtToScf):
             return False
         emulated = not ctx.get(THREADS)
         where = f"{format_location(loop.location)}: error: lower-lt-to-gpu: lt.double_buffer"
+        ctx[STAGED_AT].append(where)
         ops = lt.body_ops(lt.loop_body(loop))
-        fills, buffers = _leading_copies(loop.operation, ops)
-        if not fills:
-            raise CompileError(f"{where}: the loop's body does not start with copies into block-shared tiles")
-        first_rest = next((i for i, o in enumerate(ops) if i > max(fills) and _statement(o)), len(ops))
+        fills = [op for op in ops if _PART in op.attributes and ir.StringAttr(op.attributes[_PART]).value == "fill"]
+        buffers = []
+        for op in fills:
+            for a in accesses(op):
+                if a.kind != "read" and a.buffer not in buffers:
+                    buffers.append(a.buffer)
+        last = ops.index(fills[-1])
+        first_rest = next((i for i, o in enumerate(ops) if i > last and _statement(o)), len(ops))
         for k, op in enumerate(ops):  # which clone keeps what (marks survive cloning)
-            if k in fills:
-                op.attributes[_PART] = ir.StringAttr.get("fill")
-            elif op.name == "gpu.barrier" and (k < first_rest or k == len(ops) - 1):
+            if _PART in op.attributes:
+                continue
+            if op.name == "gpu.barrier" and (k < first_rest or k == len(ops) - 1):
                 op.attributes[_PART] = ir.StringAttr.get("drop")
             elif _statement(op) or op.name == "gpu.barrier":
                 op.attributes[_PART] = ir.StringAttr.get("rest")
@@ -146,20 +161,16 @@ class GpuLowering(LtToScf):
             stage = arith.RemUIOp(lt.loop_body(loop).arguments[0], index_constant(2)).result
         for b in buffers:
             _give_stages(b, stage, loop.operation, ctx, where)
-        if not emulated:
-            used = _shared_bytes(ctx[LAUNCH], set(ctx[STAGED]))
-            if used > gpu_mapping.SHARED_BYTES:
-                raise CompileError(f"{where}: two stages of the tiles take {used} bytes of shared memory, "
-                                   f"over the {gpu_mapping.SHARED_BYTES} a block may declare: smaller tiles")
         copies = _keep(loop, "fill")
         rest_ops = _keep(loop, "rest")
-        if not emulated:
+        copying = not emulated and ctx.get(ASYNC, True)  # cp.async (else plain copies, done when issued)
+        if copying:
             _async_copies(copies)
         fill = LoopEmitter(self, copies, ctx, parent_offset, step, {})
         compute = LoopEmitter(self, rest_ops, ctx, parent_offset, step, {})
         fill.body(fill.constant(0), {}, loop)  # the prologue: iteration 0's tiles
         with ir.InsertionPoint(loop), loop.location:
-            if not emulated:
+            if copying:
                 nvgpu.DeviceAsyncCreateGroupOp([])
             main = scf.ForOp(index_constant(0), index_constant(full), index_constant(1))
             with ir.InsertionPoint(main.body):
@@ -172,9 +183,10 @@ class GpuLowering(LtToScf):
                     issue = scf.YieldOp([])
         fill.body(following, {}, issue)
         with ir.InsertionPoint(end), loop.location:
-            if not emulated:  # this thread's copies of iteration i are done (those of i + 1 may still fly), then everyone's
+            if copying:  # this thread's copies of iteration i are done (those of i + 1 may still fly)
                 group = nvgpu.DeviceAsyncCreateGroupOp([]).result
                 nvgpu.DeviceAsyncWaitOp(group, numGroups=1)
+            if not emulated:  # then everyone's
                 gpu.BarrierOp()
         compute.body(i, {}, end)
         if not emulated:  # every thread done with stage i % 2 before iteration i + 1 refills it
@@ -300,32 +312,6 @@ def _statement(op) -> bool:
     return not is_pure_index_op(op) and op.name not in ("lt.dim", "lt.alloc", "gpu.barrier")
 
 
-def _leading_copies(loop, ops: list) -> tuple[set, list]:
-    """Positions in ``ops`` (``loop``'s body) of the statements it starts
-    with that fill block-shared tiles (write only tiles: lt.allocs in the
-    body, or emulated shared globals, and read none), and those tiles."""
-    def tile(b) -> bool:
-        owner = b.owner
-        if isinstance(owner, ir.Block):
-            return False
-        owner = owner.operation
-        if owner.name == "memref.get_global":
-            return ir.MemRefType(b.type).memory_space is not None
-        return owner.name == "lt.alloc" and inside(owner, loop)
-
-    fills, buffers = set(), []
-    for k, op in enumerate(ops):
-        if not _statement(op):
-            continue
-        touched = accesses(op)
-        writes = [a.buffer for a in touched if a.kind != "read"]
-        if not writes or not all(tile(b) for b in writes) or any(a.kind == "read" and (a.buffer in buffers or a.buffer in writes) for a in touched):
-            break
-        fills.add(k)
-        buffers += [b for b in writes if b not in buffers]
-    return fills, buffers
-
-
 def _give_stages(buffer, stage, loop, ctx: dict, where: str) -> None:
     """Give ``buffer`` (a block-shared global, or emulated an lt.alloc in
     ``loop``'s body) a leading axis of 2 stages in ``loop``: its loads and
@@ -385,17 +371,15 @@ def _drop_unstaged(ctx: dict) -> None:
                 table[name].erase()
 
 
-def _shared_bytes(launch, replaced: set) -> int:
-    """Bytes of the distinct block-shared globals ``launch`` reads, but
-    those double buffering ``replaced``."""
+def _shared_bytes(launch) -> int:
+    """Bytes of the distinct block-shared globals ``launch`` reads."""
     sizes = {}
 
     def visit(o):
         if o.name == "memref.get_global":
             t = ir.MemRefType(o.results[0].type)
-            name = ir.FlatSymbolRefAttr(o.attributes["name"]).value
-            if t.memory_space is not None and name not in replaced:
-                sizes[name] = lt.nbytes(t.shape, t.element_type)
+            if t.memory_space is not None:
+                sizes[ir.FlatSymbolRefAttr(o.attributes["name"]).value] = lt.nbytes(t.shape, t.element_type)
         return ir.WalkResult.ADVANCE
 
     launch.walk(visit)
@@ -405,6 +389,23 @@ def _shared_bytes(launch, replaced: set) -> int:
 _VECTOR_COPY = "lt.vector_copy"  # on a copy's store: its unrolled loop moves N neighbours (_mark_vector_copies)
 _VECTOR_LOOP = "lt.async_vector"  # on that loop once its copy is asynchronous
 _FIRST = "lt.first_copy"  # GpuLowering.lower_vector_copy's mark, while it emits
+
+
+def _only_block_sequential(launch) -> None:
+    """lt-double-buffer pipelines a block-level sequential loop whose body
+    starts with the copies of its lt-cache tiles (``passes.double_buffer.
+    stages``: marked "fill" here, before the tiles become shared globals);
+    elsewhere (a one-thread kernel's loop, a loop inside a thread loop: its
+    tiles are a thread's own) the loop runs as it is, as on the CPU."""
+    marked = []
+    launch.walk(lambda o: (marked.append(o) if o.name == "lt.loop" and DOUBLE_BUFFER in o.attributes else None, ir.WalkResult.ADVANCE)[1])
+    for loop in marked:
+        found = stages(loop) if gpu_mapping.block_sequential(loop) else "not block-level sequential"
+        if isinstance(found, str):  # (or a later move broke the copies-first structure lt-double-buffer checked)
+            del loop.attributes[DOUBLE_BUFFER]
+            continue
+        for op in found[0]:  # the lt-cache copies: what the next iteration fills ahead
+            op.attributes[_PART] = ir.StringAttr.get("fill")
 
 
 def _mark_vector_copies(root) -> None:
@@ -432,6 +433,9 @@ def _mark_vector_copies(root) -> None:
         notes = lt.annotations(loop)
         if notes.get("unroll") != 0 or lt.loop_tail(loop) or n * lt.nbytes([1], t.element_type) != 16:
             continue
+        statements = [o for o in lt.body_ops(lt.loop_body(loop)) if not is_pure_index_op(o) and o.name != "lt.dim"]
+        if len(statements) != 2 or statements[0] != load or statements[1] != store:
+            continue  # the loop copies this one element and does nothing else
         dim = lt.loop_dim(loop)
 
         def is_dim(v) -> bool:
@@ -465,6 +469,8 @@ def _async_copies(loop) -> None:
             continue
         src, *src_idx = list(load.operands)
         if ir.MemRefType(src.type).memory_space is not None or len(list(value.uses)) != 1:
+            continue
+        if lt.nbytes([1], value.type) not in (4, 8):  # cp.async moves 4, 8 or 16 bytes: narrower elements copy as they are
             continue
         with ir.InsertionPoint(store), store.location:
             nvgpu.DeviceAsyncCopyOp(dst, dst_idx, src, src_idx, ir.IntegerAttr.get(ir.IndexType.get(), 1),
@@ -1012,7 +1018,8 @@ def shared_global(anchor, memref_type) -> ir.Value:
         n += 1
     name = f"lt_shared_{n}"
     with ir.InsertionPoint.at_block_begin(module.regions[0].blocks[0]):
-        g = memref.GlobalOp(name, ir.TypeAttr.get(memref_type), sym_visibility="private")
+        # 16-byte aligned: 128-bit shared accesses (ld.shared.v4, 16-byte cp.async) need it
+        g = memref.GlobalOp(name, ir.TypeAttr.get(memref_type), sym_visibility="private", alignment=16)
     table.insert(g.operation)
     return memref.GetGlobalOp(memref_type, name).result
 

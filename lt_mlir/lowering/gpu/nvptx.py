@@ -90,6 +90,8 @@ def outline(module) -> None:
     module.operation.walk(lambda o: (calls.append(o) if o.name == "gpu.launch_func" else None, ir.WalkResult.ADVANCE)[1])
     kernels = {}
     module.operation.walk(lambda o: (kernels.setdefault(_kernel_key(o), o) if o.name == "gpu.func" else None, ir.WalkResult.ADVANCE)[1])
+    if len(calls) != len(wanted):  # (each launch becomes one launch_func, in order)
+        raise CompileError(f"error: lt-min-blocks: {len(wanted)} launches became {len(calls)} kernel calls: cannot tell which kernel asked")
     with module.operation.context:
         for call, blocks in zip(calls, wanted):
             if blocks is not None:
@@ -311,7 +313,7 @@ def compile_to_ptx(module, entry: str, specs, arch: str = DEFAULT_ARCH, check_bo
         for f in lt.functions(module.operation):
             if ir.StringAttr(f.attributes["sym_name"]).value != entry:
                 f.erase()
-    lower_lt_to_gpu(module, check_bounds)
+    lower_lt_to_gpu(module, check_bounds, async_copies=int(arch[3:].rstrip("a")) >= 80)  # cp.async: sm_80 and later
     outline(module)
     launches, scratch = launch_plan(module, entry)
     if not launches:

@@ -23,14 +23,21 @@
 // prologue's group and one group an iteration, waiting for all but the
 // newest; two barriers an iteration.
 // RUN: lt-opt %s -p 'builtin.module(lt-distribute{loop=1}, lt-distribute{loop=0}, lt-split{loop=2 factor=32}, lt-split{loop=3 factor=4}, lt-split{loop=5 factor=32}, lt-split{loop=6 factor=4}, lt-split{loop=8 factor=8}, lt-swap{loop=4}, lt-swap{loop=5}, lt-swap{loop=7}, lt-swap{loop=8}, lt-swap{loop=3}, lt-swap{loop=6}, lt-swap{loop=7}, lt-swap{loop=5}, lt-swap{loop=4}, lt-cache{loop=4 operand=0}, lt-cache{loop=4 operand=1}, lt-double-buffer{loop=4}, lt-split{loop=6 factor=8}, lt-swap{loop=5}, lt-split{loop=8 factor=8}, lt-gpu-map{loop=2 to=block}, lt-gpu-map{loop=3 to=block}, lt-gpu-map{loop=6 to=thread}, lt-gpu-map{loop=7 to=thread}, lt-gpu-map{loop=9 to=thread}, lt-gpu-map{loop=10 to=thread}, lt-gpu-map{loop=11 to=thread}, lt-gpu-map{loop=12 to=thread}, lt-unroll{loop=14 factor=0}, lt-unroll{loop=15 factor=0}, lt-gpu-auto{threads=256})' --emit=ptx 2>/dev/null | filecheck %s --check-prefix=PTX
-// PTX-DAG: .shared .align 4 .b8 lt_shared_2[2048];
-// PTX-DAG: .shared .align 4 .b8 lt_shared_3[2048];
+// PTX-DAG: .shared .align 16 .b8 lt_shared_2[2048];
+// PTX-DAG: .shared .align 16 .b8 lt_shared_3[2048];
 // PTX: cp.async.ca.shared.global [{{.*}}], [{{.*}}], 4;
 // PTX: cp.async.commit_group;
 // PTX: cp.async.commit_group;
 // PTX-NEXT: cp.async.wait_group {{.*}}1;
 // PTX-NEXT: bar.sync
 // PTX-NOT: lt_shared_0
+//
+// A loop that is not block-level sequential (here inside a thread loop:
+// its tile is the thread's own) runs as it is on the GPU too.
+// RUN: lt-opt %s -p 'builtin.module(lt-split{loop=2 factor=8}, lt-cache{loop=2 operand=1}, lt-double-buffer{loop=2}, lt-gpu-auto{threads=7})' --emit=ptx 2>/dev/null | filecheck %s --check-prefix=THREADS
+// THREADS: .entry mm_kernel(
+// THREADS-NOT: cp.async
+// RUN: lt-opt %s --run --repeat 1 --target cuda-emulated -p 'builtin.module(lt-split{loop=2 factor=8}, lt-cache{loop=2 operand=1}, lt-double-buffer{loop=2}, lt-gpu-auto{threads=7})' | filecheck %s --check-prefix=SUM
 //
 // Refused: a tail iteration of L (k in 3 r 8 over slices of 8), a loop
 // without a cache, a GPU-mapped loop, a loop of one iteration, a body with
