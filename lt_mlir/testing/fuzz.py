@@ -550,6 +550,22 @@ def _choose_options(rng: random.Random, info, loops: list) -> dict:
     return values
 
 
+def _holds_cache(loops) -> bool:
+    from ..dialect import lt
+
+    return any(o.name == "lt.alloc" and "lt.cache" in o.attributes for l in loops for o in lt.body_ops(lt.loop_body(l)))
+
+
+def _has_kernel(loops) -> bool:
+    from ..analysis import gpu_mapping
+
+    return any(gpu_mapping.mapping(l) == "block" for l in loops)
+
+
+# passes that act only on what an earlier step made (an lt-cache buffer, a kernel)
+_NEEDS = {"lt-pad": _holds_cache, "lt-double-buffer": _holds_cache, "lt-min-blocks": _has_kernel}
+
+
 def _arguments_read(loop) -> list:
     """Positions of the function arguments that ``loop`` loads from."""
     from ..mlir import ir
@@ -849,6 +865,8 @@ def _run_one(task: dict, seed: int, programs: tuple, passes: list, notify=None, 
             infos = registry()
             for _ in range(rng.randint(1, MAX_TRANSFORMS)):
                 name = rng.choice(passes)
+                if name in _NEEDS and not _NEEDS[name](preorder_loops(module.operation)):
+                    name = rng.choice(passes)  # nothing for it to act on yet: another draw (they also follow lt-cache)
                 values = _choose_options(rng, infos[name], preorder_loops(module.operation))
                 module = _apply_step(module, name, _step_text(name, values), state, say)
                 if name == "lt-cache" and state["steps"][-1][2] == "applied":
