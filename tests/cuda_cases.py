@@ -247,31 +247,22 @@ CASES = [
     ),
     # double-buffered k-slices (lt-double-buffer: cp.async into two stages),
     # 16-byte copies in full blocks, element copies in the clipped ones
-    # (N = 203); K a multiple of the slice
-    Case(
-        "sgemm_double_buffered",
-        "matmul",
-        (260, 203, 96),
-        (),
-        _normal((260, 96), (96, 203)),
-        _matmul,
-        rtol=1e-4,
-        recipe="gpu_tiled_matmul",
-        recipe_kwargs={"tile": 128, "regs": 8, "k_tile": 16, "vector": 4, "k_unroll": 4, "group": 2, "pad": 4, "double_buffer": True},
-    ),
-    # the same asking for 2 blocks an SM (lt-min-blocks: 128 registers, a little spilled)
-    Case(
-        "sgemm_double_buffered_min_blocks",
-        "matmul",
-        (260, 203, 96),
-        (),
-        _normal((260, 96), (96, 203)),
-        _matmul,
-        rtol=1e-4,
-        recipe="gpu_tiled_matmul",
-        recipe_kwargs={"tile": 128, "regs": 8, "k_tile": 16, "vector": 4, "k_unroll": 4, "group": 2, "pad": 4, "double_buffer": True,
-                       "min_blocks": 2},
-    ),
+    # (N = 203); K a multiple of the slice; and the same asking for 2 blocks
+    # an SM (lt-min-blocks: 128 registers, a little spilled)
+    *[
+        Case(
+            name,
+            "matmul",
+            (260, 203, 96),
+            (),
+            _normal((260, 96), (96, 203)),
+            _matmul,
+            rtol=1e-4,
+            recipe="gpu_tiled_matmul",
+            recipe_kwargs={"tile": 128, "regs": 8, "k_tile": 16, "vector": 4, "k_unroll": 4, "group": 2, "pad": 4, "double_buffer": True, **extra},
+        )
+        for name, extra in (("sgemm_double_buffered", {}), ("sgemm_double_buffered_min_blocks", {"min_blocks": 2}))
+    ],
     Case(
         "sgemm_double_buffered_64",
         "matmul",
