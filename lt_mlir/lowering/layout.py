@@ -56,10 +56,9 @@ def _pad(alloc) -> None:
             new = ir.Operation.create("lt.alloc", results=[new_type], attributes=attrs)
     index = ir.IndexType.get()
     for op in users:
-        first = {"memref.load": 1, "memref.prefetch": 1, "memref.store": 2}.get(op.name)  # (lt-prefetch's hints too)
-        if first is None:
+        if op.name not in FIRST_INDEX:
             raise CompileError(f"{format_location(op.location)}: error: '{op.name}' uses a buffer laid out by lt-pad (loads, stores and prefetches only)")
-        idx = list(op.operands)[first:]
+        idx = access_indices(op)
         with ir.InsertionPoint(op), op.location:
             def c(v):
                 return arith.ConstantOp(index, v).result
@@ -69,14 +68,30 @@ def _pad(alloc) -> None:
                 term = i if s == 1 else arith.MulIOp(i, c(s)).result
                 offset = term if offset is None else arith.AddIOp(offset, term).result
             offset = arith.AddIOp(offset, arith.MulIOp(_slices(idx[axis], every, c), c(by)).result).result
-            operands = list(op.operands)[:first] + [offset]
-            operands[first - 1] = new.results[0]
-            rebuilt = ir.Operation.create(op.name, results=[r.type for r in op.results], operands=operands,
-                                          attributes={name: op.attributes[name] for name in op.attributes})
-        for old, fresh in zip(op.results, rebuilt.results):
-            old.replace_all_uses_with(fresh)
-        op.erase()
+        rebuild_access(op, new.results[0], [offset])
     alloc.erase()
+
+
+# an access op -> the position of its first index (its memref just before)
+FIRST_INDEX = {"memref.load": 1, "memref.prefetch": 1, "memref.store": 2}
+
+
+def access_indices(op) -> list:
+    """The indices of access ``op`` (a key of ``FIRST_INDEX``)."""
+    return list(op.operands)[FIRST_INDEX[op.name]:]
+
+
+def rebuild_access(op, memref_value, indices: list) -> None:
+    """Replace access ``op`` by the same access of ``memref_value`` at
+    ``indices`` (attributes kept: lt-pad's and the GPU lowering's marks)."""
+    first = FIRST_INDEX[op.name]
+    operands = list(op.operands)[: first - 1] + [memref_value, *indices]
+    with ir.InsertionPoint(op), op.location:
+        rebuilt = ir.Operation.create(op.name, results=[r.type for r in op.results], operands=operands,
+                                      attributes={name: op.attributes[name] for name in op.attributes})
+    for old, fresh in zip(op.results, rebuilt.results):
+        old.replace_all_uses_with(fresh)
+    op.erase()
 
 
 def _slices(i: ir.Value, every: int, c) -> ir.Value:

@@ -50,9 +50,9 @@ ATTR = "lt.double_buffer"
 
 
 def stages(loop):
-    """``(copies, rest, buffers)`` of a double-bufferable loop body: the
-    copy nests at its start, the statements after them, and the
-    ``lt-cache`` buffers they fill; or a reason string."""
+    """``(copies, buffers)`` of a double-bufferable loop body: the copy
+    nests at its start and the ``lt-cache`` buffers they fill; or a reason
+    string."""
     body = lt.loop_body(loop)
     buffers = [op.results[0] for op in lt.body_ops(body) if op.name == "lt.alloc" and MARKER in op.attributes]
     if not buffers:
@@ -66,13 +66,12 @@ def stages(loop):
         if not writes or not writes <= set(buffers) or reads & set(buffers):
             break
         copies.append(op)
-    rest = statements[len(copies):]
     if not copies:
         return "its body does not start with the copy nest of an lt-cache buffer"
-    for op in rest:
+    for op in statements[len(copies):]:
         if any(a.kind != "read" and a.buffer in buffers for a in accesses(op)):
             return f"a statement after the copies writes a cache buffer (at {format_location(op.location)})"
-    return copies, rest, buffers
+    return copies, buffers
 
 
 @register(NAME, Option("loop", int, help="loop whose next iteration's tile copies overlap this iteration (L-number)"))
@@ -91,7 +90,7 @@ def double_buffer(module_op, loop: int) -> str:
     found = stages(target)
     if isinstance(found, str):
         raise common.refuse(NAME, f"{label}: {found}", target)
-    copies, _, buffers = found
+    _, buffers = found
     target.attributes[ATTR] = ir.UnitAttr.get()
     names = value_names(_function_of(target))
     what = ", ".join(names.get(b, "a buffer") for b in buffers)

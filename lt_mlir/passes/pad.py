@@ -97,7 +97,7 @@ def pad(module_op, loop: int, operand: int = -1, axis: int = -1, every: int = 32
     for s in t.shape:
         n *= s
     name = value_names(_function_of(target)).get(alloc.results[0], "the buffer")
-    return f"{label}: {name} padded by {by} after every {every} along {dims[axis]} ({physical_elements(list(t.shape), axis, every, by)} elements for {n})"
+    return f"{label}: {name} padded by {by} after every {every} along {dims[axis]} ({physical_strides(list(t.shape), axis, every, by)[1]} elements for {n})"
 
 
 def physical_strides(shape: list, axis: int, every: int, by: int) -> tuple[list, int]:
@@ -110,7 +110,3 @@ def physical_strides(shape: list, axis: int, every: int, by: int) -> tuple[list,
         strides[j] = inner
     total = strides[0] * shape[0] + (by * -(-shape[0] // every) if axis == 0 else 0)
     return strides, total
-
-
-def physical_elements(shape: list, axis: int, every: int, by: int) -> int:
-    return physical_strides(shape, axis, every, by)[1]

@@ -466,8 +466,7 @@ def _choose_options(rng: random.Random, info, loops: list) -> dict:
                 i = rng.choice([j for j, l in enumerate(loops) if not lt.enclosing_loops(l)])
             elif info.name == "lt-prepack" and rng.random() < 0.9:
                 # mostly an outermost loop holding a cache (others are refused at once)
-                held = [j for j, l in enumerate(loops) if not lt.enclosing_loops(l)
-                        and any(o.name == "lt.alloc" and "lt.cache" in o.attributes for o in lt.body_ops(lt.loop_body(l)))]
+                held = [j for j in _cache_holders(loops) if not lt.enclosing_loops(loops[j])]
                 i = rng.choice(held) if held else i
                 if held and rng.random() < 0.8:
                     values["operand"] = -1
@@ -481,13 +480,11 @@ def _choose_options(rng: random.Random, info, loops: list) -> dict:
                 values["blocks"] = rng.choice((1, 2, 2, 3, 8))
             elif info.name == "lt-double-buffer" and rng.random() < 0.9:
                 # mostly a loop holding a cache (others are refused at once)
-                held = [j for j, l in enumerate(loops)
-                        if any(o.name == "lt.alloc" and "lt.cache" in o.attributes for o in lt.body_ops(lt.loop_body(l)))]
+                held = _cache_holders(loops)
                 i = rng.choice(held) if held else i
             elif info.name == "lt-pad" and rng.random() < 0.9:
                 # mostly a loop holding a cache (others are refused at once)
-                held = [j for j, l in enumerate(loops)
-                        if any(o.name == "lt.alloc" and "lt.cache" in o.attributes for o in lt.body_ops(lt.loop_body(l)))]
+                held = _cache_holders(loops)
                 i = rng.choice(held) if held else i
                 if held and rng.random() < 0.8:
                     values["operand"] = -1
@@ -550,10 +547,15 @@ def _choose_options(rng: random.Random, info, loops: list) -> dict:
     return values
 
 
-def _holds_cache(loops) -> bool:
+def _cache_holders(loops) -> list:
+    """Positions of the loops with an lt-cache buffer at the start of their body."""
     from ..dialect import lt
 
-    return any(o.name == "lt.alloc" and "lt.cache" in o.attributes for l in loops for o in lt.body_ops(lt.loop_body(l)))
+    return [j for j, l in enumerate(loops) if any(o.name == "lt.alloc" and "lt.cache" in o.attributes for o in lt.body_ops(lt.loop_body(l)))]
+
+
+def _holds_cache(loops) -> bool:
+    return bool(_cache_holders(loops))
 
 
 def _has_kernel(loops) -> bool:

@@ -56,7 +56,7 @@ from ...passes.common import match_relative_index
 from ...passes.double_buffer import stages
 from ...passes.pad import padding
 from ..combine import atomic_update, combine
-from ..layout import apply_padding
+from ..layout import access_indices, apply_padding, rebuild_access
 from ..lt_to_scf import LoopEmitter, LtToScf, finish_function, hoist_allocs, iterations, mark_atomic_reduces
 from ..lt_to_scf import index as index_constant
 from .register_tiles import keep_tiles_in_registers
@@ -342,17 +342,9 @@ def _give_stages(buffer, stage, loop, ctx: dict, where: str) -> None:
         op = use.owner.operation
         if not inside(op, loop):
             continue  # another copy of the loop (a block loop's clipped iteration)
-        first = {"memref.load": 1, "memref.store": 2}.get(op.name)
-        if first is None:
+        if op.name not in ("memref.load", "memref.store"):
             raise CompileError(f"{where}: '{op.name}' uses a buffer its copies fill ({format_location(op.location)})")
-        operands = list(op.operands)
-        operands = operands[: first - 1] + [new, stage] + operands[first:]
-        with ir.InsertionPoint(op), op.location:
-            rebuilt = ir.Operation.create(op.name, results=[r.type for r in op.results], operands=operands,
-                                          attributes={name: op.attributes[name] for name in op.attributes})
-        for old, fresh in zip(op.results, rebuilt.results):
-            old.replace_all_uses_with(fresh)
-        op.erase()
+        rebuild_access(op, new, [stage, *access_indices(op)])
     if owner.name == "lt.alloc":
         owner.erase()
 
