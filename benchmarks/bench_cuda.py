@@ -32,6 +32,12 @@
    memory, each thread's partial in a register, combined with warp
    shuffles and across warps in shared memory) against ``torch.softmax``,
    ``torch.sum(x, 1)``, ``torch.amax(x, 1)``.  Target: >= 0.9x torch.
+6. Attention, softmax(Q K^T / sqrt(d)) V over batch x heads, fp32:
+   ``recipes.flash_attention`` (``lt-online-softmax`` on tiles of 32 keys,
+   no n x n matrix stored, a query row a thread) against torch's
+   ``scaled_dot_product_attention`` (the faster of its math and
+   memory-efficient backends).  Target (issue 31): >= 1.0x torch.  No
+   Triton peer yet (the tutorial's fused attention is written for fp16).
 
 The last lines printed are the summary table (``HEADLINE``: one kernel a
 workload).
@@ -68,6 +74,7 @@ CLIP_N = 1024
 GEMM_N = 4096
 SOFTMAX_N = 4096
 RECT = (4096, 1024, 4096)  # M, N, K of the non-square SGEMM
+ATTENTION = ((16, 1024, 64), (8, 4096, 64), (16, 1024, 128))  # (batch x heads, sequence, head dim)
 
 
 def _map(*pairs) -> list:
@@ -118,6 +125,10 @@ KERNELS = {
     "sgemm_1024_128": ("matmul", (1024, 1024, 1024), {}, {"recipe": "gpu_tiled_matmul", "tile": 128, "regs": 8, "k_tile": 32, "vector": 4, "k_unroll": 4, "group": 8, "pad": 4}),
     # M x N x K = 4096 x 1024 x 4096: 256 blocks of 128 x 128
     "sgemm_4096x1024": ("matmul", RECT, {}, {"recipe": "gpu_tiled_matmul", "tile": 128, "regs": 8, "k_tile": 32, "vector": 4, "k_unroll": 4, "group": 8, "pad": 4}),
+    # FlashAttention by passes (recipes.flash_attention): lt-online-softmax on tiles of 32 keys,
+    # a query row a thread (64 a block), heads on blocks; fp32, no n x n matrix
+    **{f"attention_{n}_d{d}": ("attention", (n, n, d, d), {"heads": h}, {"recipe": "flash_attention", "tile": 32, "gpu_threads": 64})
+       for (h, n, d) in ATTENTION},
     "softmax_4096": ("softmax", (SOFTMAX_N, SOFTMAX_N), {}, ["lt-gpu-auto"]),
     "row_sum_4096": ("row_sum", (SOFTMAX_N, SOFTMAX_N), {}, ["lt-gpu-auto"]),
     "row_max_4096": ("row_max", (SOFTMAX_N, SOFTMAX_N), {}, ["lt-gpu-auto"]),
@@ -217,7 +228,7 @@ def run(directory: str, repeat: int) -> dict:
         if nbytes:
             e.update(lt_GBps=nbytes / t / 1e9, torch_GBps=nbytes / t_peer / 1e9)
         if flops:
-            e.update(lt_TFLOPs=flops / t / 1e12, cublas_TFLOPs=flops / t_peer / 1e12)
+            e.update({"lt_TFLOPs": flops / t / 1e12, f"{peer}_TFLOPs": flops / t_peer / 1e12})
         e["ratio"] = t_peer / t
         if t_triton is not None:
             e.update(triton_ms=t_triton * 1e3, lt_over_triton=t_triton / t)
@@ -279,6 +290,30 @@ def run(directory: str, repeat: int) -> dict:
             record(name, lt_time(name, ref, 1e-4, A, B, torch.empty_like(C)), t_torch, "cublas", t_triton, flops=2 * m * n * k)
     torch.cuda.empty_cache()
 
+    # 6. attention against torch's scaled_dot_product_attention, math and
+    # memory-efficient backends (fp32; the flash backend takes no fp32): the faster is the peer
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    from torch.nn.functional import scaled_dot_product_attention as sdpa
+
+    for (h, n, d) in ATTENTION:
+        q, k, v = (torch.randn(h, n, d, device=dev, generator=g) for _ in range(3))
+        ref = sdpa(q.double()[None], k.double()[None], v.double()[None])[0]
+        times = {}
+        for backend in (SDPBackend.MATH, SDPBackend.EFFICIENT_ATTENTION):
+            with sdpa_kernel(backend):
+                out = sdpa(q[None], k[None], v[None])[0]
+                if close(out, ref, 1e-4, f"attention {n} d{d}", f"torch {backend.name}"):
+                    times[backend.name] = _torch_time(torch, lambda: sdpa(q[None], k[None], v[None]), 3, repeat)
+        if not times:
+            continue
+        best = min(times, key=times.get)
+        name = f"attention_{n}_d{d}"
+        record(name, lt_time(name, ref, 1e-4, q, k, v, torch.empty_like(q)), times[best], f"torch_{best.lower()}", None,
+               flops=4 * h * n * n * d)
+        if name in results:
+            results[name].update({f"torch_{b.lower()}_ms": t * 1e3 for b, t in times.items()})
+    torch.cuda.empty_cache()
+
     # 5. softmax, row sum, row max
     X = torch.randn(SOFTMAX_N, SOFTMAX_N, device=dev, generator=g)
     t_torch = _torch_time(torch, lambda: torch.softmax(X, dim=1), 5, repeat)
@@ -302,6 +337,9 @@ HEADLINE = {
     "SGEMM 4096^3 f32 (TF32 off)": ("sgemm_4096_pad", "TFLOPs"),
     "SGEMM 1024^3 f32": ("sgemm_1024_double", "TFLOPs"),
     "SGEMM 4096x1024x4096 f32": ("sgemm_4096x1024", "TFLOPs"),
+    "attention 16 x 1024, d 64 f32": ("attention_1024_d64", "TFLOPs"),
+    "attention 8 x 4096, d 64 f32": ("attention_4096_d64", "TFLOPs"),
+    "attention 16 x 1024, d 128 f32": ("attention_1024_d128", "TFLOPs"),
     "softmax 4096^2": ("softmax_4096", "GBps"),
     "row sum 4096^2": ("row_sum_4096", "GBps"),
     "row max 4096^2": ("row_max_4096", "GBps"),

@@ -251,15 +251,82 @@ def conv2d(
     return _text(b)
 
 
-def softmax(m: int, n: int, m_blocks: Sequence[int] = (), n_blocks: Sequence[int] = ()) -> str:
+def attention(n: int, m: int, d: int, e: int, dtype: str = "f32", fastmath: str = "fast", heads: int = 0) -> str:
+    """O[i, :] = softmax_j(Q[i, :] . K[j, :] / sqrt(d)) @ V, as the frontend
+    emits ``S = (Q * K).sum(d) * scale; E = (S - S.max_reduce(j)).exp();
+    O = (E * V).sum(j) / E.sum(j)``: under one loop over i, the scores
+    into a scratch row (d outside j), their maximum, then one loop over j
+    summing ``E * V`` and ``E``, then the quotient.  ``heads`` > 0: Q, K,
+    V and O have a leading axis of that many heads (batch x heads, as
+    ``torch.nn.functional.scaled_dot_product_attention`` takes them
+    flattened), one more loop around.  ``fastmath`` is the function's
+    ``lt.fastmath`` (``lt-online-softmax`` needs reassociation)."""
+    b = Builder()
+    lead = [heads] if heads else []
+    args = [("Q", memref(lead + [n, d], dtype)), ("K", memref(lead + [m, d], dtype)), ("V", memref(lead + [m, e], dtype)),
+            ("O", memref(lead + [n, e], dtype))]
+    attrs = {"lt.fastmath": fastmath} if fastmath != "default" else {}
+    with b.func("attention", args, attributes=attrs) as (Q, K, V, O):
+        zero = b.constant(0.0, dtype, name="zero")
+        ninf = b.constant(-math.inf, dtype, name="ninf")
+        scale = b.constant(1.0 / math.sqrt(d), dtype, name="scale")
+        hd = ["h"] if heads else []
+        S = b.alloc(hd + ["i", "j"], memref(lead + [n, m], dtype), name="S")
+        MX = b.alloc(hd + ["i"], memref(lead + [n], dtype), name="MX")
+        T = b.alloc(hd + ["i", "j"], memref(lead + [n, m], dtype), name="T")
+        ACC = b.alloc(hd + ["i", "e"], memref(lead + [n, e], dtype), name="ACC")
+        SUM = b.alloc(hd + ["i"], memref(lead + [n], dtype), name="SUM")
+
+        def rows():
+            h = [b.dim("h", name="h")] if heads else []
+            with b.loop("i", n):
+                i = b.dim("i", name="i")
+                hi = h + [i]
+                with b.loop("j", m):
+                    b.store(zero, S, hi + [b.dim("j")])
+                with b.loop("d", d):
+                    dd = b.dim("d")
+                    with b.loop("j", m):
+                        j = b.dim("j")
+                        b.reduce("add", b.binary("mulf", b.load(Q, hi + [dd]), b.load(K, h + [j, dd])), S, hi + [j])
+                b.store(ninf, MX, hi)
+                with b.loop("j", m):
+                    j = b.dim("j")
+                    s = b.binary("mulf", b.load(S, hi + [j]), scale, name="s")
+                    b.store(s, T, hi + [j])
+                    b.reduce("max", s, MX, hi)
+                with b.loop("e", e):
+                    b.store(zero, ACC, hi + [b.dim("e")])
+                b.store(zero, SUM, hi)
+                with b.loop("j", m):
+                    j = b.dim("j")
+                    p = b.unary("math.exp", b.binary("subf", b.load(T, hi + [j]), b.load(MX, hi)), name="p")
+                    with b.loop("e", e):
+                        ee = b.dim("e")
+                        b.reduce("add", b.binary("mulf", p, b.load(V, h + [j, ee])), ACC, hi + [ee])
+                    b.reduce("add", p, SUM, hi)
+                with b.loop("e", e):
+                    ee = b.dim("e")
+                    b.store(b.binary("divf", b.load(ACC, hi + [ee]), b.load(SUM, hi)), O, hi + [ee])
+
+        if heads:
+            with b.loop("h", heads):
+                rows()
+        else:
+            rows()
+    return _text(b)
+
+def softmax(m: int, n: int, m_blocks: Sequence[int] = (), n_blocks: Sequence[int] = (), fastmath: str = "default") -> str:
     """Y[m, n] = exp(X[m, n] - max_n X[m, :]) / sum_n exp(X[m, n] - max_n X[m, :]).
 
     One loop over m holds three nests over n: the row maximum into a scratch
     ``lt.alloc`` over [m] (from -inf), the sum of exponentials into a second
-    one (from 0), then the normalised outputs."""
+    one (from 0), then the normalised outputs.  ``fastmath``: the function's
+    ``lt.fastmath`` (``lt-online-softmax`` needs reassociation)."""
     x_t, s_t = memref([m, n], "f32"), memref([m], "f32")
     b = Builder()
-    with b.func("softmax", [("X", x_t), ("Y", x_t)]) as (X, Y):
+    attrs = {"lt.fastmath": fastmath} if fastmath != "default" else {}
+    with b.func("softmax", [("X", x_t), ("Y", x_t)], attributes=attrs) as (X, Y):
         ninf = b.constant(-math.inf, "f32", name="ninf")
         zero = b.constant(0.0, "f32", name="zero")
         MX = b.alloc(["m"], s_t, name="MX")

@@ -59,7 +59,7 @@ import math
 from .analysis import vector_plan
 from .dialect import lt
 from .dialect.loop_tree import preorder_loops
-from .errors import PassError
+from .errors import LtError, PassError
 from .lowering.machine import host_vector_width
 from .mlir import ir
 from .schedule import Schedule
@@ -711,3 +711,155 @@ def gpu_tiled_matmul(
     if k_unroll is not None:
         schedule.unroll(k_loop + o, k_unroll)
     return schedule.gpu_auto()
+
+
+# ------------------------------------------------------------ attention
+
+
+def _loop_numbers(schedule: Schedule) -> dict:
+    return {op: k for k, op in enumerate(preorder_loops(schedule.parsed.operation))}
+
+
+def _max_reduce(schedule: Schedule):
+    found = []
+    schedule.parsed.operation.walk(
+        lambda o: (found.append(o) if o.name == "lt.reduce" and ir.StringAttr(o.attributes["kind"]).value == "max" else None,
+                   ir.WalkResult.ADVANCE)[1])
+    if len(found) != 1:
+        raise PassError(f"error: flash_attention: the program holds {len(found)} max reductions, not one (the row maximum of the scores)")
+    return found[0]
+
+
+def _outermost_over(op, dim: str, stop):
+    """The outermost loop over ``dim`` around ``op`` below ``stop``."""
+    out = None
+    for level in lt.enclosing_loops(op):
+        if stop is not None and level == stop:
+            break
+        if lt.loop_dim(level) == dim:
+            out = level
+    return out
+
+
+def _siblings_before(loop) -> list:
+    ops = lt.body_ops(loop.block)
+    return ops[:ops.index(loop)]
+
+
+def flash_attention(schedule: Schedule, tile: int = 32, vectorize: int | None = None, parallel: bool = False, gpu_threads: int = 0) -> Schedule:
+    """FlashAttention's loop on the CPU, from the frontend's attention
+    (``programs.attention``: ``S = (Q * K).sum(d) * scale; E = (S -
+    S.max_reduce(j)).exp(); O = (E * V).sum(j) / E.sum(j)``), by passes
+    only; returns ``schedule``:
+
+    1. the score nest ``for d { for j { S += Q K } }`` interchanged
+       (``lt-swap``) and merged with S's initialisation and the maximum's
+       loop (``lt-merge``, ``rename`` moving M's initialisation above):
+       one loop over j computes a score and takes its maximum;
+    2. that loop and the loop summing ``E`` and ``E * V`` split into tiles
+       of ``tile`` keys (``lt-split``, a tail where ``tile`` does not
+       divide), then ``lt-online-softmax`` on the tile loop: a tile's
+       scores and their maximum, one rescale of the row's sums, the tile's
+       terms;
+    3. ``lt-shrink-buffers``: the scores live one tile at a time, the
+       row's sums in buffers over e;
+    4. the loops over d and e vectorized (``vectorize`` lanes; None: the
+       host's width, 0: none) and, with ``parallel``, the query rows
+       on every core.
+
+    ``gpu_threads`` (a CUDA target) instead splits the query rows into
+    blocks of that many threads, a row a thread (``lt-gpu-map``; the loop
+    over heads of ``programs.attention(heads=...)`` on blocks too), and
+    vectorizes nothing: each thread keeps its row's maximum, sum and
+    output row while it runs over the keys and values, which all threads
+    of a block read at the same addresses at the same time.
+
+    No n x m matrix is ever stored.  Needs the function's fastmath mode to
+    allow reassociation (``programs.attention``'s default is ``fast``)."""
+    if tile < 1 or gpu_threads < 0:
+        raise PassError(f"error: flash_attention: tile must be positive and gpu_threads not negative, got {tile}, {gpu_threads}")
+    red = _max_reduce(schedule)
+    j = lt.loop_dim(red.parent)
+    mx_loop = _outermost_over(red, j, None)
+    row = mx_loop.parent if mx_loop.parent is not None and mx_loop.parent.name == "lt.loop" else None
+    # 1. scores: j outside d, one loop with the maximum
+    for op in _score_nests(schedule, j):
+        if lt.loop_dim(op) != j:
+            schedule.swap(_loop_numbers(schedule)[op])
+            break
+    nest = _score_nests(schedule, j)
+    if len(nest) == 2:
+        schedule.merge(_loop_numbers(schedule)[nest[1]])
+    schedule.apply(f"lt-merge{{loop={_loop_numbers(schedule)[_outermost_over(_max_reduce(schedule), j, None)]} rename=true}}")
+    # 2. tiles, one rescale each
+    red = _max_reduce(schedule)
+    first = _outermost_over(red, j, None)
+    mx_buf = red.operands[1]
+    ops = lt.body_ops(first.block)
+    consumer = next(op for op in ops[ops.index(first) + 1:] if lt.is_loop(op) and lt.loop_dim(op) == j
+                    and any(a.buffer == mx_buf for a in _accesses(op)))
+    numbers = _loop_numbers(schedule)
+    c, f = numbers[consumer], numbers[first]
+    schedule.split(c, tile).split(f, tile)
+    schedule.online_softmax(f)
+    if gpu_threads and row is not None:
+        red = _max_reduce(schedule)
+        i = _loop_numbers(schedule)[_outermost_over(red, j, None).parent]
+        around = len(lt.enclosing_loops(_outermost_over(red, j, None).parent))  # the heads' loop (batch x heads), if any
+        schedule.split(i, gpu_threads)
+        for k in range(around):
+            schedule.gpu_map(k, "block")
+        schedule.gpu_map(i, "block").gpu_map(i + 1, "thread")
+        vectorize = 0
+    elif parallel and row is not None:
+        schedule.parallel(0)  # (before lt-shrink-buffers: each thread its own tiles)
+    # 3. buffers one tile a time
+    schedule.shrink_buffers()
+    # 4. vectors, cores
+    width = host_vector_width(4) if vectorize is None else vectorize
+    if width > 1:
+        k = 0
+        while k < schedule.loops():
+            loop = preorder_loops(schedule.parsed.operation)[k]
+            dim = lt.loop_dim(loop)
+            inner = not any(lt.is_loop(o) for o in lt.body_ops(lt.loop_body(loop)))
+            if inner and dim != j and dim != (lt.loop_dim(row) if row is not None else None) and lt.loop_size(loop) >= width:
+                try:
+                    schedule.vectorize(k, width)
+                except PassError:
+                    pass
+            k += 1
+    if gpu_threads and row is not None:
+        # every loop over the output's dim unrolled: the row's sums are
+        # then registers, not local memory (the tile's scores stay there:
+        # its loops and e's together would pass the unroll limit)
+        k = 0
+        while k < schedule.loops():
+            loop = preorder_loops(schedule.parsed.operation)[k]
+            if lt.loop_dim(loop) not in (j, lt.loop_dim(row), "d", "h") and not lt.annotations(loop):
+                try:
+                    schedule.unroll(k, 0)
+                except LtError:
+                    pass  # too many copies (a wide head): left a loop
+            k += 1
+    return schedule
+
+
+def _score_nests(schedule: Schedule, j: str) -> list:
+    """The loops before the maximum's that write the scores it reads (S's
+    initialisation, the nest summing Q K)."""
+    red = _max_reduce(schedule)
+    load = red.operands[0].owner.operation
+    while load.name != "memref.load":
+        load = next((v.owner.operation for v in load.operands if not isinstance(v.owner, ir.Block) and not isinstance(v.type, ir.IndexType)), None)
+        if load is None:
+            raise PassError("error: flash_attention: the maximum is not taken of values read from a buffer of scores")
+    buf = load.operands[0]
+    return [op for op in _siblings_before(_outermost_over(red, j, None)) if lt.is_loop(op)
+            and any(a.buffer == buf and a.kind != "read" for a in _accesses(op))]
+
+
+def _accesses(op):
+    from .analysis.dependence import accesses
+
+    return accesses(op)

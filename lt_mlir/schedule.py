@@ -376,6 +376,15 @@ class Schedule:
         the loops that share its accesses; the remark says what shrank."""
         return self._move("shrink_buffers", None)
 
+    def online_softmax(self, loop: int) -> "Schedule":
+        """Fuse loop ``loop``, which takes a maximum M, with the loops after
+        it that sum ``exp(x - M)`` (softmax's normaliser, attention's
+        ``E @ V``): one loop keeping the maximum so far and rescaling the
+        partial sums by ``exp(old - new)`` as it grows; with ``loop`` split
+        first, once a tile (FlashAttention).  Needs the function's fastmath
+        to allow reassociation."""
+        return self._move("online_softmax", loop)
+
     def cache(self, loop: int, operand: int) -> "Schedule":
         """Copy the tile of function argument ``operand`` (0-based) that
         loop ``loop``'s body reads into a contiguous local buffer at the

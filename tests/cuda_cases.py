@@ -78,6 +78,13 @@ def _softmax(x):
     return e / e.sum(1, keepdims=True)
 
 
+def _attention(q, k, v):
+    q, k, v = (a.astype(np.float64) for a in (q, k, v))
+    s = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])
+    p = np.exp(s - s.max(-1, keepdims=True))
+    return (p / p.sum(-1, keepdims=True)) @ v
+
+
 def _map(*pairs) -> tuple:
     return tuple(f"lt-gpu-map{{loop={loop} to={to}}}" for loop, to in pairs)
 
@@ -274,6 +281,13 @@ CASES = [
         recipe="gpu_tiled_matmul",
         recipe_kwargs={"tile": 64, "regs": 4, "k_tile": 32, "vector": 4, "k_unroll": 4, "double_buffer": True},
     ),
+    # FlashAttention by passes (recipes.flash_attention: lt-online-softmax on
+    # tiles of keys, a query row a thread): rows and keys with tails
+    # (100 rows in blocks of 32, 70 keys in tiles of 16), and 3 heads on blocks
+    Case("flash_attention", "attention", (100, 70, 16, 24), (), _normal((100, 16), (70, 16), (70, 24)), _attention,
+         rtol=1e-4, recipe="flash_attention", recipe_kwargs={"tile": 16, "gpu_threads": 32}),
+    Case("flash_attention_heads", "attention", (40, 37, 8, 8), (), _normal((3, 40, 8), (3, 37, 8), (3, 37, 8)), _attention,
+         rtol=1e-4, kwargs={"heads": 3}, recipe="flash_attention", recipe_kwargs={"tile": 8, "gpu_threads": 16}),
 ]
 BY_NAME = {c.name: c for c in CASES}
 

@@ -197,12 +197,13 @@ def _private_axis(group: list[Access], dim: str, loop=None) -> bool:
     return any(same_shift([a.indices[axis] for a in group], dim, loop) for axis in range(rank))
 
 
-def reorder_conflicts(loop, roots=None) -> str | None:
+def reorder_conflicts(loop, roots=None, ignore=()) -> str | None:
     """Why the iterations of ``loop`` may not be reordered, or None.
 
-    ``roots`` restricts the accesses considered (default: the loop itself)."""
+    ``roots`` restricts the accesses considered (default: the loop itself);
+    buffers in ``ignore`` are the caller's to check."""
     dim = lt.loop_dim(loop)
-    found = [a for r in (roots or [loop]) for a in accesses(r)]
+    found = [a for r in (roots or [loop]) for a in accesses(r) if not any(a.buffer == b for b in ignore)]
     by_buffer: dict = {}
     for a in found:
         by_buffer.setdefault(a.buffer, []).append(a)

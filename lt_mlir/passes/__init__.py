@@ -13,6 +13,7 @@ from . import (  # noqa: F401
     hoist,
     merge,
     min_blocks,
+    online_softmax,
     pad,
     parallel,
     prefetch,

@@ -211,6 +211,15 @@ def _ref_softmax(xs, size):
     return [(y, y, size[1] + 8)]
 
 
+def _ref_attention(xs, size):
+    q, k, v = _f64(xs)
+    s = q @ k.T / np.sqrt(size[2])
+    p = np.exp(s - s.max(axis=1, keepdims=True))
+    p /= p.sum(axis=1, keepdims=True)
+    # the scores' rounding (d terms) moves each weight relatively, the sums m terms
+    return [(p @ v, p @ np.abs(v), size[1] + 4 * size[2] + 8)]
+
+
 def _ref_wrong_add(xs, size):
     a, b = _f64(xs)
     return [(a - b, np.abs(a) + np.abs(b), 1)]  # deliberately wrong: the program adds
@@ -360,6 +369,24 @@ PROGRAMS: dict[str, Program] = {
             _ref_softmax,
             "programs.softmax({})",
         ),
+        # softmax under fastmath=reassoc and attention as the frontend
+        # writes it (fastmath=fast): what lt-online-softmax fuses
+        Program(
+            "softmax_reassoc",
+            ((7, 33), (13, 50)),
+            lambda m, n: _programs_module().softmax(m, n, fastmath="reassoc"),
+            lambda rng, s: [_maybe_negative(rng, s)],
+            _ref_softmax,
+            "programs.softmax({}, fastmath='reassoc')",
+        ),
+        Program(
+            "attention",
+            ((5, 13, 4, 3), (7, 9, 3, 5)),
+            lambda n, m, d, e: _programs_module().attention(n, m, d, e),
+            lambda rng, s: [_uniform(rng, (s[0], s[2])), _uniform(rng, (s[1], s[2])), _uniform(rng, (s[1], s[3]))],
+            _ref_attention,
+            "programs.attention({})",
+        ),
         # lt_mlir.kernel's unfused modules: producer nests (lt-fuse), a sum
         # of products under fastmath=fast (lt-factor), CSR nests
         *[
@@ -491,6 +518,10 @@ def _choose_options(rng: random.Random, info, loops: list) -> dict:
                 values["axis"] = rng.choice((-1, -1, 0, 1, 2, -1))
                 values["every"] = rng.choice((1, 2, 3, 4, 8, 16, 32, 32))
                 values["by"] = rng.choice((1, 2, 4, 4))
+            elif info.name == "lt-online-softmax" and rng.random() < 0.9:
+                # mostly a loop holding a maximum (others are refused at once)
+                held = _max_holders(loops)
+                i = rng.choice(held) if held else i
             elif info.name == "lt-distribute" and rng.random() < 0.9:
                 # mostly a loop whose body has parts to distribute (others are refused at once)
                 from ..passes.distribute import body_parts
@@ -554,6 +585,13 @@ def _cache_holders(loops) -> list:
     return [j for j, l in enumerate(loops) if any(o.name == "lt.alloc" and "lt.cache" in o.attributes for o in lt.body_ops(lt.loop_body(l)))]
 
 
+def _max_holders(loops) -> list:
+    """Positions of the loops with an lt.reduce of kind max inside."""
+    from ..analysis.dependence import accesses
+
+    return [j for j, l in enumerate(loops) if any(a.kind == "reduce:max" for a in accesses(l))]
+
+
 def _holds_cache(loops) -> bool:
     return bool(_cache_holders(loops))
 
@@ -565,7 +603,8 @@ def _has_kernel(loops) -> bool:
 
 
 # passes that act only on what an earlier step made (an lt-cache buffer, a kernel)
-_NEEDS = {"lt-pad": _holds_cache, "lt-double-buffer": _holds_cache, "lt-min-blocks": _has_kernel}
+_NEEDS = {"lt-pad": _holds_cache, "lt-double-buffer": _holds_cache, "lt-min-blocks": _has_kernel,
+          "lt-online-softmax": lambda loops: bool(_max_holders(loops))}
 
 
 def _arguments_read(loop) -> list:

@@ -204,6 +204,16 @@ def _carried_accumulator_not_reset() -> None:
     vectorize._Vectorizer._start_carried = start_once
 
 
+def _online_softmax_no_rescale() -> None:
+    """lt-online-softmax leaves the partial sums as they are when the
+    maximum grows (no exp(old - new) rescale): every term summed before
+    the last new maximum counts too much."""
+    from ..passes import online_softmax
+
+    original = online_softmax._Plan._rewrite_init
+    online_softmax._Plan._rewrite_init = staticmethod(lambda clone, buf, make: original(clone, buf, lambda v: v))
+
+
 MUTANTS = {
     m.name: m
     for m in (
@@ -227,6 +237,8 @@ MUTANTS = {
         Mutant("carried-accumulator-not-reset", "lowering (vector)",
                "a vector accumulator carried across a loop starts from the identity once, not at each loop start",
                _carried_accumulator_not_reset),
+        Mutant("online-softmax-no-rescale", "pass", "lt-online-softmax does not rescale the partial sums when the maximum grows",
+               _online_softmax_no_rescale),
     )
 }
 
