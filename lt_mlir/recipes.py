@@ -806,6 +806,8 @@ def flash_attention(schedule: Schedule, tile: int = 32, vectorize: int | None = 
         red = _max_reduce(schedule)
         i = _loop_numbers(schedule)[_outermost_over(red, j, None).parent]
         around = len(lt.enclosing_loops(_outermost_over(red, j, None).parent))  # the heads' loop (batch x heads), if any
+        for operand in _row_operands(preorder_loops(schedule.parsed.operation)[i], j):
+            schedule.cache(i, operand)  # the query row, once a row (before mapping: a copy a thread)
         schedule.split(i, gpu_threads)
         for k in range(around):
             schedule.gpu_map(k, "block")
@@ -830,13 +832,14 @@ def flash_attention(schedule: Schedule, tile: int = 32, vectorize: int | None = 
                     pass
             k += 1
     if gpu_threads and row is not None:
-        # every loop over the output's dim unrolled: the row's sums are
-        # then registers, not local memory (the tile's scores stay there:
-        # its loops and e's together would pass the unroll limit)
+        # every loop over d and e unrolled: the query row (copied once a
+        # row by lt-cache above) and the row's sums are then registers,
+        # not local memory (the tile's scores stay there: its loops and e's
+        # together would pass the unroll limit)
         k = 0
         while k < schedule.loops():
             loop = preorder_loops(schedule.parsed.operation)[k]
-            if lt.loop_dim(loop) not in (j, lt.loop_dim(row), "d", "h") and not lt.annotations(loop):
+            if lt.loop_dim(loop) not in (j, lt.loop_dim(row), "h") and not lt.annotations(loop):
                 try:
                     schedule.unroll(k, 0)
                 except LtError:
@@ -857,6 +860,22 @@ def _score_nests(schedule: Schedule, j: str) -> list:
     buf = load.operands[0]
     return [op for op in _siblings_before(_outermost_over(red, j, None)) if lt.is_loop(op)
             and any(a.buffer == buf and a.kind != "read" for a in _accesses(op))]
+
+
+def _row_operands(loop, j: str) -> list[int]:
+    """The function arguments ``loop`` reads at no index that depends on
+    dim ``j`` (attention's queries), by position."""
+    from .analysis.dependence import reads_dim
+
+    found: dict = {}
+    for a in _accesses(loop):
+        v = a.buffer
+        if a.kind != "read" or not isinstance(v.owner, ir.Block) or v.owner.owner is None or v.owner.owner.operation.name != "func.func":
+            continue
+        n = ir.BlockArgument(v).arg_number
+        keyed = any(not isinstance(x.owner, ir.Block) and reads_dim(x.owner.operation, j) for x in a.indices)
+        found[n] = found.get(n, True) and not keyed
+    return [n for n, ok in sorted(found.items()) if ok]
 
 
 def _accesses(op):

@@ -140,3 +140,12 @@ def test_lt_merge_refuses_what_online_softmax_does():
     s = Schedule(programs.softmax(3, 8, fastmath="fast"))
     with pytest.raises(PassError, match="lt-merge"):
         s.merge(2)
+
+
+def test_refused_where_the_maximum_moves_inside_the_loop():
+    """Column order (n outside m): each row's maximum changes inside L, so
+    one rescale an iteration of L would mix rows."""
+    s = Schedule(programs.softmax(4, 8, fastmath="reassoc")).distribute(0).swap(3).swap(1)
+    assert s.loop_tree.splitlines()[5].startswith("for n in 8 : L1")
+    with pytest.raises(PassError, match="the location of the maximum changes across the iterations of L1"):
+        s.online_softmax(1)

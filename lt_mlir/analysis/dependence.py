@@ -143,12 +143,12 @@ def shift_of(value, dim: str, loop):
         where = src.owner if isinstance(src, ir.Block) else src.operation
         if where.name == "arith.constant":
             return (sign, "const", ir.IntegerAttr(where.attributes["value"]).value)
-        if _fixed_in(base, loop):
+        if fixed_in(base, loop):
             return (sign, base)
     return None
 
 
-def _fixed_in(value, loop) -> bool:
+def fixed_in(value, loop) -> bool:
     """Whether index ``value`` has one value in every iteration of ``loop``:
     defined outside it, a constant, ``lt.dim`` of a dim no loop at or inside
     ``loop`` iterates over (its levels are all outside), or ``addi``/``subi``/
@@ -163,7 +163,7 @@ def _fixed_in(value, loop) -> bool:
     if op.name == "lt.dim":
         return ir.StringAttr(op.attributes["dim"]).value not in _looped_dims(loop)
     if op.name in ("arith.addi", "arith.subi", "arith.muli"):
-        return all(_fixed_in(v, loop) for v in op.operands)
+        return all(fixed_in(v, loop) for v in op.operands)
     return False
 
 

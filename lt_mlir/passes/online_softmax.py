@@ -60,7 +60,7 @@ from __future__ import annotations
 
 import math
 
-from ..analysis.dependence import accesses, index_slice, inside, is_pure_index_op, reads_dim, reorder_conflicts
+from ..analysis.dependence import accesses, fixed_in, index_slice, inside, is_pure_index_op, reads_dim, reorder_conflicts
 from ..dialect import lt
 from ..dialect.loop_tree import preorder_loops
 from ..errors import PassError
@@ -154,6 +154,12 @@ def _same(a, b, frozen) -> bool:
     if {n.name: str(n.attr) for n in oa.attributes} != {n.name: str(n.attr) for n in ob.attributes}:
         return False
     return all(_same(x, y, frozen) for x, y in zip(oa.operands, ob.operands))
+
+
+def inside_loop(value, loop) -> bool:
+    """Whether ``value`` is computed inside ``loop``."""
+    op = _def_op(value)
+    return op is not None and inside(op, loop)
 
 
 def _guard(op, stop):
@@ -315,15 +321,14 @@ class _Plan:
         operands = list(reduce.operands)
         self.maxed, self.mx_buffer, self.mx_indices = operands[0], operands[1], operands[2:]
         self.element = self.maxed.type
-        dim = self.dim = lt.loop_dim(loop)
+        self.dim = lt.loop_dim(loop)
         if not isinstance(self.element, _FLOAT_TYPES):
             raise refuse(NAME, f"the maximum in {label} is not of floats (exp needs them)", reduce)
         for v in self.mx_indices:
-            op = _def_op(v)
-            if op is not None and inside(op, loop) and (reads_dim(op, dim) or index_slice(v, loop) is None):
-                raise refuse(NAME, f"the location of the maximum changes across the iterations of {label}", reduce)
-            if op is None and inside(v.owner.owner.operation, loop):
-                raise refuse(NAME, f"the location of the maximum changes across the iterations of {label}", reduce)
+            # one location for all of L: its index reads no dim that L or a loop inside it iterates
+            if not fixed_in(v, loop) or (inside_loop(v, loop) and index_slice(v, loop) is None):
+                raise refuse(NAME, f"the location of the maximum changes across the iterations of {label} or of a loop inside it",
+                             reduce)
         for a in accesses(loop):
             if a.buffer == self.mx_buffer and a.op != reduce:
                 raise refuse(NAME, f"{label} accesses M besides its maximum", a.op)
