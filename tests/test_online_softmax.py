@@ -149,3 +149,178 @@ def test_refused_where_the_maximum_moves_inside_the_loop():
     assert s.loop_tree.splitlines()[5].startswith("for n in 8 : L1")
     with pytest.raises(PassError, match="the location of the maximum changes across the iterations of L1"):
         s.online_softmax(1)
+
+
+# ----------------------------------------------------- review regressions
+# (a helper's review of the pass: each of these was applied wrongly, crashed,
+# or was refused needlessly before)
+
+
+def _rows(max_body: str, consumer: str, inits: str = "    memref.store %zero, %A[%m] : memref<2xf32>\n",
+          args: str = "", consumer_loops: str = "") -> str:
+    """for m in 2 { M = -inf; INITS; for n in 8 { MAX_BODY }; for n in 8 { CONSUMER } }
+    over X (2 x 8) into A (2), fastmath=reassoc; ``%x`` is X[m, n] in both loops."""
+    return f'''func.func @f(%X: memref<2x8xf32> {{lt.name = "X"}}, %A: memref<2xf32> {{lt.name = "A"}}{args}) attributes {{lt.fastmath = "reassoc"}} {{
+  %ninf = arith.constant 0xFF800000 : f32
+  %zero = arith.constant 0.0 : f32
+  %half = arith.constant 0.5 : f32
+  %c4 = arith.constant 4 : index
+  %MX = "lt.alloc"() {{dims = ["m"]}} : () -> memref<2xf32>
+  "lt.loop"() ({{
+  ^bb0(%i3: index):
+    %m = "lt.dim"() {{dim = "m"}} : () -> index
+    memref.store %ninf, %MX[%m] : memref<2xf32>
+{inits}    "lt.loop"() ({{
+    ^bb0(%i0: index):
+      %n = "lt.dim"() {{dim = "n"}} : () -> index
+      %x = memref.load %X[%m, %n] : memref<2x8xf32>
+{max_body}
+    }}) {{dim = "n", size = 8 : i64, tail = 0 : i64}} : () -> ()
+    "lt.loop"() ({{
+    ^bb0(%i1: index):
+      %n = "lt.dim"() {{dim = "n"}} : () -> index
+      %x = memref.load %X[%m, %n] : memref<2x8xf32>
+      %mx = memref.load %MX[%m] : memref<2xf32>
+{consumer}
+    }}) {{dim = "n", size = 8 : i64, tail = 0 : i64}} : () -> ()
+  }}) {{dim = "m", size = 2 : i64, tail = 0 : i64}} : () -> ()
+  return
+}}'''
+
+
+MAX = '      "lt.reduce"(%x, %MX, %m) {kind = "max"} : (f32, memref<2xf32>, index) -> ()'
+TERM = "      %d = arith.subf %x, %mx : f32\n      %e = math.exp %d : f32\n"
+SUM_A = '      "lt.reduce"(%e, %A, %m) {kind = "add"} : (f32, memref<2xf32>, index) -> ()'
+
+
+def _both(text, inputs):
+    """(without the pass, with it) on copies of ``inputs``."""
+    plain = Schedule(text).compile()(*[a.copy() for a in inputs])
+    fused = Schedule(text).online_softmax(1).compile()(*[a.copy() for a in inputs])
+    return plain, fused
+
+
+def test_review_a_maximum_under_a_condition_is_refused():
+    guarded = '''      %lo = arith.cmpi sge, %n, %c4 : index
+      scf.if %lo {
+  ''' + MAX + '''
+      }'''
+    with pytest.raises(PassError, match="the maximum is taken under 'scf.if'"):
+        Schedule(_rows(guarded, TERM + SUM_A)).online_softmax(1)
+
+
+def test_review_a_recomputed_maximum_operand_is_the_same_value():
+    """``exp(x * 0.5 - M)`` with L taking the maximum of ``x * 0.5``: two
+    ops with attributes compared (this crashed)."""
+    scaled_max = "      %s = arith.mulf %x, %half : f32\n" + MAX.replace("(%x,", "(%s,")
+    consumer = "      %s = arith.mulf %x, %half : f32\n      %d = arith.subf %s, %mx : f32\n      %e = math.exp %d : f32\n" + SUM_A
+    x = np.random.default_rng(0).uniform(-30, 30, (2, 8)).astype(np.float32)
+    plain, fused = _both(_rows(scaled_max, consumer), [x])
+    np.testing.assert_allclose(fused, plain, rtol=2e-6)
+
+
+def test_review_two_accumulators_with_plain_initialisations():
+    """A += E and B += 2E, each set to zero by one store (this crashed)."""
+    inits = "    memref.store %zero, %A[%m] : memref<2xf32>\n    memref.store %zero, %B[%m] : memref<2xf32>\n"
+    consumer = (TERM + SUM_A + "\n      %e2 = arith.addf %e, %e : f32\n"
+                '      "lt.reduce"(%e2, %B, %m) {kind = "add"} : (f32, memref<2xf32>, index) -> ()')
+    text = _rows(MAX, consumer, inits=inits, args=', %B: memref<2xf32> {lt.name = "B"}')
+    x = np.random.default_rng(1).uniform(-30, 30, (2, 8)).astype(np.float32)
+    (a0, b0), (a1, b1) = _both(text, [x])
+    np.testing.assert_allclose(a1, a0, rtol=2e-6)
+    np.testing.assert_allclose(b1, 2 * a0, rtol=2e-6)
+
+
+def test_review_an_accumulator_indexed_by_the_loops_dim_is_refused():
+    text = _rows(MAX, TERM + SUM_A.replace("%A, %m)", "%A, %m)").replace(
+        '"lt.reduce"(%e, %A, %m) {kind = "add"} : (f32, memref<2xf32>, index)',
+        '"lt.reduce"(%e, %W, %n) {kind = "add"} : (f32, memref<8xf32>, index)'),
+        inits='''    "lt.loop"() ({
+    ^bb0(%i9: index):
+      %n9 = "lt.dim"() {dim = "n"} : () -> index
+      memref.store %zero, %W[%n9] : memref<8xf32>
+    }) {dim = "n", size = 8 : i64, tail = 0 : i64} : () -> ()
+''', args=', %W: memref<8xf32> {lt.name = "W"}')
+    with pytest.raises(PassError, match="the location a term is summed into changes across the iterations of L"):
+        Schedule(text).online_softmax(2)
+
+
+def test_review_a_wider_zero_initialisation_is_refused():
+    """Zeros at 5 locations, sums into 3: a -inf row would turn the other
+    two NaN."""
+    inits = '''    "lt.loop"() ({
+    ^bb0(%i9: index):
+      %e9 = "lt.dim"() {dim = "e"} : () -> index
+      memref.store %zero, %O[%m, %e9] : memref<2x5xf32>
+    }) {dim = "e", size = 5 : i64, tail = 0 : i64} : () -> ()
+'''
+    consumer = TERM + '''      "lt.loop"() ({
+      ^bb0(%i8: index):
+        %e8 = "lt.dim"() {dim = "e"} : () -> index
+        "lt.reduce"(%e, %O, %m, %e8) {kind = "add"} : (f32, memref<2x5xf32>, index, index) -> ()
+      }) {dim = "e", size = 3 : i64, tail = 0 : i64} : () -> ()'''
+    text = _rows(MAX, consumer, inits=inits, args=', %O: memref<2x5xf32> {lt.name = "O"}')
+    with pytest.raises(PassError, match="covers dim 'e' otherwise than the sum"):
+        Schedule(text).online_softmax(2)
+
+
+def test_review_a_parallel_maximum_loop_is_refused():
+    s = Schedule(programs.softmax(2, 4096, fastmath="reassoc")).parallel(2).parallel(1)
+    with pytest.raises(PassError, match="annotated parallel"):
+        s.online_softmax(1)
+
+
+def test_review_the_group_ends_before_a_loop_it_cannot_take():
+    """Softmax whose third loop stores e / SUM into a scratch buffer a
+    fourth copies out: the group is the first two loops."""
+    s = Schedule(programs.softmax(3, 20, fastmath="reassoc")).online_softmax(1)
+    assert s.loop_tree.count("for n in 20") == 2
+    x = np.random.default_rng(2).uniform(-9, 9, (3, 20)).astype(np.float32)
+    np.testing.assert_allclose(s.compile()(x), _softmax_ref(x), rtol=2e-6, atol=1e-7)
+
+
+WIDER_K = """func.func @f(%X: memref<4x4xf32> {lt.name = "X"}, %Y: memref<1xf32> {lt.name = "Y"}) attributes {lt.fastmath = "reassoc"} {
+  %ninf = arith.constant 0xFF800000 : f32
+  %zero = arith.constant 0.0 : f32
+  %c0 = arith.constant 0 : index
+  %MX = "lt.alloc"() {dims = ["z"]} : () -> memref<1xf32>
+  memref.store %ninf, %MX[%c0] : memref<1xf32>
+  memref.store %zero, %Y[%c0] : memref<1xf32>
+  "lt.loop"() ({
+  ^bb0(%i0: index):
+    %n = "lt.dim"() {dim = "n"} : () -> index
+    "lt.loop"() ({
+    ^bb0(%k0: index):
+      %k = "lt.dim"() {dim = "k"} : () -> index
+      %x = memref.load %X[%n, %k] : memref<4x4xf32>
+      "lt.reduce"(%x, %MX, %c0) {kind = "max"} : (f32, memref<1xf32>, index) -> ()
+    }) {dim = "k", size = KL : i64, tail = 0 : i64} : () -> ()
+  }) {dim = "n", size = 4 : i64, tail = 0 : i64} : () -> ()
+  "lt.loop"() ({
+  ^bb0(%i1: index):
+    %n = "lt.dim"() {dim = "n"} : () -> index
+    "lt.loop"() ({
+    ^bb0(%k0: index):
+      %k = "lt.dim"() {dim = "k"} : () -> index
+      %x = memref.load %X[%n, %k] : memref<4x4xf32>
+      %mx = memref.load %MX[%c0] : memref<1xf32>
+      %d = arith.subf %x, %mx : f32
+      %e = math.exp %d : f32
+      "lt.reduce"(%e, %Y, %c0) {kind = "add"} : (f32, memref<1xf32>, index) -> ()
+    }) {dim = "k", size = 4 : i64, tail = 0 : i64} : () -> ()
+  }) {dim = "n", size = 4 : i64, tail = 0 : i64} : () -> ()
+  return
+}
+"""
+
+
+def test_review_terms_over_elements_the_maximum_never_saw_are_refused():
+    """L takes the maximum over k < 2, the consumer sums over k < 4: a term
+    could exceed the maximum (overflow, or lost terms)."""
+    with pytest.raises(PassError, match="x is not the value L0 .* takes the maximum of"):
+        Schedule(WIDER_K.replace("KL", "2")).online_softmax(0)
+    x = np.random.default_rng(0).uniform(-3, 3, (4, 4)).astype(np.float32)
+    x[0, 3] = 95.0
+    plain = Schedule(WIDER_K.replace("KL", "4")).compile()(x)
+    fused = Schedule(WIDER_K.replace("KL", "4")).online_softmax(0).compile()(x)
+    np.testing.assert_allclose(fused, plain, rtol=2e-6)

@@ -5,7 +5,8 @@ running max and sum).
 
 L is a loop holding an ``lt.reduce`` of kind ``max`` into a location M that
 does not change across L.  The *consumers* are the loops after L in its
-block, over L's dim with L's size, tail, inner extent and annotations, that
+block (as many in a row as qualify: the group ends before the first that
+does not), over L's dim with L's size, tail, inner extent and annotations, that
 read M; only statements that L does not touch lie between (initialisations:
 they move above L).  Each consumer reads M only as ``x - M`` under
 ``math.exp``, where ``x`` is the very value L took the maximum of (a load of
@@ -31,9 +32,9 @@ outer level: one rescale per tile of ``x``, FlashAttention's schedule.
 
 Exactness: each A must hold 0 when the group starts -- the last statement
 before the group (or between its loops) that touches A stores the constant
-0 into every location the consumers accumulate into (an initialisation nest
-over the same dims, at least as long) -- since its starting value would be
-rescaled too.  ``safe(m')`` is 0 where ``m'`` is -inf (every ``x`` so far is
+0 into exactly the locations the consumers accumulate into (an
+initialisation nest over the same dims, as long) -- since its starting
+value would be rescaled too.  ``safe(m')`` is 0 where ``m'`` is -inf (every ``x`` so far is
 -inf: their terms are ``exp(-inf) = 0`` instead of ``exp(NaN)``); after L,
 each A is NaN where the final M is -inf, as ``exp(-inf - -inf)`` made it in
 the original.  The rewrite computes ``exp(x - m')·exp(m' - M)`` for
@@ -43,7 +44,10 @@ the original.  The rewrite computes ``exp(x - m')·exp(m' - M)`` for
 follows the group.
 
 Refuses (located, IR untouched) when L holds no ``max`` reduction whose
-location is fixed across L and that a following loop reads; when no loop
+location is fixed across L (and across the loops inside it) and that a
+following loop reads; when the maximum is taken under a condition (a term
+could exceed it); when L is annotated parallel, vectorize or gpu (its
+iterations would share the running maximum: apply the pass first); when no loop
 after L qualifies (the message says why the first does not): another
 shape, other annotations, M read otherwise than as the subtrahend of
 ``exp(x - M)``, ``x`` not the value L took the maximum of, E used
@@ -60,7 +64,7 @@ from __future__ import annotations
 
 import math
 
-from ..analysis.dependence import accesses, fixed_in, index_slice, inside, is_pure_index_op, reads_dim, reorder_conflicts
+from ..analysis.dependence import accesses, fixed_in, index_slice, inside, is_pure_index_op, reorder_conflicts
 from ..dialect import lt
 from ..dialect.loop_tree import preorder_loops
 from ..errors import PassError
@@ -135,31 +139,46 @@ def _dim_name(value) -> str | None:
     return None
 
 
-def _same(a, b, frozen) -> bool:
+def _same(a, b, frozen, levels) -> bool:
     """Whether ``a`` and ``b`` compute the same thing at the same point of
-    the (fused) iteration: the same value, ``lt.dim`` of one dim, or one
-    pure op (same name and attributes) on operands that are the same; loads
-    only from buffers ``frozen`` holds (nothing in the group writes them)."""
+    the (fused) iteration: the same value, ``lt.dim`` of one dim under the
+    same levels over it (``levels(op)``), or one pure op (same name and
+    attributes) on operands that are the same; loads only from buffers
+    ``frozen`` holds (nothing in the group writes them)."""
     if a == b:
         return True
     oa, ob = _def_op(a), _def_op(b)
     if oa is None or ob is None or oa.name != ob.name or len(oa.operands) != len(ob.operands) or oa.regions or ob.regions:
         return False
     if oa.name == "lt.dim":
-        return _dim_name(a) == _dim_name(b)
+        return _dim_name(a) == _dim_name(b) and levels(oa) == levels(ob)
     if oa.name == "memref.load" and not any(oa.operands[0] == f for f in frozen):
         return False
     if not (oa.name.startswith("arith.") or oa.name.startswith("math.") or oa.name == "memref.load"):
         return False
-    if {n.name: str(n.attr) for n in oa.attributes} != {n.name: str(n.attr) for n in ob.attributes}:
+    if {k: str(oa.attributes[k]) for k in oa.attributes} != {k: str(ob.attributes[k]) for k in ob.attributes}:
         return False
-    return all(_same(x, y, frozen) for x, y in zip(oa.operands, ob.operands))
+    return all(_same(x, y, frozen, levels) for x, y in zip(oa.operands, ob.operands))
 
 
 def inside_loop(value, loop) -> bool:
     """Whether ``value`` is computed inside ``loop``."""
     op = _def_op(value)
     return op is not None and inside(op, loop)
+
+
+def _apart_from(value, loop, dim: str) -> bool:
+    """Whether index ``value`` is the same in every iteration of ``loop``
+    over ``dim``'s levels: defined outside ``loop``, a constant, ``lt.dim``
+    of another dim, or index arithmetic on those."""
+    op = _def_op(value)
+    if op is None:
+        return not inside(value.owner.owner.operation, loop)
+    if not inside(op, loop) or op.name == "arith.constant":
+        return True
+    if op.name == "lt.dim":
+        return _dim_name(value) != dim
+    return is_pure_index_op(op) and all(_apart_from(v, loop, dim) for v in op.operands)
 
 
 def _guard(op, stop):
@@ -329,6 +348,13 @@ class _Plan:
             if not fixed_in(v, loop) or (inside_loop(v, loop) and index_slice(v, loop) is None):
                 raise refuse(NAME, f"the location of the maximum changes across the iterations of {label} or of a loop inside it",
                              reduce)
+        guard = _guard(reduce, loop)
+        if guard is not None:
+            raise refuse(NAME, f"the maximum is taken under '{guard.name}' in {label}: a term could then exceed it", reduce)
+        for name in ("parallel", "vectorize", "gpu"):
+            if name in lt.annotations(loop):
+                raise refuse(NAME, f"{label} is annotated {name}: its iterations would share the running maximum and sums "
+                             "(apply the pass before annotating)", loop)
         for a in accesses(loop):
             if a.buffer == self.mx_buffer and a.op != reduce:
                 raise refuse(NAME, f"{label} accesses M besides its maximum", a.op)
@@ -350,11 +376,25 @@ class _Plan:
 
     # -- which values are the maximum's operand, which locations are M's
     def same_index(self, a, b) -> bool:
-        return _same(a, b, ())
+        return _same(a, b, (), self.levels)
+
+    def levels(self, dim_op) -> list:
+        """The levels over ``dim_op``'s dim around it, from the group's loop
+        that holds it (L or a consumer; none for an op outside them) inward:
+        two ``lt.dim`` of one dim are the same element only under the same
+        levels."""
+        dim = ir.StringAttr(dim_op.attributes["dim"]).value
+        chain = []
+        for level in lt.enclosing_loops(dim_op):
+            if lt.loop_dim(level) == dim:
+                chain.append((lt.loop_size(level), lt.loop_tail(level)))
+            if level.block == self.loop.block:
+                return chain[::-1]
+        return []
 
     def is_maxed(self, x) -> bool:
         """``x`` (in a consumer) is the value L took the maximum of, at the same element."""
-        if _same(x, self.maxed, self.frozen):
+        if _same(x, self.maxed, self.frozen, self.levels):
             return True
         op = _def_op(x)
         if op is None or op.name != "memref.load":
@@ -362,7 +402,7 @@ class _Plan:
         buf, idx = op.operands[0], list(op.operands)[1:]
         stores = [a for a in self.group_writes if a.buffer == buf]
         return (len(stores) == 1 and stores[0].kind == "write" and inside(stores[0].op, self.loop)
-                and stores[0].op.operands[0] == self.maxed
+                and _guard(stores[0].op, self.loop) is None and stores[0].op.operands[0] == self.maxed
                 and all(self.same_index(p, q) for p, q in zip(idx, stores[0].indices)))
 
     def _find_group(self) -> None:
@@ -387,6 +427,7 @@ class _Plan:
         self.between: list = []
         ebufs: set = set()
         pending: list = []
+        snapshots: list = []  # (ops between kept, buffers of terms) before each consumer joined
         first_error = None
         for kind, op in candidates:
             if kind == "other":
@@ -401,19 +442,33 @@ class _Plan:
                 for p in pending:
                     self._check_movable(p, [loop] + [c.loop for c in self.consumers])
                 c = _Consumer(self, op, ebufs)
-            except PassError as e:
+                consumers, between = self.consumers + [c], self.between + pending
+                self._check_group(consumers, between, ebufs | c.stored, final=False)
+            except PassError as e:  # the group ends before this loop
                 first_error = e
                 break
-            self.consumers.append(c)
-            self.between += pending
+            snapshots.append((len(self.between), set(ebufs)))
+            self.consumers, self.between = consumers, between
             pending = []
             ebufs |= c.stored
         if not self.consumers:
             raise first_error
+        # a buffer of terms read after the group: the group ends before the loop that stores it
+        while True:
+            try:
+                self.accumulators = self._check_group(self.consumers, self.between, ebufs, final=True)
+                break
+            except PassError:
+                if len(self.consumers) == 1:
+                    raise
+                self.consumers.pop()
+                kept, ebufs = snapshots.pop()
+                self.between = self.between[:kept]
+        if not self.accumulators:
+            raise refuse(NAME, f"no loop after {label} sums exp(x - M) (nothing to rescale)", self.consumers[0].loop)
         self.loops = [loop] + [c.loop for c in self.consumers]
         self.group_writes = [a for r in self.loops for a in accesses(r) if a.kind != "read"]
         self.ebufs = ebufs
-        self._check_buffers()
 
     def _check_shape(self, op) -> None:
         loop = self.loop
@@ -439,16 +494,19 @@ class _Plan:
             if _uses_value_of(op, r):
                 raise refuse(NAME, "a statement between the loops uses a value of one of them", op)
 
-    def _check_buffers(self) -> None:
+    def _check_group(self, consumers: list, between: list, ebufs: set, final: bool) -> list:
+        """The accumulators ``(buffer, reduce, zero initialisation)`` of the
+        group of L and ``consumers``, or a refusal; ``final``: also check
+        that no statement after the group reads a buffer of terms (a loop
+        that may still join could)."""
         label = self.label
+        loops = [self.loop] + [c.loop for c in consumers]
         accs: dict = {}
-        for c in self.consumers:
+        for c in consumers:
             for r in c.reduces:
                 accs.setdefault(r.operands[1], []).append(r)
-        if not accs:
-            raise refuse(NAME, f"no loop after {label} sums exp(x - M) (nothing to rescale)", self.consumers[0].loop)
-        group_accesses = [a for r in self.loops for a in accesses(r)]
-        self.accumulators = []
+        group_accesses = [a for r in loops for a in accesses(r)]
+        accumulators = []
         for buf, reduces in accs.items():
             if len(reduces) > 1:
                 raise refuse(NAME, "two reductions sum terms into one accumulator", reduces[1])
@@ -457,35 +515,35 @@ class _Plan:
                 if a.buffer == buf and a.op != red:
                     raise refuse(NAME, "an accumulator of terms is also accessed elsewhere in the group: the partial sum would be "
                                  "observed", a.op)
+            consumer = next(c.loop for c in consumers if inside(red, c.loop))
             for v in list(red.operands)[2:]:
-                op = _def_op(v)
-                if (op is not None and inside(op, self.loop) and reads_dim(op, self.dim)) or (op is None and v.owner.owner is not None
-                                                                                         and inside(v.owner.owner.operation, self.loop)):
+                if not _apart_from(v, consumer, self.dim):
                     raise refuse(NAME, f"the location a term is summed into changes across the iterations of {label}", red)
-            self.accumulators.append((buf, red, self._zero_init(buf, red)))
+            accumulators.append((buf, red, self._zero_init(buf, red, consumers, between)))
         # the buffers of terms: scratch nothing outside the group touches
         f = _function_of(self.loop)
-        for buf in self.ebufs:
+        for buf in ebufs if final else ():
             for a in accesses(f):
-                if a.buffer == buf and not any(inside(a.op, r) for r in self.loops):
+                if a.buffer == buf and not any(inside(a.op, r) for r in loops):
                     raise refuse(NAME, "a buffer of terms exp(x - M) is accessed after the group: its values are relative to "
                                  "partial maxima", a.op)
-        why = reorder_conflicts(self.loop, self.loops, ignore=(self.mx_buffer,))
+        why = reorder_conflicts(self.loop, loops, ignore=(self.mx_buffer,))
         if why:
-            raise refuse(NAME, f"cannot fuse: {why}", self.consumers[0].loop)
+            raise refuse(NAME, f"cannot fuse: {why}", consumers[-1].loop)
+        return accumulators
 
-    def _zero_init(self, buf, red):
+    def _zero_init(self, buf, red, consumers: list, between: list):
         """The statement setting ``buf`` to zero right before the group."""
         block_ops = lt.body_ops(self.loop.block)
-        before = block_ops[:block_ops.index(self.loop)] + self.between  # (the ops between move above L)
+        before = block_ops[:block_ops.index(self.loop)] + between  # (the ops between move above L)
         for op in reversed(before):
             touched = [a for a in accesses(op) if a.buffer == buf] if not is_pure_index_op(op) else []
             if not touched:
                 continue
-            return self._check_init(op, buf, red)
+            return self._check_init(op, buf, red, consumers)
         raise refuse(NAME, "an accumulator of terms is not set to zero before the group: its starting value would be rescaled", red)
 
-    def _check_init(self, op, buf, red):
+    def _check_init(self, op, buf, red, consumers: list):
         bad = refuse(NAME, "an accumulator of terms is not set to zero right before the group (the statement before it "
                      "touches it otherwise): its starting value would be rescaled", red)
         stores = []
@@ -498,18 +556,19 @@ class _Plan:
         if len(stores) != 1:
             raise bad
         store = stores[0]
+        consumer = next(c.loop for c in consumers if inside(red, c.loop))
         for z, r in zip(list(store.operands)[2:], list(red.operands)[2:]):
-            if self.same_index(z, r) and _dim_name(z) is None:
-                continue
+            if z == r and not inside_loop(z, op) and not inside_loop(z, consumer):
+                continue  # one value from outside both
             dim = _dim_name(z)
             if dim is None or dim != _dim_name(r):
-                raise refuse(NAME, "cannot tell that the zero initialisation of an accumulator covers what the group sums "
-                             "into it", red)
+                raise refuse(NAME, "cannot tell that the zero initialisation of an accumulator covers exactly what the group "
+                             "sums into it (its indices and the sum's differ)", red)
             mine = _dim_extent(op, dim) if lt.is_loop(op) else None
-            consumer = next(c.loop for c in self.consumers if inside(red, c.loop))
             theirs = _dim_extent(consumer, dim)
-            if (mine is None) != (theirs is None) or (mine is not None and mine < theirs):
-                raise refuse(NAME, f"the zero initialisation of an accumulator covers dim '{dim}' differently from the sum", red)
+            if mine != theirs:
+                raise refuse(NAME, f"the zero initialisation of an accumulator covers dim '{dim}' otherwise than the sum: "
+                             "each location it sets must be summed into", red)
         return op
 
     # ---------------------------------------------------------- rewrite
@@ -555,9 +614,7 @@ class _Plan:
         last = nan.owner
         for buf, _red, init in self.accumulators:
             with ir.InsertionPoint.after(last), loop.location:
-                clone = init.clone()
-                self._rewrite_init(clone, buf, lambda v: arith.SelectOp(empty, nan, v).result)
-            last = clone
+                last = self._rewrite_init(init.clone(), buf, lambda v: arith.SelectOp(empty, nan, v).result)
 
     def _indices(self, inside_loop):
         """M's indices at the current insertion point: its index ops from
@@ -578,12 +635,17 @@ class _Plan:
         return out
 
     @staticmethod
-    def _rewrite_init(clone, buf, make) -> None:
-        """Turn the zero store of an initialisation's clone into A = make(A)."""
+    def _rewrite_init(clone, buf, make):
+        """Turn the zero store of an initialisation's clone into A = make(A);
+        the rewritten statement (the clone, or its store's replacement)."""
         stores = [o for o in _walk(clone) if o.name == "memref.store"]
+        out = clone
         for store in stores:
             idx = list(store.operands)[2:]
             with ir.InsertionPoint(store), store.location:
                 value = memref.LoadOp(buf, idx).result
-                memref.StoreOp(make(value), buf, idx)
+                new = memref.StoreOp(make(value), buf, idx)
+            if store == clone:
+                out = new.operation
             store.erase()
+        return out
