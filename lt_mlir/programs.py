@@ -251,7 +251,8 @@ def conv2d(
     return _text(b)
 
 
-def attention(n: int, m: int, d: int, e: int, dtype: str = "f32", fastmath: str = "fast", heads: int = 0) -> str:
+def attention(n: int, m: int, d: int, e: int, dtype: str = "f32", fastmath: str = "fast", heads: int = 0,
+              normalised: bool = False) -> str:
     """O[i, :] = softmax_j(Q[i, :] . K[j, :] / sqrt(d)) @ V, as the frontend
     emits ``S = (Q * K).sum(d) * scale; E = (S - S.max_reduce(j)).exp();
     O = (E * V).sum(j) / E.sum(j)``: under one loop over i, the scores
@@ -259,8 +260,12 @@ def attention(n: int, m: int, d: int, e: int, dtype: str = "f32", fastmath: str 
     summing ``E * V`` and ``E``, then the quotient.  ``heads`` > 0: Q, K,
     V and O have a leading axis of that many heads (batch x heads, as
     ``torch.nn.functional.scaled_dot_product_attention`` takes them
-    flattened), one more loop around.  ``fastmath`` is the function's
-    ``lt.fastmath`` (``lt-online-softmax`` needs reassociation)."""
+    flattened), one more loop around.  ``normalised``: the softmax first,
+    then ``@ V``, as the frontend emits ``P = E / E.sum(j); O = (P *
+    V).sum(j)``: a loop over j storing E and summing it, then one summing
+    ``E / sum * V`` into O (``lt-factor`` takes the division out).
+    ``fastmath`` is the function's ``lt.fastmath`` (``lt-online-softmax``
+    needs reassociation)."""
     b = Builder()
     lead = [heads] if heads else []
     args = [("Q", memref(lead + [n, d], dtype)), ("K", memref(lead + [m, d], dtype)), ("V", memref(lead + [m, e], dtype)),
@@ -274,8 +279,9 @@ def attention(n: int, m: int, d: int, e: int, dtype: str = "f32", fastmath: str 
         S = b.alloc(hd + ["i", "j"], memref(lead + [n, m], dtype), name="S")
         MX = b.alloc(hd + ["i"], memref(lead + [n], dtype), name="MX")
         T = b.alloc(hd + ["i", "j"], memref(lead + [n, m], dtype), name="T")
-        ACC = b.alloc(hd + ["i", "e"], memref(lead + [n, e], dtype), name="ACC")
+        ACC = None if normalised else b.alloc(hd + ["i", "e"], memref(lead + [n, e], dtype), name="ACC")
         SUM = b.alloc(hd + ["i"], memref(lead + [n], dtype), name="SUM")
+        EXP = b.alloc(hd + ["i", "j"], memref(lead + [n, m], dtype), name="EXP") if normalised else None
 
         def rows():
             h = [b.dim("h", name="h")] if heads else []
@@ -295,6 +301,22 @@ def attention(n: int, m: int, d: int, e: int, dtype: str = "f32", fastmath: str 
                     s = b.binary("mulf", b.load(S, hi + [j]), scale, name="s")
                     b.store(s, T, hi + [j])
                     b.reduce("max", s, MX, hi)
+                if normalised:
+                    b.store(zero, SUM, hi)
+                    with b.loop("j", m):
+                        j = b.dim("j")
+                        p = b.unary("math.exp", b.binary("subf", b.load(T, hi + [j]), b.load(MX, hi)), name="p")
+                        b.store(p, EXP, hi + [j])
+                        b.reduce("add", p, SUM, hi)
+                    with b.loop("e", e):
+                        b.store(zero, O, hi + [b.dim("e")])
+                    with b.loop("j", m):
+                        j = b.dim("j")
+                        q = b.binary("divf", b.load(EXP, hi + [j]), b.load(SUM, hi), name="q")
+                        with b.loop("e", e):
+                            ee = b.dim("e")
+                            b.reduce("add", b.binary("mulf", q, b.load(V, h + [j, ee])), O, hi + [ee])
+                    return
                 with b.loop("e", e):
                     b.store(zero, ACC, hi + [b.dim("e")])
                 b.store(zero, SUM, hi)

@@ -752,6 +752,10 @@ def flash_attention(schedule: Schedule, tile: int = 32, vectorize: int | None = 
     S.max_reduce(j)).exp(); O = (E * V).sum(j) / E.sum(j)``), by passes
     only; returns ``schedule``:
 
+    0. where the program normalises before the sum over keys (``P = E /
+       E.sum(j); O = (P * V).sum(j)``: softmax, then ``@ V``), the
+       division taken out of that sum (``lt-factor``: ``O = (E *
+       V).sum(j) / E.sum(j)``);
     1. the score nest ``for d { for j { S += Q K } }`` interchanged
        (``lt-swap``) and merged with S's initialisation and the maximum's
        loop (``lt-merge``, ``rename`` moving M's initialisation above):
@@ -791,16 +795,19 @@ def flash_attention(schedule: Schedule, tile: int = 32, vectorize: int | None = 
     if len(nest) == 2:
         schedule.merge(_loop_numbers(schedule)[nest[1]])
     schedule.apply(f"lt-merge{{loop={_loop_numbers(schedule)[_outermost_over(_max_reduce(schedule), j, None)]} rename=true}}")
+    # softmax then E @ V (``(E / E.sum(j) * V).sum(j)``): the division by
+    # the row's sum taken out of the sum over j first (lt-factor)
+    for k in reversed(_consumers(schedule, j)):
+        if _divides(preorder_loops(schedule.parsed.operation)[k]):
+            try:
+                schedule.apply(f"lt-factor{{loop={k}}}")
+            except PassError:
+                pass
     # 2. tiles, one rescale each
-    red = _max_reduce(schedule)
-    first = _outermost_over(red, j, None)
-    mx_buf = red.operands[1]
-    ops = lt.body_ops(first.block)
-    consumer = next(op for op in ops[ops.index(first) + 1:] if lt.is_loop(op) and lt.loop_dim(op) == j
-                    and any(a.buffer == mx_buf for a in _accesses(op)))
-    numbers = _loop_numbers(schedule)
-    c, f = numbers[consumer], numbers[first]
-    schedule.split(c, tile).split(f, tile)
+    for k in reversed(_consumers(schedule, j)):
+        schedule.split(k, tile)
+    f = _loop_numbers(schedule)[_outermost_over(_max_reduce(schedule), j, None)]
+    schedule.split(f, tile)
     schedule.online_softmax(f)
     if gpu_threads and row is not None:
         red = _max_reduce(schedule)
@@ -846,6 +853,41 @@ def flash_attention(schedule: Schedule, tile: int = 32, vectorize: int | None = 
                     pass  # too many copies (a wide head): left a loop
             k += 1
     return schedule
+
+
+def _consumers(schedule: Schedule, j: str) -> list[int]:
+    """The numbers of the loops over j after the maximum's that read it, or
+    read what such a loop writes (the loops lt-online-softmax joins)."""
+    red = _max_reduce(schedule)
+    first = _outermost_over(red, j, None)
+    ops = lt.body_ops(first.block)
+    read = {red.operands[1]}
+    numbers = _loop_numbers(schedule)
+    out = []
+    for op in ops[ops.index(first) + 1:]:
+        if lt.is_loop(op) and lt.loop_dim(op) == j:
+            found = _accesses(op)
+            if any(a.kind == "read" and a.buffer in read for a in found):
+                out.append(numbers[op])
+                read |= {a.buffer for a in found if a.kind == "write"}
+    return out
+
+
+def _divides(loop) -> bool:
+    """Whether ``loop`` sums a quotient (a normalised softmax times V)."""
+    for a in _accesses(loop):
+        if a.kind == "reduce:add":
+            stack = [a.op.operands[0]]
+            while stack:
+                v = stack.pop()
+                if isinstance(v.owner, ir.Block):
+                    continue
+                op = v.owner.operation
+                if op.name == "arith.divf":
+                    return True
+                if op.name == "arith.mulf":
+                    stack.extend(op.operands)
+    return False
 
 
 def _score_nests(schedule: Schedule, j: str) -> list:

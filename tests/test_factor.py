@@ -243,3 +243,39 @@ def test_guarded_reduction():
     module = lt_mlir.parse_module(TRIANGLE.format(before="", under=_LOAD_B))
     with pytest.raises(lt_mlir.PassError, match=r"an invariant factor is computed under a condition \('scf.if'\)"):
         run_pipeline(module, "builtin.module(lt-factor{loop=1})")
+
+
+def _normalised(m: int, n: int, e: int, e_levels=None) -> str:
+    """O[i, :] += sum_j P[i, j] / s[i] * V[j, :] (softmax's normalisation
+    before @ V), e inside the j loop."""
+    from lt_mlir.builder import Builder, memref
+
+    b = Builder()
+    args = [("P", memref((m, n), "f32")), ("s", memref((m,), "f32")), ("V", memref((n, e), "f32")), ("O", memref((m, e), "f32"))]
+    with b.func("normalised", args, attributes={"lt.fastmath": "fast"}) as (P, sv, V, O):
+        with b.loop("i", m):
+            i = b.dim("i")
+            with b.loop("j", n):
+                j = b.dim("j")
+                q = b.binary("divf", b.load(P, [i, j]), b.load(sv, [i]))
+                with b.nest("e", e, e_levels or ()):
+                    ee = b.dim("e")
+                    b.reduce("add", b.binary("mulf", q, b.load(V, [j, ee])), O, [i, ee])
+    return b.text()
+
+
+@pytest.mark.parametrize("levels", [None, [2]])
+def test_a_divisor_and_an_accumulator_along_an_inner_dim(levels):
+    """The division by s[i] leaves the sum over j; the sum goes to a scratch
+    over e (a tail where e = 5 is split by 2)."""
+    m, n, e = 4, 9, 5
+    s = Schedule(_normalised(m, n, e, levels)).apply("lt-factor{loop=1}")
+    tree = s.loop_tree
+    assert "alloc f32[e] (5 elements)" in tree and tree.count("div(") == 1
+    assert tree.index("div(") > tree.index("for j in 9")
+    rng = np.random.default_rng(3)
+    P, sv, V = rng.random((m, n), dtype=np.float32), rng.random(m, dtype=np.float32) + 0.5, rng.standard_normal((n, e)).astype(np.float32)
+    O = np.zeros((m, e), np.float32)
+    s.compile()(P, sv, V, O)
+    ref = (P.astype(np.float64) / sv[:, None]) @ V
+    np.testing.assert_allclose(O, ref, rtol=1e-5, atol=1e-6)

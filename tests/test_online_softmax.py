@@ -324,3 +324,32 @@ def test_review_terms_over_elements_the_maximum_never_saw_are_refused():
     plain = Schedule(WIDER_K.replace("KL", "4")).compile()(x)
     fused = Schedule(WIDER_K.replace("KL", "4")).online_softmax(0).compile()(x)
     np.testing.assert_allclose(fused, plain, rtol=2e-6)
+
+
+@pytest.mark.parametrize("kw", [{}, {"parallel": True}, {"gpu_threads": 16}])
+def test_flash_attention_from_softmax_then_matmul(kw):
+    """``P = E / E.sum(j); O = (P * V).sum(j)`` (the softmax, then ``@ V``):
+    lt-factor takes the division out of the sum over j first."""
+    n, m, d = 21, 37, 8
+    q, k, v = _qkv(n, m, d, d, seed=6)
+    lt.set_fastmath("fast")
+    try:
+        s = lt.SymbolGenerator()
+        Q, K, V = lt.Tensor(q).to(s.i, s.d), lt.Tensor(k).to(s.j, s.d), lt.Tensor(v).to(s.j, s.e)
+        S = (Q * K).sum(s.d) * (1.0 / np.sqrt(d))
+        E = (S - S.max_reduce(s.j)).exp()
+        O = (E / E.sum(s.j) * V).sum(s.j)
+        sch = recipes.flash_attention(O.schedule, tile=8, **kw)
+    finally:
+        lt.set_fastmath("default")
+    assert "lt-factor" in sch.pipeline and "lt-online-softmax" in sch.pipeline
+    assert f"({m} elements)" not in sch.loop_tree
+    target = "cuda-emulated" if kw.get("gpu_threads") else "cpu"
+    np.testing.assert_allclose(sch.compile(target=target)(q, k, v), _attention_ref(q, k, v), rtol=1e-5, atol=1e-6)
+
+
+def test_normalised_program_through_the_recipe():
+    n, m, d, e = 9, 30, 4, 5
+    q, k, v = _qkv(n, m, d, e, seed=7)
+    s = recipes.flash_attention(Schedule(programs.attention(n, m, d, e, normalised=True)), tile=7)
+    np.testing.assert_allclose(s.compile()(q, k, v), _attention_ref(q, k, v), rtol=1e-5, atol=1e-6)

@@ -14,7 +14,20 @@ factors::
                                                for k { s[] += x }
                                                acc[..] += a * s[]
 
-The scratch (``lt.alloc`` with ``dims = []``) and its initialisation are
+A quotient ``x / s`` by a float ``s`` invariant in L counts as the product
+``x * (1/s)``: the sum after L is divided by ``s`` (``Σ P[j] / s`` becomes
+``(Σ P[j]) / s``: softmax's normalisation taken out of ``@ V``).  Where the
+accumulator's location moves along a dim that only loops inside L iterate
+(``O[i, e]`` under a loop over e inside the loop over j), the scratch has
+that dim (``lt.alloc`` over ``[e]``): a nest repeating those levels zeroes
+it before L, and another after L reduces each element into the
+accumulator::
+
+    for j { q = P[j] / s                 becomes     t = lt.alloc [e] ; for e { t[e] <- 0 }
+            for e { O[e] += q * V[j, e] } }          for j { for e { t[e] += P[j] * V[j, e] } }
+                                                     for e { O[e] += t[e] / s }
+
+The scratch (``lt.alloc`` with ``dims = []``, or over those dims) and its initialisation are
 placed right before L (the zero constant at the start of L's block, so
 that constants and index computations precede the statements around
 them, as the GPU lowering's thread-0 statements need), the final reduction
@@ -38,7 +51,9 @@ untouched) when no ``lt.reduce`` under L sums a product; when the reduce's
 kind is not ``add`` (multiplication does not distribute over ``max``/``min``
 unless the factor is non-negative, which the pass cannot know, and a
 product of products is a power); when the accumulator's location changes
-across L's iterations; when no factor is invariant (the message says what
+across L's iterations through L's dim, a dim that loops both around and
+inside L iterate, an index that is not a plain ``lt.dim``, or one read
+above an inner level of its dim; when no factor is invariant (the message says what
 each depends on) or every factor is (nothing would be left to sum); when
 an invariant factor is computed under an ``scf.if`` or run-time
 ``scf.for`` inside L (computed unconditionally after L, a load could leave
@@ -71,7 +86,7 @@ from ..dialect import lt
 from ..dialect.loop_tree import value_names
 from ..errors import PassError
 from ..mlir import arith, ir, memref
-from .common import find_loop, loop_label, refuse
+from .common import find_loop, loop_label, new_dim, new_loop, refuse
 from .registry import Option, register
 
 NAME = "lt-factor"
@@ -244,9 +259,12 @@ class _Plan:
                 reduce,
             )
         inv = self.inv = _Invariance(loop)
-        for v in [self.acc] + self.indices:
+        self.inner: list = []  # (axis, dim): the location's axes that a loop inside L moves along
+        for k, v in enumerate([self.acc] + self.indices):
             why = inv.why_not(v)
-            if why:
+            if why and k > 0 and _inner_dim(v, loop, reduce) is not None:
+                self.inner.append((k - 1, _inner_dim(v, loop, reduce)))
+            elif why:
                 raise refuse(
                     NAME,
                     f"the location the reduction updates in {self.name(self.acc) or 'the buffer'} changes across the iterations of "
@@ -254,14 +272,19 @@ class _Plan:
                     reduce,
                 )
         leaves = self._leaves(value)
-        self.fixed = [v for v in leaves if inv.why_not(v) is None]
-        self.varying = [v for v in leaves if inv.why_not(v) is not None]
-        if not self.fixed:
-            parts = "; ".join(f"{self._describe(v)} depends on {inv.why_not(v)}" for v in leaves)
+        self.divisors = [v for v, how in leaves if how == "div"]
+        self.fixed = [v for v, how in leaves if how == "mul" and inv.why_not(v) is None]
+        self.varying = [v for v, how in leaves if how == "mul" and inv.why_not(v) is not None]
+        self.levels = _levels(reduce, loop, {d for _, d in self.inner})
+        if self.inner and self.levels is None:
+            raise refuse(NAME, f"the location the reduction updates moves along a dim that the loops inside {label} split around "
+                         "its index: no scratch shape fits", reduce)
+        if not self.fixed and not self.divisors:
+            parts = "; ".join(f"{self._describe(v)} depends on {inv.why_not(v)}" for v, _ in leaves)
             raise refuse(NAME, f"no factor of the product is invariant in {label}: {parts}", reduce)
         if not self.varying:
             raise refuse(NAME, f"every factor of the product is invariant in {label}: nothing is left to sum", reduce)
-        for op in inv.slice(self.fixed):
+        for op in inv.slice(self.fixed + self.divisors):
             guard = _guard(op, loop)
             if guard is not None and op.name not in ("lt.dim", "arith.constant"):
                 raise refuse(
@@ -292,12 +315,17 @@ class _Plan:
             )
 
     def _leaves(self, value) -> list:
-        """The factors of the product ``value``: mul ops are flattened until
-        a whole invariant subproduct or a non-product is reached."""
+        """The factors of the product ``value``, ``(value, "mul" | "div")``:
+        mul ops are flattened until a whole invariant subproduct or a
+        non-product is reached; a float quotient by an invariant divisor is
+        its dividend's factors and the divisor (``x / s`` is ``x * (1/s)``)."""
         op = _def_op(value)
         if op is not None and op.name == self.mul and self.inv.why_not(value) is not None:
             return self._leaves(op.operands[0]) + self._leaves(op.operands[1])
-        return [value]
+        if (op is not None and op.name == "arith.divf" and self.inv.why_not(value) is not None
+                and self.inv.why_not(op.operands[1]) is None):
+            return self._leaves(op.operands[0]) + [(op.operands[1], "div")]
+        return [(value, "mul")]
 
     def name(self, value) -> str | None:
         """What the loop tree calls ``value`` (``S``, ``%3``), or None."""
@@ -325,6 +353,9 @@ class _Plan:
         loop, reduce, et = self.loop, self.reduce, self.element
         old_value = reduce.operands[0]
         kind = reduce.attributes["kind"]
+        inner = dict(self.inner)  # axis -> dim
+        dims = [d for _, d in self.inner]
+        shape = [lt.inner_loop_extent(next(l for l in self.levels if lt.loop_dim(l) == d)) for d in dims]
         # Constants and index computations go before the statements around
         # them (the GPU lowering runs a block's statements on thread 0 and
         # leaves such ops where they are).
@@ -332,31 +363,91 @@ class _Plan:
             zero = arith.ConstantOp(et, 0.0 if _is_float(et) else 0).result
         with ir.InsertionPoint(loop), loop.location:
             scratch = ir.Operation.create(
-                "lt.alloc", results=[ir.MemRefType.get([], et)], attributes={"dims": ir.ArrayAttr.get([])}
+                "lt.alloc", results=[ir.MemRefType.get(shape, et)], attributes={"dims": ir.ArrayAttr.get([ir.StringAttr.get(d) for d in dims])}
             ).results[0]
-            memref.StoreOp(zero, scratch, [])
+            with self._nest(ir.InsertionPoint(loop)) as at:
+                memref.StoreOp(zero, scratch, at)
         with ir.InsertionPoint(reduce), reduce.location:
             partial = self._multiply(self.varying)
-            ir.Operation.create("lt.reduce", operands=[partial, scratch], attributes={"kind": kind})
+            ir.Operation.create("lt.reduce", operands=[partial, scratch, *[self.indices[a] for a, _ in self.inner]], attributes={"kind": kind})
         # After L: the invariant factors and the accumulator's indices,
         # recomputed from what they read outside L.
         mapping: dict = {}
         after = ir.InsertionPoint.after(loop)
         with after, reduce.location:
-            for op in _index_first(self.inv.slice(self.fixed + self.indices)):
+            for op in _index_first(self.inv.slice(self.fixed + self.divisors + [v for a, v in enumerate(self.indices) if a not in inner])):
                 clone = op.clone()
                 for i, v in enumerate(clone.operands):
                     if v in mapping:
                         clone.operands[i] = mapping[v]
                 for old, new in zip(op.results, clone.results):
                     mapping[old] = new
-            fixed = self._multiply([mapping.get(v, v) for v in self.fixed])
-            total = memref.LoadOp(scratch, []).result
-            product = self._multiply([fixed, total])
-            indices = [mapping.get(v, v) for v in self.indices]
-            ir.Operation.create("lt.reduce", operands=[product, self.acc, *indices], attributes={"kind": kind})
+            fixed = self._multiply([mapping.get(v, v) for v in self.fixed]) if self.fixed else None
+            with self._nest(after) as at:
+                total = memref.LoadOp(scratch, at).result
+                product = self._multiply([fixed, total]) if fixed is not None else total
+                for d in self.divisors:
+                    product = arith.DivFOp(product, mapping.get(d, d)).result
+                moved = dict(zip([a for a, _ in self.inner], at))
+                indices = [moved[a] if a in moved else mapping.get(v, v) for a, v in enumerate(self.indices)]
+                ir.Operation.create("lt.reduce", operands=[product, self.acc, *indices], attributes={"kind": kind})
         reduce.erase()
         _erase_dead(old_value, loop)
+
+    def _nest(self, at):
+        """A context that builds, at ``at``, the levels of L that the
+        location moves along (``self.levels``, annotations dropped) and
+        yields the ``lt.dim`` of each inner axis's dim in the innermost
+        body (nothing to build for a location fixed across L)."""
+        plan = self
+
+        class Nest:
+            def __enter__(self):
+                self.point = at
+                for level in plan.levels:
+                    with self.point, plan.reduce.location:
+                        _op, block = new_loop(lt.loop_dim(level), lt.loop_size(level), lt.loop_tail(level))
+                    self.point = ir.InsertionPoint(block)
+                self.ctx = self.point
+                self.ctx.__enter__()
+                self.loc = plan.reduce.location
+                self.loc.__enter__()
+                return [new_dim(d) for _, d in plan.inner]
+
+            def __exit__(self, *exc):
+                self.loc.__exit__(*exc)
+                self.ctx.__exit__(*exc)
+                return False
+
+        return Nest()
+
+
+def _inner_dim(value, loop, reduce) -> str | None:
+    """The dim of ``value`` when it is an ``lt.dim`` of a dim that only
+    loops inside ``loop`` around ``reduce`` iterate (not ``loop``'s, none
+    around ``loop``), else None."""
+    op = _def_op(value)
+    if op is None or op.name != "lt.dim":
+        return None
+    dim = ir.StringAttr(op.attributes["dim"]).value
+    if any(lt.loop_dim(l) == dim for l in [loop, *lt.enclosing_loops(loop)]):
+        return None
+    inside_levels = [l for l in lt.enclosing_loops(reduce) if inside(l, loop) and l != loop and lt.loop_dim(l) == dim]
+    return dim if inside_levels else None
+
+
+def _levels(reduce, loop, dims: set):
+    """The loops inside ``loop`` around ``reduce`` over ``dims``, outermost
+    first; None where an index of those dims is read outside some of them
+    (its ``lt.dim`` sits above an inner level of its dim)."""
+    chain = [l for l in lt.enclosing_loops(reduce) if inside(l, loop) and l != loop and lt.loop_dim(l) in dims][::-1]
+    for v in list(reduce.operands)[2:]:
+        op = _def_op(v)
+        if op is not None and op.name == "lt.dim" and ir.StringAttr(op.attributes["dim"]).value in dims:
+            seen = [l for l in lt.enclosing_loops(op) if inside(l, loop) and l != loop and lt.loop_dim(l) == ir.StringAttr(op.attributes["dim"]).value]
+            if len(seen) != len([l for l in chain if lt.loop_dim(l) == ir.StringAttr(op.attributes["dim"]).value]):
+                return None
+    return chain
 
 
 def _index_first(ops: list) -> list:

@@ -7,7 +7,7 @@ L is a loop holding an ``lt.reduce`` of kind ``max`` into a location M that
 does not change across L.  The *consumers* are the loops after L in its
 block (as many in a row as qualify: the group ends before the first that
 does not), over L's dim with L's size, tail, inner extent and annotations, that
-read M; only statements that L does not touch lie between (initialisations:
+read M or a scratch buffer of terms an earlier consumer stores; only statements that L does not touch lie between (initialisations:
 they move above L).  Each consumer reads M only as ``x - M`` under
 ``math.exp``, where ``x`` is the very value L took the maximum of (a load of
 the element L stored it to, or the same expression over buffers nothing in
@@ -409,17 +409,19 @@ class _Plan:
         loop, label = self.loop, self.label
         block_ops = lt.body_ops(loop.block)
         after = block_ops[block_ops.index(loop) + 1:]
-        candidates = []  # (consumer loops, ops between to move above L)
+        candidates = []  # ("loop", a loop that reads M or a buffer a loop reading M writes) or ("other", an op between)
+        written_by_readers: set = set()
         for op in after:
-            reads_m = any(a.buffer == self.mx_buffer for a in accesses(op))
-            if lt.is_loop(op) and lt.loop_dim(op) == self.dim and reads_m:
+            found = accesses(op)
+            reads_m = any(a.buffer == self.mx_buffer for a in found)
+            if lt.is_loop(op) and lt.loop_dim(op) == self.dim and (reads_m or any(a.buffer in written_by_readers for a in found)):
                 candidates.append(("loop", op))
+                written_by_readers |= {a.buffer for a in found if a.kind == "write"}
             elif reads_m:
                 break
             else:
                 candidates.append(("other", op))
-        loops = [op for kind, op in candidates if kind == "loop"]
-        if not loops:
+        if not any(kind == "loop" for kind, _ in candidates):
             raise refuse(NAME, f"no loop after {label} in its block reads the maximum M", self.reduce)
         # everything the group may write, for is_maxed: first the loops that
         # could join (narrowed below)

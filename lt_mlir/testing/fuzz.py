@@ -387,6 +387,14 @@ PROGRAMS: dict[str, Program] = {
             _ref_attention,
             "programs.attention({})",
         ),
+        Program(
+            "attention_normalised",
+            ((5, 13, 4, 3), (4, 7, 3, 6)),
+            lambda n, m, d, e: _programs_module().attention(n, m, d, e, normalised=True),
+            lambda rng, s: [_uniform(rng, (s[0], s[2])), _uniform(rng, (s[1], s[2])), _uniform(rng, (s[1], s[3]))],
+            _ref_attention,
+            "programs.attention({}, normalised=True)",
+        ),
         # lt_mlir.kernel's unfused modules: producer nests (lt-fuse), a sum
         # of products under fastmath=fast (lt-factor), CSR nests
         *[

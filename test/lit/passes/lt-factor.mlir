@@ -25,6 +25,12 @@
 // RUN: sed -n '/^func.func @int_scale(/,/^}/p' %s | lt-opt - --run --repeat 1 | filecheck %s --check-prefix=INTSUM
 // RUN: sed -n '/^func.func @int_scale(/,/^}/p' %s | lt-opt - --run --repeat 1 -p 'builtin.module(lt-factor{loop=1})' | filecheck %s --check-prefix=INTSUM
 // INTSUM: arg2 i32[4] checksum 33423
+// RUN: sed -n '/^func.func @normalised(/,/^}/p' %s | lt-opt - --run --repeat 1 | filecheck %s --check-prefix=NORMSUM
+// RUN: sed -n '/^func.func @normalised(/,/^}/p' %s | lt-opt - --run --repeat 1 -p 'builtin.module(lt-factor{loop=1})' | filecheck %s --check-prefix=NORMSUM
+// NORMSUM: arg3 f32[3, 4] checksum -21.1927
+// RUN: sed -n '/^func.func @normalised_tail(/,/^}/p' %s | lt-opt - --run --repeat 1 | filecheck %s --check-prefix=NTAILSUM
+// RUN: sed -n '/^func.func @normalised_tail(/,/^}/p' %s | lt-opt - --run --repeat 1 -p 'builtin.module(lt-factor{loop=1})' | filecheck %s --check-prefix=NTAILSUM
+// NTAILSUM: arg3 f32[3, 5] checksum 46.2456
 //
 // @default_mode has no lt.fastmath (refused below); --fastmath=fast allows it.
 // RUN: sed -n '/^func.func @default_mode(/,/^}/p' %s | lt-opt - --fastmath=fast -p 'builtin.module(lt-factor{loop=1})' --emit=loop-tree | filecheck %s --check-prefix=FAST --match-full-lines --strict-whitespace
@@ -92,6 +98,98 @@ func.func @row_scale(%A: memref<3x4xf32> {lt.name = "A"}, %b: memref<3xf32> {lt.
   return
 }
 
+
+// -----
+
+// A quotient by a value invariant in L1 (softmax's normalisation before
+// `@ V`: O[i, e] += P[i, j] / s[i] * V[j, e]) whose accumulator moves along e
+// inside L1: the sum over j goes to a scratch over e, zeroed by a nest over
+// e before L1; after it, a nest over e divides each sum by s[i] once.
+// TREE-NEXT:for i in 3 : L0
+// TREE-NEXT: %0 <- alloc f32[e] (4 elements)
+// TREE-NEXT: for e in 4 : L1
+// TREE-NEXT:  %0[e] <- 0.0
+// TREE-NEXT: for j in 5 : L2
+// TREE-NEXT:  %1 <- read P[i, j]
+// TREE-NEXT:  for e in 4 : L3
+// TREE-NEXT:   %2 <- read V[j, e]
+// TREE-NEXT:   %3 <- mul(%1, %2)
+// TREE-NEXT:   %0[e] += %3
+// TREE-NEXT: %4 <- read s[i]
+// TREE-NEXT: for e in 4 : L4
+// TREE-NEXT:  %5 <- read %0[e]
+// TREE-NEXT:  %6 <- div(%5, %4)
+// TREE-NEXT:  O[i, e] += %6
+// TREE-NEXT:// -----
+func.func @normalised(%P: memref<3x5xf32> {lt.name = "P"}, %s: memref<3xf32> {lt.name = "s"}, %V: memref<5x4xf32> {lt.name = "V"}, %O: memref<3x4xf32> {lt.name = "O"}) attributes {lt.fastmath = "fast"} {
+  "lt.loop"() ({
+  ^bb0(%i0: index):
+    %i = "lt.dim"() {dim = "i"} : () -> index
+    "lt.loop"() ({
+    ^bb0(%j0: index):
+      %j = "lt.dim"() {dim = "j"} : () -> index
+      %p = memref.load %P[%i, %j] : memref<3x5xf32>
+      %t = memref.load %s[%i] : memref<3xf32>
+      %q = arith.divf %p, %t : f32
+      "lt.loop"() ({
+      ^bb0(%e0: index):
+        %e = "lt.dim"() {dim = "e"} : () -> index
+        %v = memref.load %V[%j, %e] : memref<5x4xf32>
+        %pv = arith.mulf %q, %v : f32
+        "lt.reduce"(%pv, %O, %i, %e) {kind = "add"} : (f32, memref<3x4xf32>, index, index) -> ()
+      }) {dim = "e", size = 4 : i64, tail = 0 : i64} : () -> ()
+    }) {dim = "j", size = 5 : i64, tail = 0 : i64} : () -> ()
+  }) {dim = "i", size = 3 : i64, tail = 0 : i64} : () -> ()
+  return
+}
+
+// -----
+
+// The tail case: e in 2 tiles of 2 and a tail of 1 inside L1; the scratch's
+// nests repeat those levels.
+// TREE-NEXT:for i in 3 : L0
+// TREE-NEXT: %0 <- alloc f32[e] (5 elements)
+// TREE-NEXT: for e in 2 r 1 : L1
+// TREE-NEXT:  for e' in 2 : L2
+// TREE-NEXT:   %0[e] <- 0.0
+// TREE-NEXT: for j in 5 : L3
+// TREE-NEXT:  %1 <- read P[i, j]
+// TREE-NEXT:  for e in 2 r 1 : L4
+// TREE-NEXT:   for e' in 2 : L5
+// TREE-NEXT:    %2 <- read V[j, e]
+// TREE-NEXT:    %3 <- mul(%1, %2)
+// TREE-NEXT:    %0[e] += %3
+// TREE-NEXT: %4 <- read s[i]
+// TREE-NEXT: for e in 2 r 1 : L6
+// TREE-NEXT:  for e' in 2 : L7
+// TREE-NEXT:   %5 <- read %0[e]
+// TREE-NEXT:   %6 <- div(%5, %4)
+// TREE-NEXT:   O[i, e] += %6
+// TREE-NEXT:// -----
+func.func @normalised_tail(%P: memref<3x5xf32> {lt.name = "P"}, %s: memref<3xf32> {lt.name = "s"}, %V: memref<5x5xf32> {lt.name = "V"}, %O: memref<3x5xf32> {lt.name = "O"}) attributes {lt.fastmath = "fast"} {
+  "lt.loop"() ({
+  ^bb0(%i0: index):
+    %i = "lt.dim"() {dim = "i"} : () -> index
+    "lt.loop"() ({
+    ^bb0(%j0: index):
+      %j = "lt.dim"() {dim = "j"} : () -> index
+      %p = memref.load %P[%i, %j] : memref<3x5xf32>
+      %t = memref.load %s[%i] : memref<3xf32>
+      %q = arith.divf %p, %t : f32
+      "lt.loop"() ({
+      ^bb0(%e0: index):
+        "lt.loop"() ({
+        ^bb0(%e1: index):
+          %e = "lt.dim"() {dim = "e"} : () -> index
+          %v = memref.load %V[%j, %e] : memref<5x5xf32>
+          %pv = arith.mulf %q, %v : f32
+          "lt.reduce"(%pv, %O, %i, %e) {kind = "add"} : (f32, memref<3x5xf32>, index, index) -> ()
+        }) {dim = "e", size = 2 : i64, tail = 0 : i64} : () -> ()
+      }) {dim = "e", size = 2 : i64, tail = 1 : i64} : () -> ()
+    }) {dim = "j", size = 5 : i64, tail = 0 : i64} : () -> ()
+  }) {dim = "i", size = 3 : i64, tail = 0 : i64} : () -> ()
+  return
+}
 // -----
 
 // k split `4 r 1` over `8` (33 elements): L1 is the outer level, so the
@@ -243,6 +341,37 @@ func.func @row_max(%A: memref<3x4xf32> {lt.name = "A"}, %b: memref<3xf32> {lt.na
   return
 }
 
+
+// -----
+
+// Refused: the location's lt.dim e sits above the inner level of e that
+// holds the reduction (each inner iteration updates the same element): no
+// scratch over e fits both.
+// ERR-NEXT: lt-factor.mlir:[[# @LINE + 18]]:11: error: lt-factor: the location the reduction updates moves along a dim that the loops inside L1 "for j in 5" split around its index: no scratch shape fits
+func.func @split_index(%P: memref<3x5xf32> {lt.name = "P"}, %s: memref<3xf32> {lt.name = "s"}, %V: memref<5x4xf32> {lt.name = "V"}, %O: memref<3x4xf32> {lt.name = "O"}) attributes {lt.fastmath = "fast"} {
+  "lt.loop"() ({
+  ^bb0(%i0: index):
+    %i = "lt.dim"() {dim = "i"} : () -> index
+    "lt.loop"() ({
+    ^bb0(%j0: index):
+      %j = "lt.dim"() {dim = "j"} : () -> index
+      %p = memref.load %P[%i, %j] : memref<3x5xf32>
+      %t = memref.load %s[%i] : memref<3xf32>
+      %q = arith.divf %p, %t : f32
+      "lt.loop"() ({
+      ^bb0(%e0: index):
+        %e = "lt.dim"() {dim = "e"} : () -> index
+        "lt.loop"() ({
+        ^bb0(%e1: index):
+          %v = memref.load %V[%j, %e] : memref<5x4xf32>
+          %pv = arith.mulf %q, %v : f32
+          "lt.reduce"(%pv, %O, %i, %e) {kind = "add"} : (f32, memref<3x4xf32>, index, index) -> ()
+        }) {dim = "e", size = 2 : i64, tail = 0 : i64} : () -> ()
+      }) {dim = "e", size = 2 : i64, tail = 0 : i64} : () -> ()
+    }) {dim = "j", size = 5 : i64, tail = 0 : i64} : () -> ()
+  }) {dim = "i", size = 3 : i64, tail = 0 : i64} : () -> ()
+  return
+}
 // -----
 
 // Refused: in a matrix-vector product both factors change with k.
