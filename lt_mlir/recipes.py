@@ -820,8 +820,11 @@ def flash_attention(schedule: Schedule, tile: int = 32, vectorize: int | None = 
             schedule.gpu_map(k, "block")
         schedule.gpu_map(i, "block").gpu_map(i + 1, "thread")
         vectorize = 0
-    elif parallel and row is not None:
-        schedule.parallel(0)  # (before lt-shrink-buffers: each thread its own tiles)
+    else:
+        if row is not None and lt.enclosing_loops(row):
+            _keys_innermost(schedule, j)
+        if parallel and row is not None:
+            schedule.parallel(0)  # (before lt-shrink-buffers: each thread its own tiles)
     # 3. buffers one tile a time
     schedule.shrink_buffers()
     # 4. vectors, cores
@@ -832,10 +835,12 @@ def flash_attention(schedule: Schedule, tile: int = 32, vectorize: int | None = 
             loop = preorder_loops(schedule.parsed.operation)[k]
             dim = lt.loop_dim(loop)
             inner = not any(lt.is_loop(o) for o in lt.body_ops(lt.loop_body(loop)))
-            if inner and dim != j and dim != (lt.loop_dim(row) if row is not None else None) and lt.loop_size(loop) >= width:
+            if inner and dim != (lt.loop_dim(row) if row is not None else None) and lt.loop_size(loop) >= width:
                 try:
                     schedule.vectorize(k, width)
-                except PassError:
+                    if lt.loop_size(loop) <= 8 * width:
+                        schedule.unroll(k, 0)  # a few vectors: registers (the row's sums, a tile's scores)
+                except LtError:
                     pass
             k += 1
     if gpu_threads and row is not None:
@@ -853,6 +858,49 @@ def flash_attention(schedule: Schedule, tile: int = 32, vectorize: int | None = 
                     pass  # too many copies (a wide head): left a loop
             k += 1
     return schedule
+
+
+def _keys_innermost(schedule: Schedule, j: str) -> None:
+    """The scores of a tile as vectors of keys: K copied transposed once a
+    head (``lt-cache{order=10}`` in the outermost loop), then the score nest
+    ``for j' { S = 0; for d { S += Q K } ... }`` distributed and its
+    ``for j' { for d }`` interchanged: keys innermost, read contiguously.
+    Left as it is where any step refuses."""
+    loops = preorder_loops(schedule.parsed.operation)
+
+    def holds_other(l) -> bool:
+        return any(lt.is_loop(o) and lt.loop_dim(o) != j for o in lt.body_ops(lt.loop_body(l)))
+
+    # the first inner level over j holding a loop over another dim: the scores' (the sum's over e comes later)
+    score = next((k for k, l in enumerate(loops) if lt.loop_dim(l) == j and holds_other(l)
+                  and any(lt.loop_dim(p) == j for p in lt.enclosing_loops(l))), None)
+    if score is None:
+        return
+    inner = next(o for o in lt.body_ops(lt.loop_body(loops[score])) if lt.is_loop(o) and lt.loop_dim(o) != j)
+    keyed = [n for n in _argument_reads(inner) if n not in _row_operands(inner, j)]
+    if len(keyed) != 1:
+        return
+    steps = [f"lt-cache{{loop=0 operand={keyed[0]} order=10}}",  # its copy nest: two loops ahead of the score's
+             f"lt-distribute{{loop={score + 2}}}",  # S = 0 | for d | the rest
+             f"lt-swap{{loop={score + 3}}}"]
+    trial = schedule.copy()
+    try:
+        for step in steps:
+            trial.apply(step)
+    except LtError:
+        return
+    for step in steps:
+        schedule.apply(step)
+
+
+def _argument_reads(loop) -> list[int]:
+    """The function arguments ``loop`` reads, by position."""
+    found = set()
+    for a in _accesses(loop):
+        v = a.buffer
+        if a.kind == "read" and isinstance(v.owner, ir.Block) and v.owner.owner is not None and v.owner.owner.operation.name == "func.func":
+            found.add(ir.BlockArgument(v).arg_number)
+    return sorted(found)
 
 
 def _consumers(schedule: Schedule, j: str) -> list[int]:

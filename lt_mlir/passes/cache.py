@@ -30,7 +30,13 @@ tile of it; ``i + j``: a convolution window), where ``E(d)`` is
 * otherwise the extent of the levels over ``d`` inside L (the tile starts
   at 0).
 
-The copy nest has one ``lt.loop`` per tiled dim (axis order), each covering
+``order`` (digits, a permutation of the local buffer's axes: ``10`` for a
+2-D tile) lays the local buffer's axes out in that order instead: the tile
+transposed, so that a loop over the source's first axis, innermost, reads
+it contiguously (FlashAttention's scores read K's tile as K^T).  Refused
+when the digits are no permutation of the tile's axes.
+
+The copy nest has one ``lt.loop`` per tiled dim (the source's axis order), each covering
 ``E(d)`` with no tail.  Under a level over ``d`` it is one more inner level
 of it, with the same extent as its siblings (what the verifier requires), so
 lt's tail semantics clip the copy in tail iterations exactly like the loops
@@ -210,8 +216,9 @@ def _dim_name(value) -> str:
     CACHE,
     Option("loop", int, help="loop whose body reads the tile (L-number)"),
     Option("operand", int, help="function argument to cache (0-based)"),
+    Option("order", str, "", help="the local buffer's axes as digits, a permutation of the tile's (10: the tile transposed); default: as they are"),
 )
-def cache(module_op, loop: int, operand: int) -> str:
+def cache(module_op, loop: int, operand: int, order: str = "") -> str:
     """Copy the tile of an input that a loop's body reads into a local buffer at the start of the body."""
     target = common.find_loop(module_op, loop, CACHE)
     f = _function_of(target)
@@ -314,8 +321,15 @@ def cache(module_op, loop: int, operand: int) -> str:
                     CACHE, f"reads of the window of {name} on axis {axis} cover different ranges of dim '{d}'", reads[0]
                 )
 
-    # Local buffer: the axes with tiled terms.
-    local_axes = [a for a in range(rank) if axes[a][0][0]]
+    # Local buffer: the axes with tiled terms (in ``order``'s order).
+    source_axes = [a for a in range(rank) if axes[a][0][0]]
+    local_axes = source_axes
+    if order.strip():
+        perm = [int(x) for x in order.strip()] if order.strip().isdigit() else None
+        if perm is None or sorted(perm) != list(range(len(source_axes))):
+            raise common.refuse(CACHE, f"order '{order}' is not a permutation of the tile's {len(source_axes)} axes "
+                                f"(digits 0..{len(source_axes) - 1}, e.g. 10 for a transposed 2-D tile)", target)
+        local_axes = [source_axes[p] for p in perm]
     local_shape = [sum(extent[d] for d in axes[a][0][0]) - (len(axes[a][0][0]) - 1) for a in local_axes]
     local_dims = ["+".join(axes[a][0][0]) for a in local_axes]
     element = ir.MemRefType(buf.type).element_type
@@ -344,16 +358,16 @@ def cache(module_op, loop: int, operand: int) -> str:
                 bases[d] for d in axes[a][0][0] if d in bases
             ]
             axis_base[a] = _sum(parts)
-        # The copy nest: one level per tiled dim, outer to inner in axis order.
-        order = [d for a in local_axes for d in axes[a][0][0]]
+        # The copy nest: one level per tiled dim, outer to inner in the source's axis order.
+        nest_order = [d for a in source_axes for d in axes[a][0][0]]
         with ExitStack() as nest:
             outer = None
-            for d in order:
+            for d in nest_order:
                 loop_op, inner_block = common.new_loop(d, extent[d], 0)
                 if outer is None:
                     outer = loop_op
                 nest.enter_context(ir.InsertionPoint(inner_block))
-            here = {d: new_dim(d) for d in order}
+            here = {d: new_dim(d) for d in nest_order}
             src = []
             for a in range(rank):
                 parts = ([uniform_value[a]] if uniform_value[a] is not None else []) + [here[d] for d in axes[a][0][0]]
