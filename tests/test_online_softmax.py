@@ -353,3 +353,23 @@ def test_normalised_program_through_the_recipe():
     q, k, v = _qkv(n, m, d, e, seed=7)
     s = recipes.flash_attention(Schedule(programs.attention(n, m, d, e, normalised=True)), tile=7)
     np.testing.assert_allclose(s.compile()(q, k, v), _attention_ref(q, k, v), rtol=1e-5, atol=1e-6)
+
+
+def test_rows_inside_the_tile_loop_after_the_pass():
+    """The statements the pass adds after L read the maximum themselves: the
+    row loop can be split, distributed and interchanged with the tile loop
+    (a block of rows reads each tile of K and V once)."""
+    h, n, m, d = 2, 12, 20, 4
+    rng = np.random.default_rng(8)
+    q, k, v = (rng.standard_normal((h, r, d)).astype(np.float32) for r in (n, m, m))
+    s = Schedule(programs.attention(n, m, d, d, heads=h))
+    s.apply("lt-swap{loop=3}").apply("lt-merge{loop=3}").apply("lt-merge{loop=4 rename=true}")
+    s.split(5, 8).split(2, 8).online_softmax(2)
+    s.split(1, 4).distribute(2)
+    lines = s.loop_tree.splitlines()
+    assert lines[lines.index("  for i' in 4 : L6") + 1] == "   for j in 2 r 4 : L7"
+    s.swap(6)  # for i' { for j } -> for j { for i' }
+    lines = s.loop_tree.splitlines()
+    assert lines[lines.index("  for j in 2 r 4 : L6") + 1] == "   for i' in 4 : L7"
+    want = np.stack([_attention_ref(q[x], k[x], v[x]) for x in range(h)])
+    np.testing.assert_allclose(s.compile()(q, k, v), want, rtol=1e-5, atol=1e-6)

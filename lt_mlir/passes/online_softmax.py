@@ -607,16 +607,25 @@ class _Plan:
                 op.detach_from_parent()
                 body.append(op)
             c.loop.erase()
-        # after L: A is NaN where the final maximum is -inf (the original's exp(-inf - -inf))
-        after = ir.InsertionPoint.after(loop)
-        with after, loop.location:
-            final = memref.LoadOp(self.mx_buffer, self._indices(None)).result
+        # after L: A is NaN where the final maximum is -inf (the original's
+        # exp(-inf - -inf)); each statement reads the maximum itself, so that
+        # no value but index computations flows between them (lt-distribute
+        # can then take the rows' loop apart: rows inside the tile loop)
+        ops = lt.body_ops(loop.block)
+        follower = ops[ops.index(loop) + 1] if ops.index(loop) + 1 < len(ops) else None
+        here = ir.InsertionPoint(follower) if follower is not None else ir.InsertionPoint(loop.block)
+        with here, loop.location:
+            indices = self._indices(None)
+
+        def fix(v):
+            final = memref.LoadOp(self.mx_buffer, indices).result
             empty = _exact(arith.CmpFOp(CmpFPredicate.OEQ, final, ninf)).result
-            nan = _exact(arith.SubFOp(final, final)).result  # -inf - -inf where it is used (no NaN constant: llvmlite's parser reads none)
-        last = nan.owner
+            nan = _exact(arith.SubFOp(final, final)).result  # -inf - -inf (no NaN constant: llvmlite's parser reads none)
+            return arith.SelectOp(empty, nan, v).result
+
         for buf, _red, init in self.accumulators:
-            with ir.InsertionPoint.after(last), loop.location:
-                last = self._rewrite_init(init.clone(), buf, lambda v: arith.SelectOp(empty, nan, v).result)
+            with here, loop.location:
+                self._rewrite_init(init.clone(), buf, fix)
 
     def _indices(self, inside_loop):
         """M's indices at the current insertion point: its index ops from

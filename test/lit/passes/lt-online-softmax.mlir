@@ -46,11 +46,11 @@
 // TREE-NEXT:  %12 <- sub(%11, %6)
 // TREE-NEXT:  %13 <- exp(%12)
 // TREE-NEXT:  %1[m] += %13
-// TREE-NEXT: %14 <- read %0[m]
-// TREE-NEXT: %15 <- cmpf oeq(%14, -inf)
-// TREE-NEXT: %16 <- sub(%14, %14)
-// TREE-NEXT: %17 <- read %1[m]
-// TREE-NEXT: %18 <- select(%15, %16, %17)
+// TREE-NEXT: %14 <- read %1[m]
+// TREE-NEXT: %15 <- read %0[m]
+// TREE-NEXT: %16 <- cmpf oeq(%15, -inf)
+// TREE-NEXT: %17 <- sub(%15, %15)
+// TREE-NEXT: %18 <- select(%16, %17, %14)
 // TREE-NEXT: %1[m] <- %18
 // TREE-NEXT: for n in 8 : L2
 // TREE-NEXT:  %19 <- read X[m, n]
@@ -145,21 +145,24 @@ func.func @softmax(%X: memref<3x8xf32> {lt.name = "X"}, %Y: memref<3x8xf32> {lt.
 // TREE-NEXT:    %18 <- mul(%16, %17)
 // TREE-NEXT:    %1[i, e] += %18
 // TREE-NEXT:   %2[i] += %16
-// TREE-NEXT: %19 <- read %0[i]
-// TREE-NEXT: %20 <- cmpf oeq(%19, -inf)
-// TREE-NEXT: %21 <- sub(%19, %19)
 // TREE-NEXT: for e in 3 : L7
-// TREE-NEXT:  %22 <- read %1[i, e]
-// TREE-NEXT:  %23 <- select(%20, %21, %22)
+// TREE-NEXT:  %19 <- read %1[i, e]
+// TREE-NEXT:  %20 <- read %0[i]
+// TREE-NEXT:  %21 <- cmpf oeq(%20, -inf)
+// TREE-NEXT:  %22 <- sub(%20, %20)
+// TREE-NEXT:  %23 <- select(%21, %22, %19)
 // TREE-NEXT:  %1[i, e] <- %23
 // TREE-NEXT: %24 <- read %2[i]
-// TREE-NEXT: %25 <- select(%20, %21, %24)
-// TREE-NEXT: %2[i] <- %25
+// TREE-NEXT: %25 <- read %0[i]
+// TREE-NEXT: %26 <- cmpf oeq(%25, -inf)
+// TREE-NEXT: %27 <- sub(%25, %25)
+// TREE-NEXT: %28 <- select(%26, %27, %24)
+// TREE-NEXT: %2[i] <- %28
 // TREE-NEXT: for e in 3 : L8
-// TREE-NEXT:  %26 <- read %1[i, e]
-// TREE-NEXT:  %27 <- read %2[i]
-// TREE-NEXT:  %28 <- div(%26, %27)
-// TREE-NEXT:  O[i, e] <- %28
+// TREE-NEXT:  %29 <- read %1[i, e]
+// TREE-NEXT:  %30 <- read %2[i]
+// TREE-NEXT:  %31 <- div(%29, %30)
+// TREE-NEXT:  O[i, e] <- %31
 func.func @scores(%S: memref<2x7xf32> {lt.name = "S"}, %V: memref<7x3xf32> {lt.name = "V"}, %O: memref<2x3xf32> {lt.name = "O"}) attributes {lt.fastmath = "reassoc"} {
   %ninf = arith.constant 0xFF800000 : f32
   %zero = arith.constant 0.0 : f32
