@@ -373,3 +373,25 @@ def test_rows_inside_the_tile_loop_after_the_pass():
     assert lines[lines.index("  for j in 2 r 4 : L6") + 1] == "   for i' in 4 : L7"
     want = np.stack([_attention_ref(q[x], k[x], v[x]) for x in range(h)])
     np.testing.assert_allclose(s.compile()(q, k, v), want, rtol=1e-5, atol=1e-6)
+
+
+def test_rows_inside_the_tile_loop_softmax_then_matmul():
+    """The same with the softmax-then-@V form: lt-factor's scratch over e is
+    allocated in the row's body; lt-expand gives it the rows' axis, and the
+    rows' loop distributes."""
+    h, n, m, d = 2, 12, 20, 4
+    rng = np.random.default_rng(9)
+    q, k, v = (rng.standard_normal((h, r, d)).astype(np.float32) for r in (n, m, m))
+    s = Schedule(programs.attention(n, m, d, d, heads=h, normalised=True))
+    s.apply("lt-swap{loop=3}").apply("lt-merge{loop=3}").apply("lt-merge{loop=4 rename=true}").apply("lt-factor{loop=6}")
+    s.split(7, 8).split(4, 8).split(2, 8).online_softmax(2)
+    s.split(1, 4)
+    with pytest.raises(PassError, match="a value computed in one part of the body is used in another"):
+        s.copy().distribute(2)
+    s.apply("lt-expand{loop=2}").distribute(2)
+    lines = s.loop_tree.splitlines()
+    assert "  %5 <- alloc f32[i, e] (48 elements)" in lines  # the scratch over the rows, before them
+    assert lines[lines.index("  for i' in 4 : L7") + 1] == "   for j in 2 r 4 : L8"
+    s.swap(7)
+    want = np.stack([_attention_ref(q[x], k[x], v[x]) for x in range(h)])
+    np.testing.assert_allclose(s.compile()(q, k, v), want, rtol=1e-5, atol=1e-6)

@@ -7,6 +7,7 @@ from . import (  # noqa: F401
     canonicalize,
     distribute,
     double_buffer,
+    expand,
     factor,
     fuse,
     gpu_map,

@@ -374,7 +374,8 @@ class _Plan:
         # recomputed from what they read outside L.
         mapping: dict = {}
         after = ir.InsertionPoint.after(loop)
-        with after, reduce.location:
+
+        def recompute():
             for op in _index_first(self.inv.slice(self.fixed + self.divisors + [v for a, v in enumerate(self.indices) if a not in inner])):
                 clone = op.clone()
                 for i, v in enumerate(clone.operands):
@@ -382,8 +383,17 @@ class _Plan:
                         clone.operands[i] = mapping[v]
                 for old, new in zip(op.results, clone.results):
                     mapping[old] = new
-            fixed = self._multiply([mapping.get(v, v) for v in self.fixed]) if self.fixed else None
+            return self._multiply([mapping.get(v, v) for v in self.fixed]) if self.fixed else None
+
+        with after, reduce.location:
+            # the invariant factors once after L; with a nest after L, inside
+            # it (per element: nothing but index computations then flows from
+            # one statement around L to another, so the loop around can still
+            # be distributed)
+            fixed = None if self.inner else recompute()
             with self._nest(after) as at:
+                if self.inner:
+                    fixed = recompute()
                 total = memref.LoadOp(scratch, at).result
                 product = self._multiply([fixed, total]) if fixed is not None else total
                 for d in self.divisors:

@@ -526,6 +526,10 @@ def _choose_options(rng: random.Random, info, loops: list) -> dict:
                 values["axis"] = rng.choice((-1, -1, 0, 1, 2, -1))
                 values["every"] = rng.choice((1, 2, 3, 4, 8, 16, 32, 32))
                 values["by"] = rng.choice((1, 2, 4, 4))
+            elif info.name == "lt-expand" and rng.random() < 0.9:
+                # mostly a loop that allocates a scratch buffer in its body (others are refused at once)
+                held = _alloc_holders(loops)
+                i = rng.choice(held) if held else i
             elif info.name == "lt-online-softmax" and rng.random() < 0.9:
                 # mostly a loop holding a maximum (others are refused at once)
                 held = _max_holders(loops)
@@ -595,6 +599,15 @@ def _cache_holders(loops) -> list:
     return [j for j, l in enumerate(loops) if any(o.name == "lt.alloc" and "lt.cache" in o.attributes for o in lt.body_ops(lt.loop_body(l)))]
 
 
+def _alloc_holders(loops) -> list:
+    """Positions of the loops with a scratch lt.alloc (not a cache) in their body."""
+    from ..analysis.dependence import PRIVATE_MARKERS
+    from ..dialect import lt
+
+    return [j for j, l in enumerate(loops) if any(o.name == "lt.alloc" and not any(m in o.attributes for m in PRIVATE_MARKERS)
+                                                  for o in lt.body_ops(lt.loop_body(l)))]
+
+
 def _max_holders(loops) -> list:
     """Positions of the loops with an lt.reduce of kind max inside."""
     from ..analysis.dependence import accesses
@@ -614,7 +627,7 @@ def _has_kernel(loops) -> bool:
 
 # passes that act only on what an earlier step made (an lt-cache buffer, a kernel)
 _NEEDS = {"lt-pad": _holds_cache, "lt-double-buffer": _holds_cache, "lt-min-blocks": _has_kernel,
-          "lt-online-softmax": lambda loops: bool(_max_holders(loops))}
+          "lt-online-softmax": lambda loops: bool(_max_holders(loops)), "lt-expand": lambda loops: bool(_alloc_holders(loops))}
 
 
 def _arguments_read(loop) -> list:

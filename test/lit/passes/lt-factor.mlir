@@ -104,7 +104,7 @@ func.func @row_scale(%A: memref<3x4xf32> {lt.name = "A"}, %b: memref<3xf32> {lt.
 // A quotient by a value invariant in L1 (softmax's normalisation before
 // `@ V`: O[i, e] += P[i, j] / s[i] * V[j, e]) whose accumulator moves along e
 // inside L1: the sum over j goes to a scratch over e, zeroed by a nest over
-// e before L1; after it, a nest over e divides each sum by s[i] once.
+// e before L1; after it, a nest over e divides each sum by s[i].
 // TREE-NEXT:for i in 3 : L0
 // TREE-NEXT: %0 <- alloc f32[e] (4 elements)
 // TREE-NEXT: for e in 4 : L1
@@ -115,8 +115,8 @@ func.func @row_scale(%A: memref<3x4xf32> {lt.name = "A"}, %b: memref<3xf32> {lt.
 // TREE-NEXT:   %2 <- read V[j, e]
 // TREE-NEXT:   %3 <- mul(%1, %2)
 // TREE-NEXT:   %0[e] += %3
-// TREE-NEXT: %4 <- read s[i]
 // TREE-NEXT: for e in 4 : L4
+// TREE-NEXT:  %4 <- read s[i]
 // TREE-NEXT:  %5 <- read %0[e]
 // TREE-NEXT:  %6 <- div(%5, %4)
 // TREE-NEXT:  O[i, e] += %6
@@ -159,9 +159,9 @@ func.func @normalised(%P: memref<3x5xf32> {lt.name = "P"}, %s: memref<3xf32> {lt
 // TREE-NEXT:    %2 <- read V[j, e]
 // TREE-NEXT:    %3 <- mul(%1, %2)
 // TREE-NEXT:    %0[e] += %3
-// TREE-NEXT: %4 <- read s[i]
 // TREE-NEXT: for e in 2 r 1 : L6
 // TREE-NEXT:  for e' in 2 : L7
+// TREE-NEXT:   %4 <- read s[i]
 // TREE-NEXT:   %5 <- read %0[e]
 // TREE-NEXT:   %6 <- div(%5, %4)
 // TREE-NEXT:   O[i, e] += %6
