@@ -448,6 +448,7 @@ for _kind in (
     MoveKind("fuse", _simple("lt-fuse"), "the producer nest computed where its buffer is read (no redundant recomputation)"),
     MoveKind("factor", _simple("lt-factor"), "a factor invariant in the reduced loop taken out of the sum (needs reassoc)"),
     MoveKind("online_softmax", _simple("lt-online-softmax"), "the max loop and the loops summing exp(x - max) after it as one, sums rescaled as it grows (reassoc)"),
+    MoveKind("expand", _simple("lt-expand"), "each scratch buffer allocated in the loop's body given an axis over its dim, allocated before it"),
     MoveKind("hoist", _simple("lt-hoist"), "an expression invariant in the loop computed once before it, into a scratch buffer over the dims it uses"),
     MoveKind("cache", _with_int("lt-cache", "operand"), "argument OPERAND's tile copied into a local buffer each iteration"),
     MoveKind("uncache", _simple("lt-uncache"), "remove the cache copy at the start of the body"),

@@ -385,6 +385,13 @@ class Schedule:
         to allow reassociation."""
         return self._move("online_softmax", loop)
 
+    def expand(self, loop: int) -> "Schedule":
+        """Give each scratch buffer allocated in loop ``loop``'s body an axis
+        over the loop's dim and allocate it before the loop (array
+        expansion: the loop can then be distributed or moved inward;
+        ``shrink_buffers`` sizes the buffer again)."""
+        return self._move("expand", loop)
+
     def cache(self, loop: int, operand: int) -> "Schedule":
         """Copy the tile of function argument ``operand`` (0-based) that
         loop ``loop``'s body reads into a contiguous local buffer at the
