@@ -27,6 +27,7 @@ import math
 from ..dialect import lt
 from ..errors import CompileError, format_location
 from ..mlir import arith, ir
+from ..passes.common import rebuild_access
 from ..passes.pad import ATTR, padding, physical_strides
 
 
@@ -79,19 +80,6 @@ FIRST_INDEX = {"memref.load": 1, "memref.prefetch": 1, "memref.store": 2}
 def access_indices(op) -> list:
     """The indices of access ``op`` (a key of ``FIRST_INDEX``)."""
     return list(op.operands)[FIRST_INDEX[op.name]:]
-
-
-def rebuild_access(op, memref_value, indices: list) -> None:
-    """Replace access ``op`` by the same access of ``memref_value`` at
-    ``indices`` (attributes kept: lt-pad's and the GPU lowering's marks)."""
-    first = FIRST_INDEX[op.name]
-    operands = list(op.operands)[: first - 1] + [memref_value, *indices]
-    with ir.InsertionPoint(op), op.location:
-        rebuilt = ir.Operation.create(op.name, results=[r.type for r in op.results], operands=operands,
-                                      attributes={name: op.attributes[name] for name in op.attributes})
-    for old, fresh in zip(op.results, rebuilt.results):
-        old.replace_all_uses_with(fresh)
-    op.erase()
 
 
 def _slices(i: ir.Value, every: int, c) -> ir.Value:

@@ -28,6 +28,14 @@ def find_loop(module_op, index: int, pass_name: str):
     return loops[index]
 
 
+def function_of(op):
+    """The ``func.func`` around ``op`` (None outside any)."""
+    parent = op.parent
+    while parent is not None and parent.name != "func.func":
+        parent = parent.parent
+    return parent
+
+
 def loop_label(loop) -> str:
     """How the loop tree prints the loop's head: 'for m' in 8 r 1'."""
     dim = lt.loop_dim(loop)
@@ -132,3 +140,23 @@ def new_dim(dim: str) -> ir.Value:
         "lt.dim", results=[ir.IndexType.get()], attributes={"dim": ir.StringAttr.get(dim)}
     )
     return op.results[0]
+
+
+# ------------------------------------------------------- accesses
+
+# the position of the first index among an access op's operands
+ACCESS_FIRST_INDEX = {"memref.load": 1, "memref.prefetch": 1, "memref.store": 2, "lt.reduce": 2}
+
+
+def rebuild_access(op, memref_value, indices: list) -> None:
+    """Replace access ``op`` (a key of ``ACCESS_FIRST_INDEX``) by the same
+    access of ``memref_value`` at ``indices`` (attributes kept: lt-pad's and
+    the GPU lowering's marks)."""
+    first = ACCESS_FIRST_INDEX[op.name]
+    operands = list(op.operands)[: first - 1] + [memref_value, *indices]
+    with ir.InsertionPoint(op), op.location:
+        rebuilt = ir.Operation.create(op.name, results=[r.type for r in op.results], operands=operands,
+                                      attributes={name: op.attributes[name] for name in op.attributes})
+    for old, fresh in zip(op.results, rebuilt.results):
+        old.replace_all_uses_with(fresh)
+    op.erase()

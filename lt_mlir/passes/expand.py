@@ -35,7 +35,7 @@ from __future__ import annotations
 from ..analysis.dependence import PRIVATE_MARKERS
 from ..dialect import lt
 from ..mlir import ir
-from .common import find_loop, loop_label, new_dim, refuse
+from .common import ACCESS_FIRST_INDEX, find_loop, loop_label, new_dim, rebuild_access, refuse
 from .registry import Option, register
 
 NAME = "lt-expand"
@@ -82,17 +82,8 @@ def expand(module_op, loop: int) -> str:
         for use in list(old.uses):
             user = use.owner
             user = user.operation if hasattr(user, "operation") else user
-            first_index = 1 if user.name == "memref.load" else 2
-            operands = list(user.operands)
             with ir.InsertionPoint(user), user.location:
                 row = new_dim(dim)
-            replaced = operands[:first_index] + [row] + operands[first_index:]
-            replaced[first_index - 1] = new
-            with ir.InsertionPoint(user), user.location:
-                clone = ir.Operation.create(user.name, results=[r.type for r in user.results], operands=replaced,
-                                            attributes={name: user.attributes[name] for name in user.attributes})
-            for a, b in zip(user.results, clone.results):
-                a.replace_all_uses_with(b)
-            user.erase()
+            rebuild_access(user, new, [row, *list(user.operands)[ACCESS_FIRST_INDEX[user.name]:]])
         alloc.erase()
     return f"{len(allocs)} buffer(s) of {label} expanded over dim '{dim}' ({extent} rows) and allocated before it"

@@ -86,7 +86,7 @@ from ..dialect import lt
 from ..dialect.loop_tree import value_names
 from ..errors import PassError
 from ..mlir import arith, ir, memref
-from .common import find_loop, loop_label, new_dim, new_loop, refuse
+from .common import find_loop, function_of, loop_label, new_dim, new_loop, refuse
 from .registry import Option, register
 
 NAME = "lt-factor"
@@ -141,13 +141,6 @@ def _product_op(value):
     if op is not None and op.name in ("arith.mulf", "arith.muli"):
         return op
     return None
-
-
-def _function_of(op):
-    parent = op.parent
-    while parent is not None and parent.name != "func.func":
-        parent = parent.parent
-    return parent
 
 
 def _guard(op, loop):
@@ -303,7 +296,7 @@ class _Plan:
                 "observed or split",
                 a.op,
             )
-        f = _function_of(loop)
+        f = function_of(loop)
         if _is_float(self.element) and not reassociation_allowed(f):
             mode = ir.StringAttr(f.attributes["lt.fastmath"]).value if f is not None and "lt.fastmath" in f.attributes else "default"
             raise refuse(
@@ -330,7 +323,7 @@ class _Plan:
     def name(self, value) -> str | None:
         """What the loop tree calls ``value`` (``S``, ``%3``), or None."""
         if self._names is None:
-            self._names = value_names(_function_of(self.loop))
+            self._names = value_names(function_of(self.loop))
         return self._names.get(value)
 
     def _describe(self, value) -> str:

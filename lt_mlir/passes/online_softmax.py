@@ -70,7 +70,7 @@ from ..dialect.loop_tree import preorder_loops
 from ..errors import PassError
 from ..mlir import CmpFPredicate, arith, ir, memref
 from ..mlir import math as mmath
-from .common import find_loop, loop_label, refuse
+from .common import find_loop, function_of, loop_label, refuse
 from .factor import reassociation_allowed
 from .registry import Option, register
 
@@ -189,13 +189,6 @@ def _guard(op, stop):
             return parent
         parent = parent.parent
     return None
-
-
-def _function_of(op):
-    parent = op.parent
-    while parent is not None and parent.name != "func.func":
-        parent = parent.parent
-    return parent
 
 
 def _uses_value_of(op, root) -> bool:
@@ -359,7 +352,7 @@ class _Plan:
             if a.buffer == self.mx_buffer and a.op != reduce:
                 raise refuse(NAME, f"{label} accesses M besides its maximum", a.op)
         self._find_group()
-        f = _function_of(loop)
+        f = function_of(loop)
         if not reassociation_allowed(f):
             mode = ir.StringAttr(f.attributes["lt.fastmath"]).value if f is not None and "lt.fastmath" in f.attributes else "default"
             raise refuse(
@@ -523,7 +516,7 @@ class _Plan:
                     raise refuse(NAME, f"the location a term is summed into changes across the iterations of {label}", red)
             accumulators.append((buf, red, self._zero_init(buf, red, consumers, between)))
         # the buffers of terms: scratch nothing outside the group touches
-        f = _function_of(self.loop)
+        f = function_of(self.loop)
         for buf in ebufs if final else ():
             for a in accesses(f):
                 if a.buffer == buf and not any(inside(a.op, r) for r in loops):

@@ -52,11 +52,11 @@ from ...dialect import lt
 from ...dialect.loop_tree import preorder_loops
 from ...errors import CompileError, format_location
 from ...mlir import arith, gpu, ir, memref, nvgpu, scf
-from ...passes.common import match_relative_index
+from ...passes.common import match_relative_index, rebuild_access
 from ...passes.double_buffer import stages
 from ...passes.pad import padding
 from ..combine import atomic_update, combine
-from ..layout import access_indices, apply_padding, rebuild_access
+from ..layout import access_indices, apply_padding
 from ..lt_to_scf import LoopEmitter, LtToScf, finish_function, hoist_allocs, iterations, mark_atomic_reduces
 from ..lt_to_scf import index as index_constant
 from .register_tiles import keep_tiles_in_registers
