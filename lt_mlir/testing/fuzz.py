@@ -579,7 +579,7 @@ def _choose_options(rng: random.Random, info, loops: list) -> dict:
         elif name == "threads":  # lt-gpu-auto
             values[name] = rng.choice((1, 7, 32, 64, 256, 2000))
         elif name == "order":  # lt-cache: mostly as it is, else a transposed (or 3-D permuted, or invalid) tile
-            values[name] = rng.choice(("", "", "", "10", "10", "01", "102", "210", "3"))
+            values[name] = rng.choice(("", "", "", "", "", "", "10", "10", "01", "3"))
         elif name == "operand" and info.name == "lt-cache" and target is not None and rng.random() < 0.7:
             read = _arguments_read(target)  # mostly an argument the loop reads (others are refused at once)
             values[name] = rng.choice(read) if read else rng.randint(0, 3)
