@@ -823,6 +823,7 @@ def flash_attention(schedule: Schedule, tile: int = 32, vectorize: int | None = 
     else:
         if row is not None and lt.enclosing_loops(row):
             _keys_innermost(schedule, j)
+        _exponentials_apart(schedule, j)
         if parallel and row is not None:
             schedule.parallel(0)  # (before lt-shrink-buffers: each thread its own tiles)
     # 3. buffers one tile a time
@@ -891,6 +892,27 @@ def _keys_innermost(schedule: Schedule, j: str) -> None:
         return
     for step in steps:
         schedule.apply(step)
+
+
+def _exponentials_apart(schedule: Schedule, j: str) -> None:
+    """In the ``(E * V).sum(j)`` form a tile's loop computes each
+    exponential and adds its row of V: its values go through a tile buffer
+    (``lt-expand{values=true}``) and the loop is distributed, so that the
+    exponentials are a vector loop of their own.  Left as it is where
+    either refuses."""
+    loops = preorder_loops(schedule.parsed.operation)
+    for k in range(len(loops) - 1, -1, -1):
+        l = loops[k]
+        if not (lt.loop_dim(l) == j and any(lt.loop_dim(p) == j for p in lt.enclosing_loops(l))
+                and any(lt.is_loop(o) and lt.loop_dim(o) != j for o in lt.body_ops(lt.loop_body(l)))):
+            continue
+        trial = schedule.copy()
+        try:
+            trial.apply(f"lt-expand{{loop={k} values=true}}").distribute(k)
+        except LtError:
+            continue
+        schedule.apply(f"lt-expand{{loop={k} values=true}}").distribute(k)
+        return
 
 
 def _argument_reads(loop) -> list[int]:

@@ -22,8 +22,23 @@ change; ``lt-shrink-buffers`` sizes it again (to the rows live at once).
 expanding them lets the rows of a FlashAttention schedule run inside its
 tile loop (``recipes``).
 
+``values=true`` does the same for values: each value computed in one part
+of L's body (the parts ``lt-distribute`` cuts it into: each inner loop
+alone, the statements between together) and used in another is stored,
+right after it is computed, into a new buffer over L's dim and loaded where
+the other parts use it, so that L distributes (FlashAttention's
+``p = exp(s - m)``, used by the loop adding ``p * V[j, :]`` and by the row's
+sum, becomes a tile of exponentials that a loop of its own computes: a
+vector loop)::
+
+    for j' { p = exp(..)                  %p = lt.alloc [j]
+             for e { O[e] += p * V[j, e] }    becomes    for j' { p = exp(..) ; %p[j] <- p
+             S += p }                                 for e { O[e] += %p[j] * V[j, e] }
+                                                      S += %p[j] }
+
 Refuses (located, IR untouched) when L's body allocates no buffer (``lt-cache``
-tiles aside: the copy refills them); when a buffer is already over ``d``;
+tiles aside: the copy refills them), or with ``values``, has no value that
+crosses its parts (one that is not a scalar: never); when a buffer is already over ``d``;
 when a buffer's value is used by anything but loads, stores and
 ``lt.reduce`` (it escapes); when L is annotated vectorize or gpu (its
 iterations share one body: lanes and threads have no row of their own to
@@ -34,15 +49,20 @@ from __future__ import annotations
 
 from ..analysis.dependence import PRIVATE_MARKERS
 from ..dialect import lt
-from ..mlir import ir
+from ..mlir import ir, memref
 from .common import ACCESS_FIRST_INDEX, find_loop, loop_label, new_dim, rebuild_access, refuse
+from .distribute import body_parts
 from .registry import Option, register
 
 NAME = "lt-expand"
 
 
-@register(NAME, Option("loop", int, help="loop whose body's scratch buffers get an axis over its dim (L-number)"))
-def expand(module_op, loop: int) -> str:
+@register(
+    NAME,
+    Option("loop", int, help="loop whose body's scratch buffers get an axis over its dim (L-number)"),
+    Option("values", bool, False, help="expand the values that cross the body's parts instead (scalar expansion)"),
+)
+def expand(module_op, loop: int, values: bool = False) -> str:
     """Give each lt.alloc in a loop's body an axis over the loop's dim and allocate it before the loop (array expansion)."""
     target = find_loop(module_op, loop, NAME)
     label = f"L{loop} {loop_label(target)}"
@@ -50,6 +70,13 @@ def expand(module_op, loop: int) -> str:
     for name in ("vectorize", "gpu"):
         if name in lt.annotations(target):
             raise refuse(NAME, f"{label} is annotated {name}: its iterations share one body, with no row of a buffer of their own", target)
+    outermost = target
+    for level in lt.enclosing_loops(target):
+        if lt.loop_dim(level) == dim:
+            outermost = level
+    extent = lt.inner_loop_extent(outermost)
+    if values:
+        return _expand_values(target, label, dim, extent)
     allocs = [op for op in lt.body_ops(lt.loop_body(target))
               if op.name == "lt.alloc" and not any(m in op.attributes for m in PRIVATE_MARKERS)]
     if not allocs:
@@ -65,11 +92,6 @@ def expand(module_op, loop: int) -> str:
                   or (user.name == "lt.reduce" and use.operand_number == 1))
             if not ok:
                 raise refuse(NAME, f"a buffer allocated in {label} is used by '{user.name}' (it escapes): cannot give it rows", user)
-    outermost = target
-    for level in lt.enclosing_loops(target):
-        if lt.loop_dim(level) == dim:
-            outermost = level
-    extent = lt.inner_loop_extent(outermost)
     for alloc in allocs:
         old = alloc.results[0]
         t = ir.MemRefType(old.type)
@@ -87,3 +109,46 @@ def expand(module_op, loop: int) -> str:
             rebuild_access(user, new, [row, *list(user.operands)[ACCESS_FIRST_INDEX[user.name]:]])
         alloc.erase()
     return f"{len(allocs)} buffer(s) of {label} expanded over dim '{dim}' ({extent} rows) and allocated before it"
+
+
+_SCALARS = (ir.F16Type, ir.BF16Type, ir.F32Type, ir.F64Type, ir.IntegerType)
+
+
+def _expand_values(target, label: str, dim: str, extent: int) -> str:
+    """``values=true``: each value that crosses the parts of ``target``'s body
+    through a buffer over ``dim``."""
+    parts = body_parts(target)
+    part_of: dict = {}
+    for k, part in enumerate(parts):
+        for op in part:
+            op.walk(lambda o, k=k: (part_of.__setitem__(o, k), ir.WalkResult.ADVANCE)[1])
+    crossing: list = []  # (value, the ops of other parts that use it)
+    for k, part in enumerate(parts):
+        for op in part:
+            for v in op.results:
+                users = []
+                for use in v.uses:
+                    user = use.owner
+                    user = user.operation if hasattr(user, "operation") else user
+                    if part_of.get(user, k) != k:
+                        users.append(user)
+                if users:
+                    if not isinstance(v.type, _SCALARS):
+                        raise refuse(NAME, f"a value of type {v.type} crosses the parts of {label}: only scalars go through a buffer", op)
+                    crossing.append((v, users))
+    if not crossing:
+        raise refuse(NAME, f"no value crosses the parts of {label} (nothing to expand)", target)
+    for v, users in crossing:
+        with ir.InsertionPoint(target), target.location:
+            buf = ir.Operation.create("lt.alloc", results=[ir.MemRefType.get([extent], v.type)],
+                                      attributes={"dims": ir.ArrayAttr.get([ir.StringAttr.get(dim)])}).results[0]
+        definer = v.owner.operation if hasattr(v.owner, "operation") else v.owner
+        with ir.InsertionPoint.after(definer), definer.location:
+            memref.StoreOp(v, buf, [new_dim(dim)])
+        for user in users:
+            with ir.InsertionPoint(user), user.location:
+                loaded = memref.LoadOp(buf, [new_dim(dim)]).result
+            for i, operand in enumerate(user.operands):
+                if operand == v:
+                    user.operands[i] = loaded
+    return f"{len(crossing)} value(s) crossing the parts of {label} stored into buffers over dim '{dim}' ({extent} elements)"

@@ -527,9 +527,13 @@ def _choose_options(rng: random.Random, info, loops: list) -> dict:
                 values["every"] = rng.choice((1, 2, 3, 4, 8, 16, 32, 32))
                 values["by"] = rng.choice((1, 2, 4, 4))
             elif info.name == "lt-expand" and rng.random() < 0.9:
-                # mostly a loop that allocates a scratch buffer in its body (others are refused at once)
-                held = _alloc_holders(loops)
+                # mostly a loop that allocates a scratch buffer in its body, or (values=true)
+                # one whose body's parts share a value (others are refused at once)
+                crossing = _crossing_holders(loops)
+                use_values = bool(crossing) and (rng.random() < 0.5 or not _alloc_holders(loops))
+                held = crossing if use_values else _alloc_holders(loops)
                 i = rng.choice(held) if held else i
+                values["values"] = use_values
             elif info.name == "lt-online-softmax" and rng.random() < 0.9:
                 # mostly a loop holding a maximum (others are refused at once)
                 held = _max_holders(loops)
@@ -608,6 +612,27 @@ def _alloc_holders(loops) -> list:
                                                   for o in lt.body_ops(lt.loop_body(l)))]
 
 
+def _crossing_holders(loops) -> list:
+    """Positions of the loops whose body's parts (``lt-distribute``'s) share a value."""
+    from ..mlir import ir
+    from ..passes.distribute import body_parts
+
+    def owner(use):
+        o = use.owner
+        return o.operation if hasattr(o, "operation") else o
+
+    out = []
+    for j, l in enumerate(loops):
+        part_of: dict = {}
+        parts = body_parts(l)
+        for k, part in enumerate(parts):
+            for op in part:
+                op.walk(lambda o, k=k: (part_of.__setitem__(o, k), ir.WalkResult.ADVANCE)[1])
+        if any(part_of.get(owner(use), k) != k for k, part in enumerate(parts) for op in part for r in op.results for use in r.uses):
+            out.append(j)
+    return out
+
+
 def _max_holders(loops) -> list:
     """Positions of the loops with an lt.reduce of kind max inside."""
     from ..analysis.dependence import accesses
@@ -627,7 +652,7 @@ def _has_kernel(loops) -> bool:
 
 # passes that act only on what an earlier step made (an lt-cache buffer, a kernel)
 _NEEDS = {"lt-pad": _holds_cache, "lt-double-buffer": _holds_cache, "lt-min-blocks": _has_kernel,
-          "lt-online-softmax": lambda loops: bool(_max_holders(loops)), "lt-expand": lambda loops: bool(_alloc_holders(loops))}
+          "lt-online-softmax": lambda loops: bool(_max_holders(loops)), "lt-expand": lambda loops: bool(_alloc_holders(loops) or _crossing_holders(loops))}
 
 
 def _arguments_read(loop) -> list:

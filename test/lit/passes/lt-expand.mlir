@@ -52,6 +52,42 @@
 // TAIL-NEXT:   %3 <- read %0[i, j]
 // TAIL-NEXT:   %4 <- add(%3, %3)
 // TAIL-NEXT:   B[i, j] <- %4
+//
+// values=true: a value computed in one part of L's body (x = A[i, 0]^2) and
+// used in another (the loop over j) is stored into a new buffer over L's
+// dim and loaded where used; L then distributes.  The tail case: L0 split
+// 2 r 1, the values of L1 "i'" expanded and L1 distributed.  Refused where
+// no value crosses the parts.
+// RUN: sed -n '/^func.func @values(/,/^}/p' %s | lt-opt - -p 'builtin.module(lt-expand{loop=0 values=true}, lt-distribute{loop=0})' --emit=loop-tree 2>/dev/null | filecheck %s --check-prefix=VAL --match-full-lines --strict-whitespace
+// RUN: sed -n '/^func.func @values(/,/^}/p' %s | lt-opt - -p 'builtin.module(lt-split{loop=0 factor=2}, lt-expand{loop=1 values=true}, lt-distribute{loop=1})' --emit=loop-tree 2>/dev/null | filecheck %s --check-prefix=VALTAIL --match-full-lines --strict-whitespace
+// RUN: sed -n '/^func.func @values(/,/^}/p' %s | lt-opt - --run --repeat 1 | filecheck %s --check-prefix=VALSUM
+// RUN: sed -n '/^func.func @values(/,/^}/p' %s | lt-opt - --run --repeat 1 -p 'builtin.module(lt-split{loop=0 factor=2}, lt-expand{loop=1 values=true}, lt-distribute{loop=1})' | filecheck %s --check-prefix=VALSUM
+// VALSUM: arg1 f32[5, 6] checksum 45.0015
+// RUN: sed -n '/^func.func @values(/,/^}/p' %s | not lt-opt - -p 'builtin.module(lt-expand{loop=1 values=true})' 2>&1 | filecheck %s --check-prefix=VALERR
+// VALERR: lt-expand: no value crosses the parts of L1 "for j in 6" (nothing to expand)
+//      VAL:%0 <- alloc f32[i] (5 elements)
+// VAL-NEXT:for i in 5 : L0
+// VAL-NEXT: %1 <- read A[i, 0]
+// VAL-NEXT: %2 <- mul(%1, %1)
+// VAL-NEXT: %0[i] <- %2
+// VAL-NEXT:for i in 5 : L1
+// VAL-NEXT: for j in 6 : L2
+// VAL-NEXT:  %3 <- read A[i, j]
+// VAL-NEXT:  %4 <- read %0[i]
+// VAL-NEXT:  %5 <- add(%3, %4)
+// VAL-NEXT:  B[i, j] <- %5
+//      VALTAIL:for i in 2 r 1 : L0
+// VALTAIL-NEXT: %0 <- alloc f32[i] (5 elements)
+// VALTAIL-NEXT: for i' in 2 : L1
+// VALTAIL-NEXT:  %1 <- read A[i, 0]
+// VALTAIL-NEXT:  %2 <- mul(%1, %1)
+// VALTAIL-NEXT:  %0[i] <- %2
+// VALTAIL-NEXT: for i' in 2 : L2
+// VALTAIL-NEXT:  for j in 6 : L3
+// VALTAIL-NEXT:   %3 <- read A[i, j]
+// VALTAIL-NEXT:   %4 <- read %0[i]
+// VALTAIL-NEXT:   %5 <- add(%3, %4)
+// VALTAIL-NEXT:   B[i, j] <- %5
 func.func @rows(%A: memref<5x6xf32> {lt.name = "A"}, %B: memref<5x6xf32> {lt.name = "B"}) {
   %zero = arith.constant 0.0 : f32
   "lt.loop"() ({
@@ -125,5 +161,25 @@ func.func @vectorized(%A: memref<5x6xf32> {lt.name = "A"}, %B: memref<5x6xf32> {
       memref.store %y, %B[%i, %j] : memref<5x6xf32>
     }) {dim = "j", size = 6 : i64, tail = 0 : i64} : () -> ()
   }) {dim = "i", size = 5 : i64, tail = 0 : i64, lt.vectorize = 4 : i64} : () -> ()
+  return
+}
+
+// -----
+
+func.func @values(%A: memref<5x6xf32> {lt.name = "A"}, %B: memref<5x6xf32> {lt.name = "B"}) {
+  %c0 = arith.constant 0 : index
+  "lt.loop"() ({
+  ^bb0(%i0: index):
+    %i = "lt.dim"() {dim = "i"} : () -> index
+    %a0 = memref.load %A[%i, %c0] : memref<5x6xf32>
+    %x = arith.mulf %a0, %a0 : f32
+    "lt.loop"() ({
+    ^bb0(%j0: index):
+      %j = "lt.dim"() {dim = "j"} : () -> index
+      %a = memref.load %A[%i, %j] : memref<5x6xf32>
+      %y = arith.addf %a, %x : f32
+      memref.store %y, %B[%i, %j] : memref<5x6xf32>
+    }) {dim = "j", size = 6 : i64, tail = 0 : i64} : () -> ()
+  }) {dim = "i", size = 5 : i64, tail = 0 : i64} : () -> ()
   return
 }
