@@ -279,3 +279,23 @@ def test_a_divisor_and_an_accumulator_along_an_inner_dim(levels):
     s.compile()(P, sv, V, O)
     ref = (P.astype(np.float64) / sv[:, None]) @ V
     np.testing.assert_allclose(O, ref, rtol=1e-5, atol=1e-6)
+
+
+def test_one_inner_dim_on_two_axes_is_refused():
+    """O[e, e] += P[i, j] / s[i] * V[j, e]: a scratch over e twice would not
+    be an lt.alloc over distinct dims (this was a verifier error)."""
+    from lt_mlir.builder import Builder, memref
+
+    b = Builder()
+    args = [("P", memref((3, 5), "f32")), ("s", memref((3,), "f32")), ("V", memref((5, 4), "f32")), ("O", memref((4, 4), "f32"))]
+    with b.func("diagonal", args, attributes={"lt.fastmath": "fast"}) as (P, sv, V, O):
+        with b.loop("i", 3):
+            i = b.dim("i")
+            with b.loop("j", 5):
+                j = b.dim("j")
+                q = b.binary("divf", b.load(P, [i, j]), b.load(sv, [i]))
+                with b.loop("e", 4):
+                    e = b.dim("e")
+                    b.reduce("add", b.binary("mulf", q, b.load(V, [j, e])), O, [e, e])
+    with pytest.raises(lt_mlir.PassError, match="moves along one dim on two axes"):
+        Schedule(b.text()).apply("lt-factor{loop=1}")

@@ -7,13 +7,16 @@ annotations.  Index computations (``lt.dim``, constants, index arithmetic)
 are recomputed in every part that uses them.
 
 Refuses when a value other than an index computation flows from one part to
-another, or when two parts access a buffer that one of them writes at
+another; when L holds a level of its own dim inside (L is the outer level of
+a split) and a part that does not reads ``lt.dim`` of it (in its own loop the
+dim would count single elements instead of the inner levels' chunks; a part
+that reads no dim gets L's iterations, its tail iteration as a full one); or when two parts access a buffer that one of them writes at
 elements other iterations of L also access (see ``dependence.reorder_conflicts``).
 """
 
 from __future__ import annotations
 
-from ..analysis.dependence import accesses, is_pure_index_op, reorder_conflicts
+from ..analysis.dependence import accesses, is_pure_index_op, reads_dim, reorder_conflicts
 from ..dialect import lt
 from ..mlir import ir
 from .common import find_loop, loop_label, new_loop, refuse
@@ -60,6 +63,16 @@ def _nested_ops(ops: list) -> list:
 
 def check_distributable(loop, parts: list[list], pass_name: str) -> None:
     """Refuse (PassError) unless ``loop`` may be cut into ``parts``."""
+    for part in parts:
+        if _flat_part(loop, part) and _reads_dim(loop, part):
+            # lt.dim d in a part without a level over d inside would count single
+            # elements in its own loop instead of the chunks of the levels inside
+            raise refuse(
+                pass_name,
+                f"a part of {loop_label(loop)}'s body reads dim '{lt.loop_dim(loop)}' and has no level over it inside, as "
+                "another part has: in a loop of its own the dim would count single elements instead of the inner levels' chunks",
+                part[0],
+            )
     owner = {}
     for i, part in enumerate(parts):
         for op in _nested_ops(part):
@@ -90,6 +103,27 @@ def check_distributable(loop, parts: list[list], pass_name: str) -> None:
             raise refuse(pass_name, f"cannot distribute {loop_label(loop)}: {why}", loop)
 
 
+def _flat_part(loop, part: list) -> bool:
+    """``loop`` holds a level of its dim inside, ``part`` none."""
+    dim = lt.loop_dim(loop)
+    return bool(lt.inner_levels(loop)) and not any(o.name == "lt.loop" and lt.loop_dim(o) == dim for o in _nested_ops(part))
+
+
+def _reads_dim(loop, part: list) -> bool:
+    """Whether ``part`` reads ``lt.dim`` of ``loop``'s dim (directly, or an
+    index computed from it in ``loop``'s body)."""
+    dim = lt.loop_dim(loop)
+    body = lt.loop_body(loop)
+    for op in _nested_ops(part):
+        if op.name == "lt.dim" and ir.StringAttr(op.attributes["dim"]).value == dim:
+            return True
+        for v in op.operands:
+            src = v.owner
+            if not isinstance(src, ir.Block) and src.operation.block == body and reads_dim(src.operation, dim):
+                return True
+    return False
+
+
 def distribute(loop, parts: list[list], pass_name: str) -> list:
     """Cut ``loop`` into one loop per part (in order); returns the new loops."""
     check_distributable(loop, parts, pass_name)
@@ -98,8 +132,11 @@ def distribute(loop, parts: list[list], pass_name: str) -> list:
     annotations = {f"lt.{k}": loop.attributes[f"lt.{k}"] for k in lt.annotations(loop)}
     created = []
     for part in parts:
+        size, tail = lt.loop_size(loop), lt.loop_tail(loop)
+        if _flat_part(loop, part):
+            size, tail = size + (1 if tail else 0), 0  # (it reads no dim: the same iterations, the tail's as a full one)
         with ir.InsertionPoint(loop), loop.location:
-            new, block = new_loop(lt.loop_dim(loop), lt.loop_size(loop), lt.loop_tail(loop), annotations)
+            new, block = new_loop(lt.loop_dim(loop), size, tail, annotations)
         mapping = {body.arguments[0]: block.arguments[0]}
         with ir.InsertionPoint(block):
             for op in pure:

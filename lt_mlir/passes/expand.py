@@ -36,7 +36,9 @@ vector loop)::
              S += p }                                 for e { O[e] += %p[j] * V[j, e] }
                                                       S += %p[j] }
 
-Refuses (located, IR untouched) when L's body allocates no buffer (``lt-cache``
+Refuses (located, IR untouched) when a level inside L iterates L's dim
+too (L is the outer level of a split: ``lt.dim d`` is then another row in
+that level than at L's body -- expand the inner level); when L's body allocates no buffer (``lt-cache``
 tiles aside: the copy refills them), or with ``values``, has no value that
 crosses its parts (one that is not a scalar: never); when a buffer is already over ``d``;
 when a buffer's value is used by anything but loads, stores and
@@ -70,6 +72,9 @@ def expand(module_op, loop: int, values: bool = False) -> str:
     for name in ("vectorize", "gpu"):
         if name in lt.annotations(target):
             raise refuse(NAME, f"{label} is annotated {name}: its iterations share one body, with no row of a buffer of their own", target)
+    if lt.inner_levels(target):
+        raise refuse(NAME, f"{label} holds a level of its own dim '{dim}' inside: lt.dim '{dim}' is one row at its body and "
+                     "another in that level (expand the inner level)", target)
     outermost = target
     for level in lt.enclosing_loops(target):
         if lt.loop_dim(level) == dim:

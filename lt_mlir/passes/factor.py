@@ -268,6 +268,9 @@ class _Plan:
         self.divisors = [v for v, how in leaves if how == "div"]
         self.fixed = [v for v, how in leaves if how == "mul" and inv.why_not(v) is None]
         self.varying = [v for v, how in leaves if how == "mul" and inv.why_not(v) is not None]
+        if len({d for _, d in self.inner}) != len(self.inner):
+            raise refuse(NAME, f"the location the reduction updates moves along one dim on two axes inside {label}: "
+                         "no scratch over distinct dims fits", reduce)
         self.levels = _levels(reduce, loop, {d for _, d in self.inner})
         if self.inner and self.levels is None:
             raise refuse(NAME, f"the location the reduction updates moves along a dim that the loops inside {label} split around "

@@ -20,6 +20,7 @@
 // RUN: not lt-opt %s --split-input-file -p 'builtin.module(lt-expand{loop=0})' 2>&1 | filecheck %s --check-prefix=ERR
 // ERR: error: lt-expand: a buffer allocated in L0 "for i in 5" is already over dim 'i'
 // ERR: error: lt-expand: L0 "for i in 5" is annotated vectorize: its iterations share one body, with no row of a buffer of their own
+// ERR: error: lt-expand: L0 "for i in 2 r 1" holds a level of its own dim 'i' inside: lt.dim 'i' is one row at its body and another in that level (expand the inner level)
 //      TREE:%0 <- alloc f32[i, j] (30 elements)
 // TREE-NEXT:for i in 5 : L0
 // TREE-NEXT: for j in 6 : L1
@@ -164,6 +165,33 @@ func.func @vectorized(%A: memref<5x6xf32> {lt.name = "A"}, %B: memref<5x6xf32> {
   return
 }
 
+// -----
+
+func.func @blk(%A: memref<5x6xf32> {lt.name = "A"}, %B: memref<5x6xf32> {lt.name = "B"}) {
+  %zero = arith.constant 0.0 : f32
+  "lt.loop"() ({
+  ^bb0(%io: index):
+    %t = "lt.alloc"() {dims = ["j"]} : () -> memref<6xf32>
+    "lt.loop"() ({
+    ^bb0(%j0: index):
+      %j = "lt.dim"() {dim = "j"} : () -> index
+      memref.store %zero, %t[%j] : memref<6xf32>
+    }) {dim = "j", size = 6 : i64, tail = 0 : i64} : () -> ()
+    "lt.loop"() ({
+    ^bb0(%ii: index):
+      %i = "lt.dim"() {dim = "i"} : () -> index
+      "lt.loop"() ({
+      ^bb0(%j1: index):
+        %j = "lt.dim"() {dim = "j"} : () -> index
+        %a = memref.load %A[%i, %j] : memref<5x6xf32>
+        "lt.reduce"(%a, %t, %j) {kind = "add"} : (f32, memref<6xf32>, index) -> ()
+        %x = memref.load %t[%j] : memref<6xf32>
+        memref.store %x, %B[%i, %j] : memref<5x6xf32>
+      }) {dim = "j", size = 6 : i64, tail = 0 : i64} : () -> ()
+    }) {dim = "i", size = 2 : i64, tail = 0 : i64} : () -> ()
+  }) {dim = "i", size = 2 : i64, tail = 1 : i64} : () -> ()
+  return
+}
 // -----
 
 func.func @values(%A: memref<5x6xf32> {lt.name = "A"}, %B: memref<5x6xf32> {lt.name = "B"}) {
