@@ -57,6 +57,7 @@ from __future__ import annotations
 import math
 
 from .analysis import vector_plan
+from .analysis.dependence import accesses, reads_dim
 from .dialect import lt
 from .dialect.loop_tree import preorder_loops
 from .errors import LtError, PassError
@@ -884,14 +885,23 @@ def _keys_innermost(schedule: Schedule, j: str) -> None:
     steps = [f"lt-cache{{loop=0 operand={keyed[0]} order=10}}",  # its copy nest: two loops ahead of the score's
              f"lt-distribute{{loop={score + 2}}}",  # S = 0 | for d | the rest
              f"lt-swap{{loop={score + 3}}}"]
-    trial = schedule.copy()
+    _all_or_none(schedule, steps)
+
+
+def _all_or_none(schedule: Schedule, steps: list) -> bool:
+    """Apply ``steps`` in turn; where one refuses, undo those applied (and
+    their remarks).  Whether they all applied."""
+    done, remarks = 0, len(schedule.remarks)
     try:
         for step in steps:
-            trial.apply(step)
+            schedule.apply(step)
+            done += 1
     except LtError:
-        return
-    for step in steps:
-        schedule.apply(step)
+        for _ in range(done):
+            schedule.undo()
+        del schedule.remarks[remarks:]
+        return False
+    return True
 
 
 def _exponentials_apart(schedule: Schedule, j: str) -> None:
@@ -906,23 +916,21 @@ def _exponentials_apart(schedule: Schedule, j: str) -> None:
         if not (lt.loop_dim(l) == j and any(lt.loop_dim(p) == j for p in lt.enclosing_loops(l))
                 and any(lt.is_loop(o) and lt.loop_dim(o) != j for o in lt.body_ops(lt.loop_body(l)))):
             continue
-        trial = schedule.copy()
-        try:
-            trial.apply(f"lt-expand{{loop={k} values=true}}").distribute(k)
-        except LtError:
-            continue
-        schedule.apply(f"lt-expand{{loop={k} values=true}}").distribute(k)
-        return
+        if _all_or_none(schedule, [f"lt-expand{{loop={k} values=true}}", f"lt-distribute{{loop={k}}}"]):
+            return
+
+
+def _argument_number(buffer) -> int | None:
+    """The position of ``buffer`` among its function's arguments (None: not an argument)."""
+    owner = buffer.owner
+    if isinstance(owner, ir.Block) and owner.owner is not None and owner.owner.operation.name == "func.func":
+        return ir.BlockArgument(buffer).arg_number
+    return None
 
 
 def _argument_reads(loop) -> list[int]:
     """The function arguments ``loop`` reads, by position."""
-    found = set()
-    for a in _accesses(loop):
-        v = a.buffer
-        if a.kind == "read" and isinstance(v.owner, ir.Block) and v.owner.owner is not None and v.owner.owner.operation.name == "func.func":
-            found.add(ir.BlockArgument(v).arg_number)
-    return sorted(found)
+    return sorted({_argument_number(a.buffer) for a in accesses(loop) if a.kind == "read"} - {None})
 
 
 def _consumers(schedule: Schedule, j: str) -> list[int]:
@@ -936,7 +944,7 @@ def _consumers(schedule: Schedule, j: str) -> list[int]:
     out = []
     for op in ops[ops.index(first) + 1:]:
         if lt.is_loop(op) and lt.loop_dim(op) == j:
-            found = _accesses(op)
+            found = accesses(op)
             if any(a.kind == "read" and a.buffer in read for a in found):
                 out.append(numbers[op])
                 read |= {a.buffer for a in found if a.kind == "write"}
@@ -945,7 +953,7 @@ def _consumers(schedule: Schedule, j: str) -> list[int]:
 
 def _divides(loop) -> bool:
     """Whether ``loop`` sums a quotient (a normalised softmax times V)."""
-    for a in _accesses(loop):
+    for a in accesses(loop):
         if a.kind == "reduce:add":
             stack = [a.op.operands[0]]
             while stack:
@@ -971,26 +979,18 @@ def _score_nests(schedule: Schedule, j: str) -> list:
             raise PassError("error: flash_attention: the maximum is not taken of values read from a buffer of scores")
     buf = load.operands[0]
     return [op for op in _siblings_before(_outermost_over(red, j, None)) if lt.is_loop(op)
-            and any(a.buffer == buf and a.kind != "read" for a in _accesses(op))]
+            and any(a.buffer == buf and a.kind != "read" for a in accesses(op))]
 
 
 def _row_operands(loop, j: str) -> list[int]:
     """The function arguments ``loop`` reads at no index that depends on
     dim ``j`` (attention's queries), by position."""
-    from .analysis.dependence import reads_dim
-
     found: dict = {}
-    for a in _accesses(loop):
-        v = a.buffer
-        if a.kind != "read" or not isinstance(v.owner, ir.Block) or v.owner.owner is None or v.owner.owner.operation.name != "func.func":
+    for a in accesses(loop):
+        n = _argument_number(a.buffer)
+        if a.kind != "read" or n is None:
             continue
-        n = ir.BlockArgument(v).arg_number
         keyed = any(not isinstance(x.owner, ir.Block) and reads_dim(x.owner.operation, j) for x in a.indices)
         found[n] = found.get(n, True) and not keyed
     return [n for n, ok in sorted(found.items()) if ok]
 
-
-def _accesses(op):
-    from .analysis.dependence import accesses
-
-    return accesses(op)

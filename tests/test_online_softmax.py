@@ -93,17 +93,24 @@ def test_flash_attention_recipe_cpu(parallel):
     np.testing.assert_allclose(s.compile()(q, k, v), _attention_ref(q, k, v), rtol=1e-5, atol=1e-6)
 
 
+def _frontend_attention(q, k, v, softmax_first: bool):
+    """Attention as a loop_tool user writes it (under fastmath=fast, which
+    the caller sets): ``(E * V).sum(j) / E.sum(j)``, or with
+    ``softmax_first`` ``(E / E.sum(j) * V).sum(j)``."""
+    s = lt.SymbolGenerator()
+    Q, K, V = lt.Tensor(q).to(s.i, s.d), lt.Tensor(k).to(s.j, s.d), lt.Tensor(v).to(s.j, s.e)
+    S = (Q * K).sum(s.d) * (1.0 / np.sqrt(q.shape[1]))
+    E = (S - S.max_reduce(s.j)).exp()
+    return (E / E.sum(s.j) * V).sum(s.j) if softmax_first else (E * V).sum(s.j) / E.sum(s.j)
+
+
 def test_flash_attention_from_the_frontend():
     """As a loop_tool user writes attention; the recipe on its schedule."""
     n, m, d = 12, 40, 8
     q, k, v = _qkv(n, m, d, d, seed=2)
     lt.set_fastmath("fast")
     try:
-        s = lt.SymbolGenerator()
-        Q, K, V = lt.Tensor(q).to(s.i, s.d), lt.Tensor(k).to(s.j, s.d), lt.Tensor(v).to(s.j, s.e)
-        S = (Q * K).sum(s.d) * (1.0 / np.sqrt(d))
-        E = (S - S.max_reduce(s.j)).exp()
-        O = (E * V).sum(s.j) / E.sum(s.j)
+        O = _frontend_attention(q, k, v, softmax_first=False)
         O.set(recipes.flash_attention(O.schedule, tile=8))
         assert "cmpf oeq" in O.loop_tree and f"({m} elements)" not in O.loop_tree  # the rescale; a tile of scores
         np.testing.assert_allclose(O.numpy(), _attention_ref(q, k, v), rtol=1e-5, atol=1e-6)
@@ -334,12 +341,7 @@ def test_flash_attention_from_softmax_then_matmul(kw):
     q, k, v = _qkv(n, m, d, d, seed=6)
     lt.set_fastmath("fast")
     try:
-        s = lt.SymbolGenerator()
-        Q, K, V = lt.Tensor(q).to(s.i, s.d), lt.Tensor(k).to(s.j, s.d), lt.Tensor(v).to(s.j, s.e)
-        S = (Q * K).sum(s.d) * (1.0 / np.sqrt(d))
-        E = (S - S.max_reduce(s.j)).exp()
-        O = (E / E.sum(s.j) * V).sum(s.j)
-        sch = recipes.flash_attention(O.schedule, tile=8, **kw)
+        sch = recipes.flash_attention(_frontend_attention(q, k, v, softmax_first=True).schedule, tile=8, **kw)
     finally:
         lt.set_fastmath("default")
     assert "lt-factor" in sch.pipeline and "lt-online-softmax" in sch.pipeline

@@ -28,6 +28,27 @@ def find_loop(module_op, index: int, pass_name: str):
     return loops[index]
 
 
+FLOAT_TYPES = (ir.F16Type, ir.BF16Type, ir.F32Type, ir.F64Type)
+
+
+def walk_ops(root) -> list:
+    """``root`` and every op nested in it, in pre-order."""
+    out = []
+    root.walk(lambda o: (out.append(o), ir.WalkResult.ADVANCE)[1], ir.WalkOrder.PRE_ORDER)
+    return out
+
+
+def condition_between(op, stop):
+    """The innermost op other than an ``lt.loop`` between ``op`` and
+    ``stop`` (an ``scf.if``, a run-time ``scf.for``), or None."""
+    parent = op.parent
+    while parent is not None and parent != stop:
+        if parent.name != "lt.loop":
+            return parent
+        parent = parent.parent
+    return None
+
+
 def function_of(op):
     """The ``func.func`` around ``op`` (None outside any)."""
     parent = op.parent

@@ -54,6 +54,26 @@ def body_parts(loop) -> list[list]:
     return parts
 
 
+def crossing_values(loop) -> list:
+    """The values one part of ``loop``'s body (``body_parts``) computes and
+    another uses: ``(value, the op computing it, the ops of other parts
+    that use it)``, in program order."""
+    parts = body_parts(loop)
+    part_of: dict = {}
+    for k, part in enumerate(parts):
+        for op in _nested_ops(part):
+            part_of[op] = k
+    out = []
+    for k, part in enumerate(parts):
+        for op in part:
+            for v in op.results:
+                users = [u for u in (use.owner.operation if hasattr(use.owner, "operation") else use.owner for use in v.uses)
+                         if part_of.get(u, k) != k]
+                if users:
+                    out.append((v, op, users))
+    return out
+
+
 def _nested_ops(ops: list) -> list:
     out = []
     for op in ops:

@@ -53,7 +53,7 @@ from ..analysis.dependence import PRIVATE_MARKERS
 from ..dialect import lt
 from ..mlir import ir, memref
 from .common import ACCESS_FIRST_INDEX, find_loop, loop_label, new_dim, rebuild_access, refuse
-from .distribute import body_parts
+from .distribute import crossing_values
 from .registry import Option, register
 
 NAME = "lt-expand"
@@ -122,28 +122,13 @@ _SCALARS = (ir.F16Type, ir.BF16Type, ir.F32Type, ir.F64Type, ir.IntegerType)
 def _expand_values(target, label: str, dim: str, extent: int) -> str:
     """``values=true``: each value that crosses the parts of ``target``'s body
     through a buffer over ``dim``."""
-    parts = body_parts(target)
-    part_of: dict = {}
-    for k, part in enumerate(parts):
-        for op in part:
-            op.walk(lambda o, k=k: (part_of.__setitem__(o, k), ir.WalkResult.ADVANCE)[1])
-    crossing: list = []  # (value, the ops of other parts that use it)
-    for k, part in enumerate(parts):
-        for op in part:
-            for v in op.results:
-                users = []
-                for use in v.uses:
-                    user = use.owner
-                    user = user.operation if hasattr(user, "operation") else user
-                    if part_of.get(user, k) != k:
-                        users.append(user)
-                if users:
-                    if not isinstance(v.type, _SCALARS):
-                        raise refuse(NAME, f"a value of type {v.type} crosses the parts of {label}: only scalars go through a buffer", op)
-                    crossing.append((v, users))
+    crossing = crossing_values(target)
+    for v, op, _users in crossing:
+        if not isinstance(v.type, _SCALARS):
+            raise refuse(NAME, f"a value of type {v.type} crosses the parts of {label}: only scalars go through a buffer", op)
     if not crossing:
         raise refuse(NAME, f"no value crosses the parts of {label} (nothing to expand)", target)
-    for v, users in crossing:
+    for v, _op, users in crossing:
         with ir.InsertionPoint(target), target.location:
             buf = ir.Operation.create("lt.alloc", results=[ir.MemRefType.get([extent], v.type)],
                                       attributes={"dims": ir.ArrayAttr.get([ir.StringAttr.get(dim)])}).results[0]

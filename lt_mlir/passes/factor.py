@@ -81,17 +81,18 @@ arithmetic) are exact.
 
 from __future__ import annotations
 
+from contextlib import contextmanager
+
 from ..analysis.dependence import accesses, inside
 from ..dialect import lt
 from ..dialect.loop_tree import value_names
 from ..errors import PassError
 from ..mlir import arith, ir, memref
-from .common import find_loop, function_of, loop_label, new_dim, new_loop, refuse
+from .common import FLOAT_TYPES, condition_between, find_loop, function_of, loop_label, new_dim, new_loop, refuse, walk_ops
 from .registry import Option, register
 
 NAME = "lt-factor"
 
-_FLOAT_TYPES = (ir.F16Type, ir.BF16Type, ir.F32Type, ir.F64Type)
 _NOT_DISTRIBUTIVE = {
     "max": "a * max(x) is max(a * x) only for a >= 0, which the pass cannot know",
     "min": "a * min(x) is min(a * x) only for a >= 0, which the pass cannot know",
@@ -103,7 +104,7 @@ _NOT_DISTRIBUTIVE = {
 def factor(module_op, loop: int) -> None:
     """Factor a product's loop-invariant factor out of an add reduction (a * sum(x))."""
     target = find_loop(module_op, loop, NAME)
-    candidates = [op for op in _walk(target) if op.name == "lt.reduce" and _product_op(op.operands[0]) is not None]
+    candidates = [op for op in walk_ops(target) if op.name == "lt.reduce" and _product_op(op.operands[0]) is not None]
     if not candidates:
         raise refuse(NAME, f"L{loop} {loop_label(target)} holds no lt.reduce of a product", target)
     first_error: PassError | None = None
@@ -121,36 +122,19 @@ def factor(module_op, loop: int) -> None:
 # ----------------------------------------------------------------- analysis
 
 
-def _walk(root) -> list:
-    out = []
-    root.walk(lambda o: (out.append(o), ir.WalkResult.ADVANCE)[1], ir.WalkOrder.PRE_ORDER)
-    return out
-
-
 def _def_op(value):
     owner = value.owner
     return None if isinstance(owner, ir.Block) else owner.operation
 
 
 def _is_float(t) -> bool:
-    return isinstance(t, _FLOAT_TYPES)
+    return isinstance(t, FLOAT_TYPES)
 
 
 def _product_op(value):
     op = _def_op(value)
     if op is not None and op.name in ("arith.mulf", "arith.muli"):
         return op
-    return None
-
-
-def _guard(op, loop):
-    """The innermost op other than an ``lt.loop`` between ``op`` and
-    ``loop`` (an ``scf.if``, a run-time ``scf.for``), or None."""
-    parent = op.parent
-    while parent is not None and parent != loop:
-        if parent.name != "lt.loop":
-            return parent
-        parent = parent.parent
     return None
 
 
@@ -281,7 +265,7 @@ class _Plan:
         if not self.varying:
             raise refuse(NAME, f"every factor of the product is invariant in {label}: nothing is left to sum", reduce)
         for op in inv.slice(self.fixed + self.divisors):
-            guard = _guard(op, loop)
+            guard = condition_between(op, loop)
             if guard is not None and op.name not in ("lt.dim", "arith.constant"):
                 raise refuse(
                     NAME,
@@ -400,32 +384,20 @@ class _Plan:
         reduce.erase()
         _erase_dead(old_value, loop)
 
+    @contextmanager
     def _nest(self, at):
-        """A context that builds, at ``at``, the levels of L that the
-        location moves along (``self.levels``, annotations dropped) and
-        yields the ``lt.dim`` of each inner axis's dim in the innermost
-        body (nothing to build for a location fixed across L)."""
-        plan = self
-
-        class Nest:
-            def __enter__(self):
-                self.point = at
-                for level in plan.levels:
-                    with self.point, plan.reduce.location:
-                        _op, block = new_loop(lt.loop_dim(level), lt.loop_size(level), lt.loop_tail(level))
-                    self.point = ir.InsertionPoint(block)
-                self.ctx = self.point
-                self.ctx.__enter__()
-                self.loc = plan.reduce.location
-                self.loc.__enter__()
-                return [new_dim(d) for _, d in plan.inner]
-
-            def __exit__(self, *exc):
-                self.loc.__exit__(*exc)
-                self.ctx.__exit__(*exc)
-                return False
-
-        return Nest()
+        """Build, at ``at``, the levels of L that the location moves along
+        (``self.levels``, annotations dropped) and yield the ``lt.dim`` of
+        each inner axis's dim in the innermost body, where the ops built
+        inside the ``with`` go (nothing to build for a location fixed
+        across L)."""
+        point = at
+        for level in self.levels:
+            with point, self.reduce.location:
+                _op, block = new_loop(lt.loop_dim(level), lt.loop_size(level), lt.loop_tail(level))
+            point = ir.InsertionPoint(block)
+        with point, self.reduce.location:
+            yield [new_dim(d) for _, d in self.inner]
 
 
 def _inner_dim(value, loop, reduce) -> str | None:

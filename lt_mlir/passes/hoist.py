@@ -62,8 +62,8 @@ from __future__ import annotations
 from ..analysis.dependence import inside
 from ..dialect import lt
 from ..mlir import ir, memref
-from .common import find_loop, loop_label, new_loop, refuse
-from .factor import _def_op, _erase_dead, _guard, _index_first, _Invariance, _walk
+from .common import condition_between, find_loop, loop_label, new_loop, refuse, walk_ops
+from .factor import _def_op, _erase_dead, _index_first, _Invariance
 from .registry import Option, register
 
 NAME = "lt-hoist"
@@ -118,7 +118,7 @@ class _Plan:
             )
         inv = self.inv = _HoistInvariance(loop)
         self.frontier = self._find_frontier(label)
-        guard = _guard(self.frontier, loop)
+        guard = condition_between(self.frontier, loop)
         if guard is not None:
             raise refuse(
                 NAME,
@@ -159,7 +159,7 @@ class _Plan:
 
     def _find_frontier(self, label: str):
         inv, loop = self.inv, self.loop
-        ops = [op for op in _walk(loop) if op != loop]
+        ops = [op for op in walk_ops(loop) if op != loop]
 
         def variant_user(use) -> bool:
             user = use.owner

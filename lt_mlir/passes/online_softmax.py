@@ -64,19 +64,18 @@ from __future__ import annotations
 
 import math
 
-from ..analysis.dependence import accesses, fixed_in, index_slice, inside, is_pure_index_op, reorder_conflicts
+from ..analysis.dependence import accesses, defined_inside, fixed_in, index_slice, inside, is_pure_index_op, reorder_conflicts
 from ..dialect import lt
 from ..dialect.loop_tree import preorder_loops
 from ..errors import PassError
 from ..mlir import CmpFPredicate, arith, ir, memref
 from ..mlir import math as mmath
-from .common import find_loop, function_of, loop_label, refuse
+from .common import FLOAT_TYPES, condition_between, find_loop, function_of, loop_label, refuse, walk_ops
 from .factor import reassociation_allowed
 from .registry import Option, register
 
 NAME = "lt-online-softmax"
 
-_FLOAT_TYPES = (ir.F16Type, ir.BF16Type, ir.F32Type, ir.F64Type)
 # E-linear ops: the degree of the result from the operands' (see _Consumer)
 _LINEAR = {"arith.mulf", "arith.divf", "arith.negf", "arith.addf", "arith.subf"}
 
@@ -117,16 +116,10 @@ def _float_value(op):
     return a.value if isinstance(a, ir.FloatAttr) else None
 
 
-def _walk(root) -> list:
-    out = []
-    root.walk(lambda o: (out.append(o), ir.WalkResult.ADVANCE)[1], ir.WalkOrder.PRE_ORDER)
-    return out
-
-
 def _dim_extent(root, dim: str) -> int | None:
     """Elements of ``dim`` the outermost level over it inside ``root`` covers
     (None: no loop over it there)."""
-    for op in _walk(root):
+    for op in walk_ops(root):
         if op.name == "lt.loop" and lt.loop_dim(op) == dim:
             return lt.inner_loop_extent(op)
     return None
@@ -181,28 +174,6 @@ def _apart_from(value, loop, dim: str) -> bool:
     return is_pure_index_op(op) and all(_apart_from(v, loop, dim) for v in op.operands)
 
 
-def _guard(op, stop):
-    """The innermost op other than an ``lt.loop`` between ``op`` and ``stop``, or None."""
-    parent = op.parent
-    while parent is not None and parent != stop:
-        if parent.name != "lt.loop":
-            return parent
-        parent = parent.parent
-    return None
-
-
-def _uses_value_of(op, root) -> bool:
-    """Whether ``op`` (or an op inside it) uses a value defined in ``root``."""
-    for o in _walk(op):
-        for v in o.operands:
-            d = _def_op(v)
-            holder = v.owner.owner if isinstance(v.owner, ir.Block) else None
-            where = d if d is not None else (holder.operation if holder is not None else None)
-            if where is not None and inside(where, root) and not inside(where, op):
-                return True
-    return False
-
-
 def _exact(op):
     """``op`` with fast-math flags of its own, without ``nnan``/``ninf``
     (``apply_fastmath`` keeps an op's own flags): the maximum starts at -inf
@@ -224,11 +195,10 @@ class _Consumer:
         self.plan, self.loop = plan, loop
         self.mx_loads: list = []
         self.reduces: list = []  # lt.reduce add ops of terms
-        self.ebuf_stores: list = []
         self.degree: dict = {}  # value -> 0 | 1 | "m" (a read of M) | "shift" (x - M)
         self.stored: set = set()  # buffers this loop stores terms to
         ebufs = set(ebufs)
-        for op in _walk(loop):
+        for op in walk_ops(loop):
             if op == loop:
                 continue
             self._visit(op, ebufs)
@@ -279,7 +249,6 @@ class _Consumer:
                                  "its partial values would stay there", op)
                 ebufs.add(buf)
                 self.stored.add(buf)
-                self.ebuf_stores.append(op)
             elif degs[0] != 0:
                 raise refuse(NAME, f"M or x - M is stored in {self.plan.name(self.loop)}", op)
             elif any(buf == b for b in ebufs):
@@ -293,7 +262,7 @@ class _Consumer:
             if degs[0] == 1:
                 if kind != "add":
                     raise refuse(NAME, f"a term exp(x - M) is reduced by '{kind}' in {self.plan.name(self.loop)}: only sums rescale", op)
-                guard = _guard(op, self.loop)
+                guard = condition_between(op, self.loop)
                 if guard is not None:
                     raise refuse(NAME, f"a term is summed under '{guard.name}' in {self.plan.name(self.loop)}", op)
                 self.reduces.append(op)
@@ -334,14 +303,14 @@ class _Plan:
         self.maxed, self.mx_buffer, self.mx_indices = operands[0], operands[1], operands[2:]
         self.element = self.maxed.type
         self.dim = lt.loop_dim(loop)
-        if not isinstance(self.element, _FLOAT_TYPES):
+        if not isinstance(self.element, FLOAT_TYPES):
             raise refuse(NAME, f"the maximum in {label} is not of floats (exp needs them)", reduce)
         for v in self.mx_indices:
             # one location for all of L: its index reads no dim that L or a loop inside it iterates
             if not fixed_in(v, loop) or (inside_loop(v, loop) and index_slice(v, loop) is None):
                 raise refuse(NAME, f"the location of the maximum changes across the iterations of {label} or of a loop inside it",
                              reduce)
-        guard = _guard(reduce, loop)
+        guard = condition_between(reduce, loop)
         if guard is not None:
             raise refuse(NAME, f"the maximum is taken under '{guard.name}' in {label}: a term could then exceed it", reduce)
         for name in ("parallel", "vectorize", "gpu"):
@@ -395,7 +364,7 @@ class _Plan:
         buf, idx = op.operands[0], list(op.operands)[1:]
         stores = [a for a in self.group_writes if a.buffer == buf]
         return (len(stores) == 1 and stores[0].kind == "write" and inside(stores[0].op, self.loop)
-                and _guard(stores[0].op, self.loop) is None and stores[0].op.operands[0] == self.maxed
+                and condition_between(stores[0].op, self.loop) is None and stores[0].op.operands[0] == self.maxed
                 and all(self.same_index(p, q) for p, q in zip(idx, stores[0].indices)))
 
     def _find_group(self) -> None:
@@ -486,7 +455,7 @@ class _Plan:
                     raise refuse(NAME, "a statement between the loops shares a buffer with them and one of them writes it: "
                                  "it cannot move above them", op)
         for r in earlier:
-            if _uses_value_of(op, r):
+            if any(defined_inside(v, r) and not defined_inside(v, op) for o in walk_ops(op) for v in o.operands):
                 raise refuse(NAME, "a statement between the loops uses a value of one of them", op)
 
     def _check_group(self, consumers: list, between: list, ebufs: set, final: bool) -> list:
@@ -542,7 +511,7 @@ class _Plan:
         bad = refuse(NAME, "an accumulator of terms is not set to zero right before the group (the statement before it "
                      "touches it otherwise): its starting value would be rescaled", red)
         stores = []
-        for o in _walk(op):
+        for o in walk_ops(op):
             if o.name == "lt.loop" or is_pure_index_op(o):
                 continue
             if o.name != "memref.store" or o.operands[1] != buf or _float_value(_def_op(o.operands[0])) != 0.0:
@@ -578,7 +547,7 @@ class _Plan:
             op.move_before(loop)
         # m: the maximum before this iteration
         with ir.InsertionPoint.at_block_begin(body), loop.location:
-            indices = self._indices(loop)
+            indices = self._indices()
             old = memref.LoadOp(self.mx_buffer, indices).result
         # after L's own statements: m', safe(m'), c = exp(m - safe(m')), each A *= c
         end = ir.InsertionPoint(body)
@@ -608,7 +577,7 @@ class _Plan:
         follower = ops[ops.index(loop) + 1] if ops.index(loop) + 1 < len(ops) else None
         here = ir.InsertionPoint(follower) if follower is not None else ir.InsertionPoint(loop.block)
         with here, loop.location:
-            indices = self._indices(None)
+            indices = self._indices()
 
         def fix(v):
             final = memref.LoadOp(self.mx_buffer, indices).result
@@ -620,9 +589,9 @@ class _Plan:
             with here, loop.location:
                 self._rewrite_init(init.clone(), buf, fix)
 
-    def _indices(self, inside_loop):
+    def _indices(self):
         """M's indices at the current insertion point: its index ops from
-        inside L cloned (in L's body, or after L when ``inside_loop`` is None)."""
+        inside L cloned there."""
         mapping: dict = {}
         out = []
         for v in self.mx_indices:
@@ -639,17 +608,11 @@ class _Plan:
         return out
 
     @staticmethod
-    def _rewrite_init(clone, buf, make):
-        """Turn the zero store of an initialisation's clone into A = make(A);
-        the rewritten statement (the clone, or its store's replacement)."""
-        stores = [o for o in _walk(clone) if o.name == "memref.store"]
-        out = clone
-        for store in stores:
+    def _rewrite_init(clone, buf, make) -> None:
+        """Turn the zero store of an initialisation's clone into A = make(A)."""
+        for store in [o for o in walk_ops(clone) if o.name == "memref.store"]:
             idx = list(store.operands)[2:]
             with ir.InsertionPoint(store), store.location:
                 value = memref.LoadOp(buf, idx).result
-                new = memref.StoreOp(make(value), buf, idx)
-            if store == clone:
-                out = new.operation
+                memref.StoreOp(make(value), buf, idx)
             store.erase()
-        return out

@@ -614,23 +614,9 @@ def _alloc_holders(loops) -> list:
 
 def _crossing_holders(loops) -> list:
     """Positions of the loops whose body's parts (``lt-distribute``'s) share a value."""
-    from ..mlir import ir
-    from ..passes.distribute import body_parts
+    from ..passes.distribute import crossing_values
 
-    def owner(use):
-        o = use.owner
-        return o.operation if hasattr(o, "operation") else o
-
-    out = []
-    for j, l in enumerate(loops):
-        part_of: dict = {}
-        parts = body_parts(l)
-        for k, part in enumerate(parts):
-            for op in part:
-                op.walk(lambda o, k=k: (part_of.__setitem__(o, k), ir.WalkResult.ADVANCE)[1])
-        if any(part_of.get(owner(use), k) != k for k, part in enumerate(parts) for op in part for r in op.results for use in r.uses):
-            out.append(j)
-    return out
+    return [j for j, l in enumerate(loops) if crossing_values(l)]
 
 
 def _max_holders(loops) -> list:
