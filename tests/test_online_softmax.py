@@ -397,3 +397,19 @@ def test_rows_inside_the_tile_loop_softmax_then_matmul():
     s.swap(7)
     want = np.stack([_attention_ref(q[x], k[x], v[x]) for x in range(h)])
     np.testing.assert_allclose(s.compile()(q, k, v), want, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("width", [4, 8, 16])
+@pytest.mark.parametrize("normalised", [False, True])
+def test_flash_attention_recipe_at_every_vector_width(width, normalised):
+    """The CPU schedule at the widths of other hosts (SSE, AVX2, AVX-512:
+    the recipe follows the host's by default), heads in parallel, with K
+    transposed and keys innermost: the same result."""
+    h, n, m, d = 2, 13, 45, 16
+    rng = np.random.default_rng(width)
+    q, k, v = (rng.standard_normal((h, r, d)).astype(np.float32) for r in (n, m, m))
+    s = recipes.flash_attention(Schedule(programs.attention(n, m, d, d, heads=h, normalised=normalised)), tile=16,
+                                vectorize=width, parallel=True)
+    assert "order=10" in s.pipeline and f"width={width}" in s.pipeline
+    want = np.stack([_attention_ref(q[x], k[x], v[x]) for x in range(h)])
+    np.testing.assert_allclose(s.compile()(q, k, v), want, rtol=1e-5, atol=1e-6)
