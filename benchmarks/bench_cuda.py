@@ -75,6 +75,8 @@ GEMM_N = 4096
 SOFTMAX_N = 4096
 RECT = (4096, 1024, 4096)  # M, N, K of the non-square SGEMM
 ATTENTION = ((16, 1024, 64), (8, 4096, 64), (16, 1024, 128))  # (batch x heads, sequence, head dim)
+# (threads a block, keys a tile, key_unroll) besides the documented (64, 32, 0)
+ATTENTION_VARIANTS = ((32, 32, 0), (128, 32, 0), (64, 16, 0), (64, 32, 4), (64, 32, 8), (64, 16, 16), (32, 16, 16), (128, 16, 16))
 
 
 def _map(*pairs) -> list:
@@ -129,7 +131,10 @@ KERNELS = {
     # a query row a thread (64 a block), heads on blocks; fp32, no n x n matrix
     **{f"attention_{n}_d{d}": ("attention", (n, n, d, d), {"heads": h}, {"recipe": "flash_attention", "tile": 32, "gpu_threads": 64})
        for (h, n, d) in ATTENTION},
-    "attention_1024_d64_b32": ("attention", (1024, 1024, 64, 64), {"heads": 16}, {"recipe": "flash_attention", "tile": 32, "gpu_threads": 32}),
+    # variants: blocks of b threads, tiles of t keys, their loops unrolled by u (key_unroll)
+    **{f"attention_{n}_d{d}_b{b}_t{t}_u{u}": ("attention", (n, n, d, d), {"heads": h},
+                                              {"recipe": "flash_attention", "tile": t, "gpu_threads": b, "key_unroll": u})
+       for (h, n, d) in ATTENTION for (b, t, u) in ATTENTION_VARIANTS},
     "softmax_4096": ("softmax", (SOFTMAX_N, SOFTMAX_N), {}, ["lt-gpu-auto"]),
     "row_sum_4096": ("row_sum", (SOFTMAX_N, SOFTMAX_N), {}, ["lt-gpu-auto"]),
     "row_max_4096": ("row_max", (SOFTMAX_N, SOFTMAX_N), {}, ["lt-gpu-auto"]),
@@ -313,8 +318,8 @@ def run(directory: str, repeat: int) -> dict:
                flops=4 * h * n * n * d)
         if name in results:
             results[name].update({f"torch_{b.lower()}_ms": t * 1e3 for b, t in times.items()})
-        if (h, n, d) == ATTENTION[0]:  # 32 threads a block: twice the blocks
-            record(name + "_b32", lt_time(name + "_b32", ref, 1e-4, q, k, v, torch.empty_like(q)), times[best], f"torch_{best.lower()}",
+        for variant in [k_ for k_ in KERNELS if k_.startswith(name + "_")]:  # other block and tile sizes
+            record(variant, lt_time(variant, ref, 1e-4, q, k, v, torch.empty_like(q)), times[best], f"torch_{best.lower()}",
                    None, flops=4 * h * n * n * d)
     torch.cuda.empty_cache()
 

@@ -747,7 +747,8 @@ def _siblings_before(loop) -> list:
     return ops[:ops.index(loop)]
 
 
-def flash_attention(schedule: Schedule, tile: int = 32, vectorize: int | None = None, parallel: bool = False, gpu_threads: int = 0) -> Schedule:
+def flash_attention(schedule: Schedule, tile: int = 32, vectorize: int | None = None, parallel: bool = False, gpu_threads: int = 0,
+                    key_unroll: int = 0) -> Schedule:
     """FlashAttention's loop on the CPU, from the frontend's attention
     (``programs.attention``: ``S = (Q * K).sum(d) * scale; E = (S -
     S.max_reduce(j)).exp(); O = (E * V).sum(j) / E.sum(j)``), by passes
@@ -778,11 +779,14 @@ def flash_attention(schedule: Schedule, tile: int = 32, vectorize: int | None = 
     vectorizes nothing: each thread keeps its row's maximum, sum and
     output row while it runs over the keys and values, which all threads
     of a block read at the same addresses at the same time.
+    ``key_unroll`` (GPU) unrolls the loops over a tile's keys by that
+    factor: that many keys' scores (independent chains of FMAs) and rows
+    of K and V loaded at once, in flight together.
 
     No n x m matrix is ever stored.  Needs the function's fastmath mode to
     allow reassociation (``programs.attention``'s default is ``fast``)."""
-    if tile < 1 or gpu_threads < 0:
-        raise PassError(f"error: flash_attention: tile must be positive and gpu_threads not negative, got {tile}, {gpu_threads}")
+    if tile < 1 or gpu_threads < 0 or key_unroll < 0:
+        raise PassError(f"error: flash_attention: tile must be positive, gpu_threads and key_unroll not negative, got {tile}, {gpu_threads}, {key_unroll}")
     red = _max_reduce(schedule)
     j = lt.loop_dim(red.parent)
     mx_loop = _outermost_over(red, j, None)
@@ -859,6 +863,11 @@ def flash_attention(schedule: Schedule, tile: int = 32, vectorize: int | None = 
                 except LtError:
                     pass  # too many copies (a wide head): left a loop
             k += 1
+        if key_unroll > 1:
+            # the loops over a tile's keys (those over j inside another over j)
+            for k, loop in enumerate(preorder_loops(schedule.parsed.operation)):
+                if lt.loop_dim(loop) == j and any(lt.loop_dim(p) == j for p in lt.enclosing_loops(loop)):
+                    schedule.unroll(k, key_unroll)
     return schedule
 
 

@@ -288,6 +288,11 @@ CASES = [
          rtol=1e-4, recipe="flash_attention", recipe_kwargs={"tile": 16, "gpu_threads": 32}),
     Case("flash_attention_heads", "attention", (40, 37, 8, 8), (), _normal((3, 40, 8), (3, 37, 8), (3, 37, 8)), _attention,
          rtol=1e-4, kwargs={"heads": 3}, recipe="flash_attention", recipe_kwargs={"tile": 8, "gpu_threads": 16}),
+    # a tile's keys unrolled by 4 (70 keys: the last tile of 6 a tail of the unrolled loop), and fully (tiles of 8)
+    Case("flash_attention_unrolled", "attention", (100, 70, 16, 24), (), _normal((100, 16), (70, 16), (70, 24)), _attention,
+         rtol=1e-4, recipe="flash_attention", recipe_kwargs={"tile": 16, "gpu_threads": 32, "key_unroll": 4}),
+    Case("flash_attention_heads_unrolled", "attention", (40, 37, 8, 8), (), _normal((3, 40, 8), (3, 37, 8), (3, 37, 8)), _attention,
+         rtol=1e-4, kwargs={"heads": 3}, recipe="flash_attention", recipe_kwargs={"tile": 8, "gpu_threads": 16, "key_unroll": 8}),
 ]
 BY_NAME = {c.name: c for c in CASES}
 
