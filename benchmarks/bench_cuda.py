@@ -75,8 +75,10 @@ GEMM_N = 4096
 SOFTMAX_N = 4096
 RECT = (4096, 1024, 4096)  # M, N, K of the non-square SGEMM
 ATTENTION = ((16, 1024, 64), (8, 4096, 64), (16, 1024, 128))  # (batch x heads, sequence, head dim)
-# (threads a block, keys a tile, key_unroll) besides the documented (64, 32, 0)
-ATTENTION_VARIANTS = ((32, 32, 0), (128, 32, 0), (64, 16, 0), (64, 32, 4), (64, 32, 8), (64, 16, 16), (32, 16, 16), (128, 16, 16))
+# (threads a block, keys a tile, key_unroll, K and V tiles in shared memory) besides the documented (64, 32, 0, False)
+ATTENTION_VARIANTS = ((64, 32, 4, False), (64, 32, 8, False),
+                      (64, 32, 0, True), (64, 32, 4, True), (64, 32, 8, True), (64, 16, 16, True), (32, 32, 4, True),
+                      (32, 16, 16, True), (128, 32, 4, True))
 
 
 def _map(*pairs) -> list:
@@ -132,9 +134,9 @@ KERNELS = {
     **{f"attention_{n}_d{d}": ("attention", (n, n, d, d), {"heads": h}, {"recipe": "flash_attention", "tile": 32, "gpu_threads": 64})
        for (h, n, d) in ATTENTION},
     # variants: blocks of b threads, tiles of t keys, their loops unrolled by u (key_unroll)
-    **{f"attention_{n}_d{d}_b{b}_t{t}_u{u}": ("attention", (n, n, d, d), {"heads": h},
-                                              {"recipe": "flash_attention", "tile": t, "gpu_threads": b, "key_unroll": u})
-       for (h, n, d) in ATTENTION for (b, t, u) in ATTENTION_VARIANTS},
+    **{f"attention_{n}_d{d}_b{b}_t{t}_u{u}{'_s' if sh else ''}": (
+        "attention", (n, n, d, d), {"heads": h}, {"recipe": "flash_attention", "tile": t, "gpu_threads": b, "key_unroll": u, "shared": sh})
+       for (h, n, d) in ATTENTION for (b, t, u, sh) in ATTENTION_VARIANTS if not (sh and d > 64)},  # (d 128: o and q pass the registers)
     "softmax_4096": ("softmax", (SOFTMAX_N, SOFTMAX_N), {}, ["lt-gpu-auto"]),
     "row_sum_4096": ("row_sum", (SOFTMAX_N, SOFTMAX_N), {}, ["lt-gpu-auto"]),
     "row_max_4096": ("row_max", (SOFTMAX_N, SOFTMAX_N), {}, ["lt-gpu-auto"]),

@@ -748,7 +748,7 @@ def _siblings_before(loop) -> list:
 
 
 def flash_attention(schedule: Schedule, tile: int = 32, vectorize: int | None = None, parallel: bool = False, gpu_threads: int = 0,
-                    key_unroll: int = 0) -> Schedule:
+                    key_unroll: int = 0, shared: bool = False) -> Schedule:
     """FlashAttention's loop on the CPU, from the frontend's attention
     (``programs.attention``: ``S = (Q * K).sum(d) * scale; E = (S -
     S.max_reduce(j)).exp(); O = (E * V).sum(j) / E.sum(j)``), by passes
@@ -814,7 +814,10 @@ def flash_attention(schedule: Schedule, tile: int = 32, vectorize: int | None = 
     f = _loop_numbers(schedule)[_outermost_over(_max_reduce(schedule), j, None)]
     schedule.split(f, tile)
     schedule.online_softmax(f)
-    if gpu_threads and row is not None:
+    if gpu_threads and row is not None and shared:
+        _gpu_shared_tiles(schedule, j, gpu_threads)
+        vectorize = 0
+    elif gpu_threads and row is not None:
         red = _max_reduce(schedule)
         i = _loop_numbers(schedule)[_outermost_over(red, j, None).parent]
         around = len(lt.enclosing_loops(_outermost_over(red, j, None).parent))  # the heads' loop (batch x heads), if any
@@ -864,11 +867,109 @@ def flash_attention(schedule: Schedule, tile: int = 32, vectorize: int | None = 
                     pass  # too many copies (a wide head): left a loop
             k += 1
         if key_unroll > 1:
-            # the loops over a tile's keys (those over j inside another over j)
+            # the loops over a tile's keys (those over j inside another over j, in a thread's work)
             for k, loop in enumerate(preorder_loops(schedule.parsed.operation)):
-                if lt.loop_dim(loop) == j and any(lt.loop_dim(p) == j for p in lt.enclosing_loops(loop)):
-                    schedule.unroll(k, key_unroll)
+                enclosing = lt.enclosing_loops(loop)
+                if (lt.loop_dim(loop) == j and any(lt.loop_dim(p) == j for p in enclosing)
+                        and any(lt.annotations(p).get("gpu") == "thread" for p in enclosing)):
+                    schedule.unroll(k, min(key_unroll, lt.loop_size(loop)))
     return schedule
+
+
+_TX = 16  # threads along x in flash_attention's shared-tile GPU schedule (a warp: two rows of 16)
+
+
+def _gpu_shared_tiles(schedule: Schedule, j: str, threads: int) -> None:
+    """flash_attention's GPU schedule with K and V in block-shared memory
+    (``shared=True``): the block's rows step through the tiles of keys
+    together.  From ``for i { init; for j { tile }; finish }`` (the rows'
+    loop ``i`` around the tile loop ``j``, heads outside):
+
+    1. ``i`` split into blocks of ``threads`` rows and the row loop
+       distributed (``lt-distribute``): each statement of a row a loop
+       over the block's rows of its own;
+    2. the part holding the tile loop interchanged with it (``lt-swap``):
+       ``for j { for i' { tile } }``, a block-level sequential loop;
+    3. the tile's rows of K and V copied into the block's shared memory
+       at its top (``lt-cache``), Q's row once a tile into the thread's own
+       registers (``lt-cache`` in the rows' loop);
+    4. every loop over the block's rows split ``threads/16 x 16`` and
+       mapped to threads (y, x); each copy ``for j' { for d }`` as ``for
+       j1 { for j2 [y] { for d1 { for d2 [x] { 4 [unroll] } } } }``:
+       128-bit loads by the block's threads.
+
+    A row's maximum, sum and output row are then buffers that only the
+    thread owning the row touches, in every part: the GPU lowering keeps
+    them in that thread's registers across the tiles
+    (``register_tiles.keep_owned_in_registers``)."""
+    if threads % _TX:
+        raise PassError(f"error: flash_attention: shared=True wants gpu_threads a multiple of {_TX}, got {threads}")
+    ty = threads // _TX
+
+    def loops():
+        return preorder_loops(schedule.parsed.operation)
+
+    def number(op) -> int:
+        return _loop_numbers(schedule)[op]
+
+    red = _max_reduce(schedule)
+    row = _outermost_over(red, j, None).parent
+    i = lt.loop_dim(row)
+    around = len(lt.enclosing_loops(row))
+    schedule.split(number(row), threads)
+    rows = loops()[around + 1]  # the block's rows: i'
+    schedule.distribute(number(rows))
+    tiles = _outermost_over(_max_reduce(schedule), j, None)
+    schedule.swap(number(tiles.parent))
+    tiles = _outermost_over(_max_reduce(schedule), j, None)
+    compute = next(o for o in lt.body_ops(lt.loop_body(tiles)) if lt.is_loop(o))
+    keyed = [n for n in _argument_reads(compute) if n not in _row_operands(compute, j)]
+    for operand in _row_operands(compute, j):
+        schedule.cache(number(compute), operand)  # Q's row: a thread's own copy
+    for operand in keyed:
+        schedule.cache(number(_outermost_over(_max_reduce(schedule), j, None)), operand)  # the tile of K, of V
+    # copies: for j' { for d } -> for j1 { for d1 { for j2 [y] { for d2 [x] { for d3 [unroll] } } } }
+    def child(loop):
+        return next(o for o in lt.body_ops(lt.loop_body(loop)) if lt.is_loop(o))
+
+    def copies() -> list:
+        tiles = _outermost_over(_max_reduce(schedule), j, None)
+        return [o for o in lt.body_ops(lt.loop_body(tiles)) if lt.is_loop(o) and lt.loop_dim(o) == j]
+
+    vectors = []
+    for c in range(len(copies())):
+        copy = copies()[c]
+        width = lt.loop_size(child(copy))
+        vector = 4 if width % 4 == 0 and not lt.loop_tail(child(copy)) else 1
+        k = number(copy)
+        if vector > 1:
+            schedule.split(k + 1, vector)  # d' { d3 }
+        schedule.split(k + 1, min(_TX, width // vector))  # d1 { d2 { d3 } }
+        schedule.split(k, ty).swap(k + 1)  # j1 { d1 { j2 { d2 { d3 } } } }
+        vectors.append(vector)
+    # the rows' loops: i' -> ia [y] { ib [x] }
+    k = 0
+    while k < len(loops()):
+        loop = loops()[k]
+        if lt.loop_dim(loop) == i and any(lt.loop_dim(p) == i for p in lt.enclosing_loops(loop)):
+            schedule.split(k, _TX)
+            k += 1
+        k += 1
+    # mapped: blocks outside in, then each chain of threads innermost first
+    chains, unrolled = [], []
+    for copy, vector in zip(copies(), vectors):
+        j2 = child(child(copy))
+        chains.append((child(j2), j2))
+        if vector > 1:
+            unrolled.append(number(child(child(j2))))
+    chains += [(l, l.parent) for l in loops() if lt.loop_dim(l) == i and sum(lt.loop_dim(p) == i for p in lt.enclosing_loops(l)) == 2]
+    numbers = [(number(x), number(y)) for x, y in chains]
+    for k in unrolled:  # (neither unrolling nor mapping renumbers the loops)
+        schedule.unroll(k, 0)
+    for k in range(around + 1):
+        schedule.gpu_map(k, "block")
+    for x, y in numbers:
+        schedule.gpu_map(x, "thread").gpu_map(y, "thread")
 
 
 def _keys_innermost(schedule: Schedule, j: str) -> None:

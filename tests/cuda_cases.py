@@ -293,6 +293,11 @@ CASES = [
          rtol=1e-4, recipe="flash_attention", recipe_kwargs={"tile": 16, "gpu_threads": 32, "key_unroll": 4}),
     Case("flash_attention_heads_unrolled", "attention", (40, 37, 8, 8), (), _normal((3, 40, 8), (3, 37, 8), (3, 37, 8)), _attention,
          rtol=1e-4, kwargs={"heads": 3}, recipe="flash_attention", recipe_kwargs={"tile": 8, "gpu_threads": 16, "key_unroll": 8}),
+    # the block's rows through shared tiles of K and V (shared=True): the rows' state a thread's own registers
+    Case("flash_attention_shared", "attention", (100, 70, 16, 24), (), _normal((100, 16), (70, 16), (70, 24)), _attention,
+         rtol=1e-4, recipe="flash_attention", recipe_kwargs={"tile": 16, "gpu_threads": 32, "shared": True}),
+    Case("flash_attention_shared_heads", "attention", (40, 37, 8, 8), (), _normal((3, 40, 8), (3, 37, 8), (3, 37, 8)), _attention,
+         rtol=1e-4, kwargs={"heads": 3}, recipe="flash_attention", recipe_kwargs={"tile": 8, "gpu_threads": 16, "key_unroll": 4, "shared": True}),
 ]
 BY_NAME = {c.name: c for c in CASES}
 

@@ -17,7 +17,7 @@ import pytest
 from cuda_cases import CASES, check
 
 import lt_mlir
-from lt_mlir import CompileError, PassError, Schedule, programs
+from lt_mlir import CompileError, PassError, Schedule, programs, recipes
 from lt_mlir.lowering.gpu import nvptx
 from lt_mlir.runtime import cuda
 from lt_mlir.testing import finish_job, start_job
@@ -477,7 +477,6 @@ def test_shared_memory_tiles_of_a_gemm_are_copied_by_the_block():
     into two shared tiles, a barrier, the register-tiled compute reads only
     shared memory, and a barrier ends the slice; 16 x 16 threads; sizes
     with tails everywhere run emulated against NumPy (cuda_cases)."""
-    from lt_mlir import recipes
 
     s = recipes.gpu_tiled_matmul(Schedule(programs.matmul(100, 72, 45)))
     assert "for k in 5 r 5 : L4\n" in s.loop_tree and s.loop_tree.count("[gpu thread]") == 7
@@ -737,3 +736,27 @@ def test_auto_rows_are_thread_strided_with_one_combine_a_block():
     assert body.count("atom.global.add.f32") == 1 and "ld.global.nc.v4.b32" in body
     X = np.random.default_rng(5).standard_normal((8, 4096)).astype(np.float32)
     np.testing.assert_allclose(s.compile(target="cuda-emulated")(X), X.astype(np.float64).sum(1), rtol=1e-4)
+
+
+def test_flash_attention_rows_state_is_each_threads_own():
+    """recipes.flash_attention(shared=True): the block's rows step through
+    tiles of keys together, K's and V's tiles in shared memory; a row's
+    maximum, sum and output row, buffers of the block loop that only the
+    row's thread touches in every part, become that thread's own
+    (register_tiles.keep_owned_in_registers): the only shared memory is
+    the two tiles (16 keys x 16 and x 24 floats), read 128 bits at a
+    time, and no atomics."""
+    s = Schedule(programs.attention(100, 70, 16, 24))
+    recipes.flash_attention(s, tile=16, gpu_threads=32, shared=True)
+    got = lt_mlir.compiler.lower_cuda(s.text)
+    shared = sorted(line.split()[-1] for line in got.ptx.splitlines() if line.lstrip().startswith(".shared"))
+    assert shared == ["lt_shared_0[1536];", "lt_shared_1[1024];"]
+    assert "atom." not in got.ptx and "ld.shared.v4.b32" in got.ptx
+    # the same schedule emulated keeps the block's buffers (threads run one after another): the same numbers
+    rng = np.random.default_rng(3)
+    q, k, v = rng.standard_normal((100, 16)), rng.standard_normal((70, 16)), rng.standard_normal((70, 24))
+    scores = q @ k.T / 4.0
+    p = np.exp(scores - scores.max(1, keepdims=True))
+    ref = (p / p.sum(1, keepdims=True)) @ v
+    out = s.compile(target="cuda-emulated")(*(x.astype(np.float32) for x in (q, k, v)))
+    np.testing.assert_allclose(out, ref, rtol=1e-4, atol=1e-5)

@@ -59,7 +59,7 @@ from ..combine import atomic_update, combine
 from ..layout import access_indices, apply_padding
 from ..lt_to_scf import LoopEmitter, LtToScf, finish_function, hoist_allocs, iterations, mark_atomic_reduces
 from ..lt_to_scf import index as index_constant
-from .register_tiles import keep_tiles_in_registers
+from .register_tiles import keep_owned_in_registers, keep_tiles_in_registers
 
 # ctx keys of this lowering (not dim names)
 IDS = "@gpu"  # the launch's hardware ids
@@ -93,6 +93,8 @@ def lower_lt_to_gpu(module: ir.Module | ir.Operation, check_bounds: bool = True,
 
 
 def _lower_function(f, emulate: bool, async_copies: bool = True) -> None:
+    if not emulate:  # (emulated, the block's buffer serves its threads one after another as it is)
+        keep_owned_in_registers(f)
     keep_tiles_in_registers(f, emulate)
     for launch, ids, body in form_launches(f, emulate):
         privatise_launch(launch)
