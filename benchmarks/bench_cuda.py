@@ -34,7 +34,8 @@
    ``torch.sum(x, 1)``, ``torch.amax(x, 1)``.  Target: >= 0.9x torch.
 6. Attention, softmax(Q K^T / sqrt(d)) V over batch x heads, fp32:
    ``recipes.flash_attention`` (``lt-online-softmax`` on tiles of 32 keys,
-   no n x n matrix stored, a query row a thread) against torch's
+   no n x n matrix stored, a query row a thread, the block's 64 rows
+   stepping through tiles of K and V in shared memory at d 64) against torch's
    ``scaled_dot_product_attention`` (the faster of its math and
    memory-efficient backends).  Target (issue 31): >= 1.0x torch.  No
    Triton peer yet (the tutorial's fused attention is written for fp16).
@@ -75,10 +76,8 @@ GEMM_N = 4096
 SOFTMAX_N = 4096
 RECT = (4096, 1024, 4096)  # M, N, K of the non-square SGEMM
 ATTENTION = ((16, 1024, 64), (8, 4096, 64), (16, 1024, 128))  # (batch x heads, sequence, head dim)
-# (threads a block, keys a tile, key_unroll, K and V tiles in shared memory) besides the documented (64, 32, 0, False)
-ATTENTION_VARIANTS = ((64, 32, 4, False), (64, 32, 8, False),
-                      (64, 32, 0, True), (64, 32, 4, True), (64, 32, 8, True), (64, 16, 16, True), (32, 32, 4, True),
-                      (32, 16, 16, True), (128, 32, 4, True))
+# (threads a block, keys a tile, key_unroll, K and V tiles in shared memory) besides the documented (64, 32, 0, d <= 64)
+ATTENTION_VARIANTS = ((64, 32, 0, False), (64, 32, 4, False), (32, 32, 0, False), (64, 32, 4, True), (64, 16, 16, True), (32, 32, 4, True))
 
 
 def _map(*pairs) -> list:
@@ -129,14 +128,15 @@ KERNELS = {
     "sgemm_1024_128": ("matmul", (1024, 1024, 1024), {}, {"recipe": "gpu_tiled_matmul", "tile": 128, "regs": 8, "k_tile": 32, "vector": 4, "k_unroll": 4, "group": 8, "pad": 4}),
     # M x N x K = 4096 x 1024 x 4096: 256 blocks of 128 x 128
     "sgemm_4096x1024": ("matmul", RECT, {}, {"recipe": "gpu_tiled_matmul", "tile": 128, "regs": 8, "k_tile": 32, "vector": 4, "k_unroll": 4, "group": 8, "pad": 4}),
-    # FlashAttention by passes (recipes.flash_attention): lt-online-softmax on tiles of 32 keys,
-    # a query row a thread (64 a block), heads on blocks; fp32, no n x n matrix
-    **{f"attention_{n}_d{d}": ("attention", (n, n, d, d), {"heads": h}, {"recipe": "flash_attention", "tile": 32, "gpu_threads": 64})
+    # FlashAttention by passes (recipes.flash_attention): lt-online-softmax on tiles of 32 keys, blocks of
+    # 64 query rows (a row a thread, heads on blocks) stepping through tiles of K and V in shared memory
+    # (shared=True; at d 128 a thread's query and output rows would pass the registers: without), fp32
+    **{f"attention_{n}_d{d}": ("attention", (n, n, d, d), {"heads": h}, {"recipe": "flash_attention", "tile": 32, "gpu_threads": 64, "shared": d <= 64})
        for (h, n, d) in ATTENTION},
-    # variants: blocks of b threads, tiles of t keys, their loops unrolled by u (key_unroll)
+    # variants: blocks of b threads, tiles of t keys, their loops unrolled by u (key_unroll), _s: shared tiles
     **{f"attention_{n}_d{d}_b{b}_t{t}_u{u}{'_s' if sh else ''}": (
         "attention", (n, n, d, d), {"heads": h}, {"recipe": "flash_attention", "tile": t, "gpu_threads": b, "key_unroll": u, "shared": sh})
-       for (h, n, d) in ATTENTION for (b, t, u, sh) in ATTENTION_VARIANTS if not (sh and d > 64)},  # (d 128: o and q pass the registers)
+       for (h, n, d) in ATTENTION for (b, t, u, sh) in ATTENTION_VARIANTS if not (sh and d > 64)},
     "softmax_4096": ("softmax", (SOFTMAX_N, SOFTMAX_N), {}, ["lt-gpu-auto"]),
     "row_sum_4096": ("row_sum", (SOFTMAX_N, SOFTMAX_N), {}, ["lt-gpu-auto"]),
     "row_max_4096": ("row_max", (SOFTMAX_N, SOFTMAX_N), {}, ["lt-gpu-auto"]),

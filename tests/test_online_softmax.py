@@ -333,7 +333,7 @@ def test_review_terms_over_elements_the_maximum_never_saw_are_refused():
     np.testing.assert_allclose(fused, plain, rtol=2e-6)
 
 
-@pytest.mark.parametrize("kw", [{}, {"parallel": True}, {"gpu_threads": 16}])
+@pytest.mark.parametrize("kw", [{}, {"parallel": True}, {"gpu_threads": 16}, {"gpu_threads": 16, "shared": True, "key_unroll": 4}])
 def test_flash_attention_from_softmax_then_matmul(kw):
     """``P = E / E.sum(j); O = (P * V).sum(j)`` (the softmax, then ``@ V``):
     lt-factor takes the division out of the sum over j first."""
@@ -413,3 +413,14 @@ def test_flash_attention_recipe_at_every_vector_width(width, normalised):
     assert "order=10" in s.pipeline and f"width={width}" in s.pipeline
     want = np.stack([_attention_ref(q[x], k[x], v[x]) for x in range(h)])
     np.testing.assert_allclose(s.compile()(q, k, v), want, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("kw", [{"shared": True}, {"shared": True, "gpu_threads": 24}, {"key_unroll": -1}])
+def test_flash_attention_recipe_refuses_bad_gpu_options_up_front(kw):
+    """shared=True wants blocks of a positive multiple of 16 threads; a
+    negative key_unroll is refused; both before any step (the schedule
+    untouched)."""
+    s = Schedule(programs.attention(64, 64, 16, 16))
+    with pytest.raises(PassError, match="flash_attention"):
+        recipes.flash_attention(s, **kw)
+    assert s.steps == []
