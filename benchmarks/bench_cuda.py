@@ -77,7 +77,7 @@ SOFTMAX_N = 4096
 RECT = (4096, 1024, 4096)  # M, N, K of the non-square SGEMM
 ATTENTION = ((16, 1024, 64), (8, 4096, 64), (16, 1024, 128))  # (batch x heads, sequence, head dim)
 # (threads a block, keys a tile, key_unroll, K and V tiles in shared memory) besides the documented (64, 32, 0, d <= 64)
-ATTENTION_VARIANTS = ((64, 32, 0, False), (64, 32, 4, False), (32, 32, 0, False), (64, 32, 4, True), (64, 16, 16, True), (32, 32, 4, True))
+ATTENTION_VARIANTS = ((64, 32, 0, False), (64, 32, 4, False), (32, 32, 0, False), (64, 32, 4, True), (64, 16, 16, True), (32, 32, 0, True))
 
 
 def _map(*pairs) -> list:
@@ -133,6 +133,10 @@ KERNELS = {
     # (shared=True; at d 128 a thread's query and output rows would pass the registers: without), fp32
     **{f"attention_{n}_d{d}": ("attention", (n, n, d, d), {"heads": h}, {"recipe": "flash_attention", "tile": 32, "gpu_threads": 64, "shared": d <= 64})
        for (h, n, d) in ATTENTION},
+    # written as the softmax, then @ V (lt-factor takes the division out first): the same kernel
+    **{f"attention_{n}_d{d}_normalised": ("attention", (n, n, d, d), {"heads": h, "normalised": True},
+                                          {"recipe": "flash_attention", "tile": 32, "gpu_threads": 64, "shared": True})
+       for (h, n, d) in ATTENTION if d <= 64},
     # variants: blocks of b threads, tiles of t keys, their loops unrolled by u (key_unroll), _s: shared tiles
     **{f"attention_{n}_d{d}_b{b}_t{t}_u{u}{'_s' if sh else ''}": (
         "attention", (n, n, d, d), {"heads": h}, {"recipe": "flash_attention", "tile": t, "gpu_threads": b, "key_unroll": u, "shared": sh})

@@ -788,11 +788,7 @@ def flash_attention(schedule: Schedule, tile: int = 32, vectorize: int | None = 
     thread's registers across the tiles); on an H100 at d 64 that is 3.8x
     (16 x 1024) to 4.4x (8 x 4096) the row-a-thread kernel (README).  It
     wants ``gpu_threads`` a multiple of 16, and at d 128 a thread's query
-    and output rows pass the registers.  In the softmax-then-``@ V`` form
-    the scratch over e that ``lt-factor`` leaves a row is first expanded
-    over all rows (``lt-expand``) and must fit the block's 48 KiB of
-    shared memory until ``lt-shrink-buffers`` runs (n x e floats; past
-    that, ``lt-gpu-map``'s clear error).
+    and output rows pass the registers.
 
     No n x m matrix is ever stored.  Needs the function's fastmath mode to
     allow reassociation (``programs.attention``'s default is ``fast``)."""

@@ -298,6 +298,10 @@ CASES = [
          rtol=1e-4, recipe="flash_attention", recipe_kwargs={"tile": 16, "gpu_threads": 32, "shared": True}),
     Case("flash_attention_shared_heads", "attention", (40, 37, 8, 8), (), _normal((3, 40, 8), (3, 37, 8), (3, 37, 8)), _attention,
          rtol=1e-4, kwargs={"heads": 3}, recipe="flash_attention", recipe_kwargs={"tile": 8, "gpu_threads": 16, "key_unroll": 4, "shared": True}),
+    # the softmax, then @ V (lt-factor's scratch over e, expanded over the block's rows): shared tiles too
+    Case("flash_attention_shared_normalised", "attention", (40, 37, 8, 8), (), _normal((3, 40, 8), (3, 37, 8), (3, 37, 8)), _attention,
+         rtol=1e-4, kwargs={"heads": 3, "normalised": True}, recipe="flash_attention",
+         recipe_kwargs={"tile": 8, "gpu_threads": 16, "shared": True}),
 ]
 BY_NAME = {c.name: c for c in CASES}
 

@@ -392,7 +392,7 @@ def test_rows_inside_the_tile_loop_softmax_then_matmul():
         s.copy().distribute(2)
     s.apply("lt-expand{loop=2}").distribute(2)
     lines = s.loop_tree.splitlines()
-    assert "  %5 <- alloc f32[i, e] (48 elements)" in lines  # the scratch over the rows, before them
+    assert "  %5 <- alloc f32[i, e] (16 elements)" in lines  # the scratch over the 4 rows of L2, before them
     assert lines[lines.index("  for i' in 4 : L7") + 1] == "   for j in 2 r 4 : L8"
     s.swap(7)
     want = np.stack([_attention_ref(q[x], k[x], v[x]) for x in range(h)])

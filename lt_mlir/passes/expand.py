@@ -5,10 +5,10 @@ what ``lt-shrink-buffers`` does).
 An ``lt.alloc`` in L's body is a new buffer in each iteration of L: nothing
 lives across iterations, but the buffer is one value that every part of the
 body uses, so ``lt-distribute`` cannot take L apart, nor ``lt-swap`` move L
-inward.  Over the dim ``d`` of L at its full logical size (the extent of the
-outermost level over ``d`` around L), indexed with ``lt.dim d`` at each
-access, the buffer holds every iteration's copy side by side; allocated
-before L, it is no value of L's body any more::
+inward.  Over the dim ``d`` of L (L's rows: indexed with ``lt.dim d`` at each
+access, less ``lt.dim d`` before L where L is the inner level of a split),
+the buffer holds every iteration's copy side by side; allocated before L,
+it is no value of L's body any more::
 
     for i' in 4 {                         %t = lt.alloc [i, e]
       %t = lt.alloc [e]          becomes  for i' in 4 {
@@ -51,7 +51,7 @@ from __future__ import annotations
 
 from ..analysis.dependence import PRIVATE_MARKERS
 from ..dialect import lt
-from ..mlir import ir, memref
+from ..mlir import arith, ir, memref
 from .common import ACCESS_FIRST_INDEX, find_loop, loop_label, new_dim, rebuild_access, refuse
 from .distribute import crossing_values
 from .registry import Option, register
@@ -75,13 +75,11 @@ def expand(module_op, loop: int, values: bool = False) -> str:
     if lt.inner_levels(target):
         raise refuse(NAME, f"{label} holds a level of its own dim '{dim}' inside: lt.dim '{dim}' is one row at its body and "
                      "another in that level (expand the inner level)", target)
-    outermost = target
-    for level in lt.enclosing_loops(target):
-        if lt.loop_dim(level) == dim:
-            outermost = level
-    extent = lt.inner_loop_extent(outermost)
+    outer = any(lt.loop_dim(level) == dim for level in lt.enclosing_loops(target))
+    # L the inner level of a split: rows relative to where L starts (``lt.dim`` before it), L's size of them
+    extent = lt.loop_size(target) if outer else lt.inner_loop_extent(target)
     if values:
-        return _expand_values(target, label, dim, extent)
+        return _expand_values(target, label, dim, extent, outer)
     allocs = [op for op in lt.body_ops(lt.loop_body(target))
               if op.name == "lt.alloc" and not any(m in op.attributes for m in PRIVATE_MARKERS)]
     if not allocs:
@@ -97,6 +95,7 @@ def expand(module_op, loop: int, values: bool = False) -> str:
                   or (user.name == "lt.reduce" and use.operand_number == 1))
             if not ok:
                 raise refuse(NAME, f"a buffer allocated in {label} is used by '{user.name}' (it escapes): cannot give it rows", user)
+    base = _base(target, dim) if outer else None
     for alloc in allocs:
         old = alloc.results[0]
         t = ir.MemRefType(old.type)
@@ -110,7 +109,7 @@ def expand(module_op, loop: int, values: bool = False) -> str:
             user = use.owner
             user = user.operation if hasattr(user, "operation") else user
             with ir.InsertionPoint(user), user.location:
-                row = new_dim(dim)
+                row = _row(dim, base)
             rebuild_access(user, new, [row, *list(user.operands)[ACCESS_FIRST_INDEX[user.name]:]])
         alloc.erase()
     return f"{len(allocs)} buffer(s) of {label} expanded over dim '{dim}' ({extent} rows) and allocated before it"
@@ -119,7 +118,19 @@ def expand(module_op, loop: int, values: bool = False) -> str:
 _SCALARS = (ir.F16Type, ir.BF16Type, ir.F32Type, ir.F64Type, ir.IntegerType)
 
 
-def _expand_values(target, label: str, dim: str, extent: int) -> str:
+def _base(target, dim: str) -> ir.Value:
+    """``lt.dim dim`` right before ``target``: the row where it starts."""
+    with ir.InsertionPoint(target), target.location:
+        return new_dim(dim)
+
+
+def _row(dim: str, base) -> ir.Value:
+    """At the insertion point, the row of ``dim`` (relative to ``base``, if any)."""
+    row = new_dim(dim)
+    return row if base is None else arith.SubIOp(row, base).result
+
+
+def _expand_values(target, label: str, dim: str, extent: int, outer: bool) -> str:
     """``values=true``: each value that crosses the parts of ``target``'s body
     through a buffer over ``dim``."""
     crossing = crossing_values(target)
@@ -128,16 +139,17 @@ def _expand_values(target, label: str, dim: str, extent: int) -> str:
             raise refuse(NAME, f"a value of type {v.type} crosses the parts of {label}: only scalars go through a buffer", op)
     if not crossing:
         raise refuse(NAME, f"no value crosses the parts of {label} (nothing to expand)", target)
+    base = _base(target, dim) if outer else None
     for v, _op, users in crossing:
         with ir.InsertionPoint(target), target.location:
             buf = ir.Operation.create("lt.alloc", results=[ir.MemRefType.get([extent], v.type)],
                                       attributes={"dims": ir.ArrayAttr.get([ir.StringAttr.get(dim)])}).results[0]
         definer = v.owner.operation if hasattr(v.owner, "operation") else v.owner
         with ir.InsertionPoint.after(definer), definer.location:
-            memref.StoreOp(v, buf, [new_dim(dim)])
+            memref.StoreOp(v, buf, [_row(dim, base)])
         for user in users:
             with ir.InsertionPoint(user), user.location:
-                loaded = memref.LoadOp(buf, [new_dim(dim)]).result
+                loaded = memref.LoadOp(buf, [_row(dim, base)]).result
             for i, operand in enumerate(user.operands):
                 if operand == v:
                     user.operands[i] = loaded

@@ -1,5 +1,5 @@
 // lt-expand{loop=L}: each scratch buffer allocated in L's body gets an
-// axis over L's dim (at its full extent) and is allocated before L (array
+// axis over L's dim (L's rows) and is allocated before L (array
 // expansion): no value of L's body crosses from one part to another any
 // more, so lt-distribute can take L apart (it refuses before: the buffer is
 // a value both parts use), and lt-shrink-buffers sizes it again.
@@ -8,7 +8,8 @@
 // RUN: sed -n '/^func.func @rows(/,/^}/p' %s | not lt-opt - -p 'builtin.module(lt-distribute{loop=0})' 2>&1 | filecheck %s --check-prefix=NODIST
 // NODIST: error: lt-distribute: a value computed in one part of the body is used in another
 // The tail case: L0 split 2 r 1 over 2, the buffer expanded over L1 "i'"
-// holds all 5 rows (the extent of the outer level), allocated in L0's body.
+// holds L1's 2 rows (indexed from where L1 starts: i - i), allocated in
+// L0's body.
 // RUN: sed -n '/^func.func @rows(/,/^}/p' %s | lt-opt - -p 'builtin.module(lt-split{loop=0 factor=2}, lt-expand{loop=1})' --emit=loop-tree 2>/dev/null | filecheck %s --check-prefix=TAIL --match-full-lines --strict-whitespace
 // Same checksums.
 // RUN: sed -n '/^func.func @rows(/,/^}/p' %s | lt-opt - --run --repeat 1 | filecheck %s --check-prefix=SUM
@@ -43,14 +44,14 @@
 // DIST-NEXT:  %4 <- add(%3, %3)
 // DIST-NEXT:  B[i, j] <- %4
 //      TAIL:for i in 2 r 1 : L0
-// TAIL-NEXT: %0 <- alloc f32[i, j] (30 elements)
+// TAIL-NEXT: %0 <- alloc f32[i, j] (12 elements)
 // TAIL-NEXT: for i' in 2 : L1
 // TAIL-NEXT:  for j in 6 : L2
 // TAIL-NEXT:   %1 <- read A[i, j]
 // TAIL-NEXT:   %2 <- mul(%1, %1)
-// TAIL-NEXT:   %0[i, j] <- %2
+// TAIL-NEXT:   %0[i - i, j] <- %2
 // TAIL-NEXT:  for j in 6 : L3
-// TAIL-NEXT:   %3 <- read %0[i, j]
+// TAIL-NEXT:   %3 <- read %0[i - i, j]
 // TAIL-NEXT:   %4 <- add(%3, %3)
 // TAIL-NEXT:   B[i, j] <- %4
 //
@@ -78,15 +79,15 @@
 // VAL-NEXT:  %5 <- add(%3, %4)
 // VAL-NEXT:  B[i, j] <- %5
 //      VALTAIL:for i in 2 r 1 : L0
-// VALTAIL-NEXT: %0 <- alloc f32[i] (5 elements)
+// VALTAIL-NEXT: %0 <- alloc f32[i] (2 elements)
 // VALTAIL-NEXT: for i' in 2 : L1
 // VALTAIL-NEXT:  %1 <- read A[i, 0]
 // VALTAIL-NEXT:  %2 <- mul(%1, %1)
-// VALTAIL-NEXT:  %0[i] <- %2
+// VALTAIL-NEXT:  %0[i - i] <- %2
 // VALTAIL-NEXT: for i' in 2 : L2
 // VALTAIL-NEXT:  for j in 6 : L3
 // VALTAIL-NEXT:   %3 <- read A[i, j]
-// VALTAIL-NEXT:   %4 <- read %0[i]
+// VALTAIL-NEXT:   %4 <- read %0[i - i]
 // VALTAIL-NEXT:   %5 <- add(%3, %4)
 // VALTAIL-NEXT:   B[i, j] <- %5
 func.func @rows(%A: memref<5x6xf32> {lt.name = "A"}, %B: memref<5x6xf32> {lt.name = "B"}) {
