@@ -761,3 +761,29 @@ def test_flash_attention_rows_state_is_each_threads_own():
     ref = (p / p.sum(1, keepdims=True)) @ v
     out = s.compile(target="cuda-emulated")(*(x.astype(np.float32) for x in (q, k, v)))
     np.testing.assert_allclose(out, ref, rtol=1e-4, atol=1e-5)
+
+
+def _copy_rows(n: int) -> str:
+    """Y[m, n] = X[m, n] through a buffer allocated in the block loop: each
+    thread loop touches its own element of it."""
+    return _reverse_rows(n).replace(f"%x = memref.load %t[%r] : memref<{n}xf32>", f"%x = memref.load %t[%n] : memref<{n}xf32>")
+
+
+def test_buffer_each_thread_owns_is_registers_not_shared_memory():
+    """The block loop's buffer of ``_copy_rows``: the loop writing it and the
+    loop reading it map the same dim to the same threads, each touching
+    only its own element: no shared memory, no barrier
+    (``keep_owned_in_registers``).  With each of those loops split in two
+    and only the inner level on threads (a sequential level of n around
+    each thread: elements t and t + 32 for thread t), the rule is not
+    applied: shared memory and a barrier.  Both emulated against NumPy."""
+    X = np.random.default_rng(1).standard_normal((4, 64)).astype(np.float32)
+    own = Schedule(_copy_rows(64)).gpu_map(0, "block").gpu_map(1, "thread").gpu_map(2, "thread")
+    split = Schedule(_copy_rows(64)).split(1, 32).split(3, 32).gpu_map(0, "block").gpu_map(2, "thread").gpu_map(4, "thread")
+    for s, shared in ((own, False), (split, True)):
+        ptx = lt_mlir.compiler.lower_cuda(s.text).ptx
+        assert (".shared .align 16 .b8 lt_shared_0[256];" in ptx) == shared
+        assert ("bar.sync" in ptx) == shared
+        Y = np.full((4, 64), np.nan, np.float32)
+        s.compile(target="cuda-emulated")(X, np.zeros(4, np.float32), Y)
+        np.testing.assert_array_equal(Y, X)
