@@ -614,3 +614,35 @@ def test_views_returned_are_copied_out():
     np.testing.assert_array_equal(t, x.T)
     np.testing.assert_array_equal(m, x.max(1)[:, None])
     np.testing.assert_array_equal(row, x[1])
+
+
+def _sddmm(fusion, fastmath):
+    @kernel(fusion=fusion, fastmath=fastmath)
+    def sddmm(A: CSR(float32), B: Array(float32, 2), C: Array(float32, 2)):
+        return A * (B @ C.T)
+
+    return sddmm
+
+
+@pytest.mark.parametrize("fastmath", [None, "fast"])
+def test_kernel_fastmath_reaches_the_passes(fastmath):
+    """``kernel(fastmath="fast")`` puts the mode on the function the passes
+    see (it used to reach only the compile): maximal fusion then multiplies
+    SDDMM's sampled value into every term of the dot product, as TACO's
+    code does (``lt-sink-factor``, type-1 redundancy), while the default
+    mode leaves the sum exact (the product after it, as written); the
+    redundancy-aware strategy keeps the product after the sum either way.
+    All against SciPy."""
+    A = _csr(40, 30, 0.2, seed=4)
+    B = RNG.standard_normal((40, 12)).astype(np.float32)
+    C = RNG.standard_normal((30, 12)).astype(np.float32)
+    want = A.multiply(B.astype(np.float64) @ C.T.astype(np.float64)).toarray()
+    for fusion, sunk in (("maximal", fastmath == "fast"), ("redundancy-aware", False)):
+        f = _sddmm(fusion, fastmath)
+        got = f(A, B, C)
+        np.testing.assert_allclose(got.toarray(), want, rtol=1e-4, atol=1e-5)
+        s = f.modules[-1]
+        assert ("lt-sink-factor" in s.pipeline) == sunk, s.pipeline
+        tree = s.loop_tree
+        product_in_sum = re.search(r"for k in \d+ : L1.*\n(?:  .*\n)*?  %\d+ <- mul\(%2, %\d+\)", tree) is not None
+        assert product_in_sum == sunk, tree

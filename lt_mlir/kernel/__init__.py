@@ -294,7 +294,9 @@ class Kernel:
         sparse = any(n.sparse or isinstance(n, (E.SparseReduce, E.SpMM, E.DenseSpMM)) for n in todo)
         root_ids = {id(r) for r in roots}
         concordant = self.fusion == "maximal"
-        low, text = _lowered(todo, roots, concordant)
+        # the fastmath mode on the function, for the passes (lt-factor, lt-sink-factor) as for the compile
+        attributes = None if self.fastmath is None else {"lt.fastmath": self.fastmath}
+        low, text = _lowered(todo, roots, concordant, attributes)
         kept = []
         if looping:
             # the invariant values that stay buffers after fusion are kept
@@ -306,7 +308,7 @@ class Kernel:
                     and not isinstance(n, (E.View, E.Transpose, E.Index))]
         outputs = roots + [todo[k] for k in kept]
         if kept:
-            low, text = _lowered(todo, outputs, concordant)
+            low, text = _lowered(todo, outputs, concordant, attributes)
         keep = {id(n) for n in outputs} | {id(n) for n in todo if isinstance(n, E.Copy)}  # a layout copy is the point: never fused away
         s, _ = fusion.schedule(text, low.owners, keep, self.fusion, parallel=self.parallel, width=width, sparse=sparse)
         options = {} if self.fastmath is None else {"fastmath": self.fastmath}
@@ -335,9 +337,9 @@ class _Compiled:
         self.spare: dict = {}  # output position -> the arrays the last two runs wrote (reused once nothing else holds them)
 
 
-def _lowered(todo: list, outputs: list, concordant: bool = False) -> tuple:
+def _lowered(todo: list, outputs: list, concordant: bool = False, attributes: dict | None = None) -> tuple:
     """(the Lowering: its arguments and the node of each outermost loop, the module text)."""
-    low = Lowering(todo, outputs, concordant=concordant)
+    low = Lowering(todo, outputs, concordant=concordant, attributes=attributes)
     return low, low.text()
 
 

@@ -6,7 +6,11 @@ in a buffer) goes through one of three strategies:
 * ``"none"``: as NumPy runs it (the ablation's floor);
 * ``"maximal"`` (TACO's strategy, the ablation ReACT compares with): every
   temporary is fused into the statements that read it, recomputed where a
-  read sits in loops its indices do not use (``lt-fuse{recompute=true}``);
+  read sits in loops its indices do not use (``lt-fuse{recompute=true}``),
+  and a factor its sum's result is multiplied by goes into each term
+  (``lt-sink-factor``, where the fastmath mode allows: SDDMM's sampled
+  value inside the dot product, as TACO's one loop nest for the whole
+  expression computes it -- type 1 redundancy);
 * ``"redundancy-aware"`` (the default, ReACT's): temporaries are fused
   only where that computes each element once (``lt-fuse``: type 3
   load-store and type 4 dead-value redundancy removed, type 2 never
@@ -123,6 +127,14 @@ def factor(s: Schedule) -> None:
             if applies(s, f"lt-factor{{loop={k}}}"):
                 progress = True
                 break
+
+
+def sink_factors(s: Schedule) -> None:
+    """``lt-sink-factor`` on every loop that takes it: a product of a sum's
+    result multiplied into each of its terms (TACO's maximal fusion: SDDMM's
+    sampled value inside the dot product, type-1 redundancy)."""
+    for k in range(s.loops()):  # (renumbers nothing)
+        applies(s, f"lt-sink-factor{{loop={k}}}")
 
 
 def parallelize(s: Schedule, sparse_rows: bool) -> None:
@@ -341,6 +353,7 @@ def schedule(text: str, owners: list, keep: set, strategy: str, *, parallel: boo
     fused: set = set()
     if strategy == "maximal":
         fused = fuse(s, owners, keep, recompute=True)
+        sink_factors(s)
     elif strategy == "redundancy-aware":
         fused = fuse(s, owners, keep, recompute=False)
         factor(s)

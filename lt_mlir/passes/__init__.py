@@ -21,6 +21,7 @@ from . import (  # noqa: F401
     prepack,
     resize,
     shrink_buffers,
+    sink_factor,
     split,
     swap,
     unannotate,

@@ -534,6 +534,10 @@ def _choose_options(rng: random.Random, info, loops: list) -> dict:
                 held = crossing if use_values else _alloc_holders(loops)
                 i = rng.choice(held) if held else i
                 values["values"] = use_values
+            elif info.name == "lt-sink-factor" and rng.random() < 0.9:
+                # mostly a loop summing into a scalar whose result a product takes after it
+                held = _sum_holders(loops)
+                i = rng.choice(held) if held else i
             elif info.name == "lt-online-softmax" and rng.random() < 0.9:
                 # mostly a loop holding a maximum (others are refused at once)
                 held = _max_holders(loops)
@@ -619,6 +623,13 @@ def _crossing_holders(loops) -> list:
     return [j for j, l in enumerate(loops) if crossing_values(l)]
 
 
+def _sum_holders(loops) -> list:
+    """Positions of the loops lt-sink-factor takes (a scalar sum, a product after them)."""
+    from ..passes.sink_factor import sinkable
+
+    return [j for j, l in enumerate(loops) if sinkable(l)]
+
+
 def _max_holders(loops) -> list:
     """Positions of the loops with an lt.reduce of kind max inside."""
     from ..analysis.dependence import accesses
@@ -638,7 +649,8 @@ def _has_kernel(loops) -> bool:
 
 # passes that act only on what an earlier step made (an lt-cache buffer, a kernel)
 _NEEDS = {"lt-pad": _holds_cache, "lt-double-buffer": _holds_cache, "lt-min-blocks": _has_kernel,
-          "lt-online-softmax": lambda loops: bool(_max_holders(loops)), "lt-expand": lambda loops: bool(_alloc_holders(loops) or _crossing_holders(loops))}
+          "lt-online-softmax": lambda loops: bool(_max_holders(loops)), "lt-sink-factor": lambda loops: bool(_sum_holders(loops)),
+          "lt-expand": lambda loops: bool(_alloc_holders(loops) or _crossing_holders(loops))}
 
 
 def _arguments_read(loop) -> list:
