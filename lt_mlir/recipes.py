@@ -794,8 +794,9 @@ def flash_attention(schedule: Schedule, tile: int = 32, vectorize: int | None = 
     allow reassociation (``programs.attention``'s default is ``fast``)."""
     if tile < 1 or gpu_threads < 0 or key_unroll < 0:
         raise PassError(f"error: flash_attention: tile must be positive, gpu_threads and key_unroll not negative, got {tile}, {gpu_threads}, {key_unroll}")
-    if shared and (not gpu_threads or gpu_threads % _TX):
-        raise PassError(f"error: flash_attention: shared=True wants gpu_threads a positive multiple of {_TX}, got {gpu_threads}")
+    if shared and (not gpu_threads or gpu_threads % _TX or gpu_threads > 1024 or gpu_threads // _TX > tile):
+        raise PassError(f"error: flash_attention: shared=True wants gpu_threads a multiple of {_TX} up to 1024 and at most "
+                        f"{_TX} x tile (the tile's copies take gpu_threads/{_TX} keys a pass), got gpu_threads={gpu_threads}, tile={tile}")
     red = _max_reduce(schedule)
     j = lt.loop_dim(red.parent)
     mx_loop = _outermost_over(red, j, None)

@@ -787,3 +787,50 @@ def test_buffer_each_thread_owns_is_registers_not_shared_memory():
         Y = np.full((4, 64), np.nan, np.float32)
         s.compile(target="cuda-emulated")(X, np.zeros(4, np.float32), Y)
         np.testing.assert_array_equal(Y, X)
+
+
+_NEIGHBOUR_STEPS = """
+func.func @f(%X: memref<4x4x64xf32> {lt.name = "X"}, %Y: memref<4x4x64xf32> {lt.name = "Y"}) {
+  "lt.loop"() ({
+  ^bb0(%i0: index):
+    %m = "lt.dim"() {dim = "m"} : () -> index
+    %t = "lt.alloc"() {dims = ["n"]} : () -> memref<68xf32>
+    "lt.loop"() ({
+    ^bb0(%i1: index):
+      %j = "lt.dim"() {dim = "j"} : () -> index
+      "lt.loop"() ({
+      ^bb0(%i2: index):
+        %n = "lt.dim"() {dim = "n"} : () -> index
+        %p = arith.addi %n, %j : index
+        %x = memref.load %t[%p] : memref<68xf32>
+        memref.store %x, %Y[%m, %j, %n] : memref<4x4x64xf32>
+      }) {dim = "n", size = 64 : i64, tail = 0 : i64} : () -> ()
+      "lt.loop"() ({
+      ^bb0(%i3: index):
+        %n = "lt.dim"() {dim = "n"} : () -> index
+        %p = arith.addi %n, %j : index
+        %x = memref.load %X[%m, %j, %n] : memref<4x4x64xf32>
+        memref.store %x, %t[%p] : memref<68xf32>
+      }) {dim = "n", size = 64 : i64, tail = 0 : i64} : () -> ()
+    }) {dim = "j", size = 4 : i64, tail = 0 : i64} : () -> ()
+  }) {dim = "m", size = 4 : i64, tail = 0 : i64} : () -> ()
+  return
+}
+"""
+
+
+def test_buffer_placed_by_a_sequential_loop_stays_shared():
+    """A block buffer indexed ``n + j``, j a block-level sequential loop:
+    in iteration j thread n reads what thread n + 1 wrote in iteration
+    j - 1.  Each access looks like "the thread's n plus a value from outside
+    the chain", but that value moves with j: the buffer is not any one
+    thread's (a review found it privatised: each thread would have read its
+    own last value).  Shared memory and barriers; emulated, the neighbour's
+    values."""
+    s = Schedule(_NEIGHBOUR_STEPS).gpu_map(0, "block").gpu_map(2, "thread").gpu_map(3, "thread")
+    ptx = lt_mlir.compiler.lower_cuda(s.text).ptx
+    assert ".shared .align 16 .b8 lt_shared_0[272];" in ptx and "bar.sync" in ptx
+    X = np.random.default_rng(0).standard_normal((4, 4, 64)).astype(np.float32)
+    Y = np.zeros((4, 4, 64), np.float32)
+    s.compile(target="cuda-emulated")(X, Y)
+    np.testing.assert_array_equal(Y[:, 1:, :-1], X[:, :-1, 1:])

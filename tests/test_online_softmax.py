@@ -415,11 +415,13 @@ def test_flash_attention_recipe_at_every_vector_width(width, normalised):
     np.testing.assert_allclose(s.compile()(q, k, v), want, rtol=1e-5, atol=1e-6)
 
 
-@pytest.mark.parametrize("kw", [{"shared": True}, {"shared": True, "gpu_threads": 24}, {"key_unroll": -1}])
+@pytest.mark.parametrize("kw", [{"shared": True}, {"shared": True, "gpu_threads": 24}, {"key_unroll": -1},
+                                {"shared": True, "gpu_threads": 64, "tile": 3}, {"shared": True, "gpu_threads": 2048}])
 def test_flash_attention_recipe_refuses_bad_gpu_options_up_front(kw):
-    """shared=True wants blocks of a positive multiple of 16 threads; a
-    negative key_unroll is refused; both before any step (the schedule
-    untouched)."""
+    """shared=True wants blocks of a positive multiple of 16 threads, at
+    most 1024 and at most 16 x tile (a tile's copies take threads/16 keys
+    a pass); a negative key_unroll is refused; all before any step (the
+    schedule untouched)."""
     s = Schedule(programs.attention(64, 64, 16, 16))
     with pytest.raises(PassError, match="flash_attention"):
         recipes.flash_attention(s, **kw)

@@ -20,7 +20,8 @@ costs a multiply a term, never a wrong result beyond rounding.
 
 Refuses (located, IR untouched) when L's body reduces into no scalar
 scratch that is zeroed right before L and read once right after it by a
-product; when the reduction is not ``add`` (a * max(x) is max(a * x) only
+product; when the product is not in L's block (in a later loop, its factor may
+change there); when the reduction is not ``add`` (a * max(x) is max(a * x) only
 for a >= 0); when the scratch is read or written anywhere else (inside L
 or after the product), or is not a fresh ``lt.alloc``; when the other
 factor is computed after L from anything but arithmetic, ``lt.dim`` and
@@ -69,8 +70,7 @@ def sink_factor(module_op, loop: int) -> str:
                 term = product.clone()
                 term.operands[0], term.operands[1] = factor, r.operands[0]
             r.operands[0] = term.results[0]
-        product.results[0].replace_all_uses_with(load.results[0])
-        product.erase()
+        _drop_product(product, load)
         for op in reversed(recompute):  # the old computation, where nothing else uses it
             if all(not list(r.uses) for r in op.results):
                 op.erase()
@@ -78,6 +78,12 @@ def sink_factor(module_op, loop: int) -> str:
     if problems:
         raise refuse(NAME, problems[0], target)
     raise refuse(NAME, f"{label} sums into no scalar scratch buffer (an lt.alloc of rank 0)", target)
+
+
+def _drop_product(product, load) -> None:
+    """The product after the loop goes: its uses take the sum itself."""
+    product.results[0].replace_all_uses_with(load.results[0])
+    product.erase()
 
 
 def sinkable(loop) -> bool:
@@ -136,6 +142,8 @@ def _plan(target, label: str, buffer):
     product = product.operation if hasattr(product, "operation") else product
     if product.name not in ("arith.mulf", "arith.muli"):
         return f"the sum of {label} feeds '{product.name}', not a product"
+    if product.block != target.block:
+        return f"the product that takes the sum of {label} is not in its block (inside a later loop or condition)"
     a, b = product.operands
     factor = b if a == load.results[0] else a
     owner = factor.owner

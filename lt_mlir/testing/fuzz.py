@@ -408,6 +408,7 @@ PROGRAMS: dict[str, Program] = {
             )
             for name, sizes in (
                 ("k_sddmm", ((7, 9, 5), (13, 6, 17))),
+                ("k_sddmm_fast", ((7, 9, 5), (13, 6, 17))),
                 ("k_spmm_mm", ((7, 9, 5, 3), (5, 13, 2, 9))),
                 ("k_spmv", ((7, 9), (13, 40))),
                 ("k_sparse_softmax", ((7, 9), (13, 40))),

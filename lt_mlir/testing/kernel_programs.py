@@ -180,6 +180,15 @@ PROGRAMS = {
         _sddmm_ref,
         terms=lambda s: s[2] + 1,
     ),
+    # fused under fastmath=fast: the sampled value times the dot product's sum, what lt-sink-factor takes
+    "k_sddmm_fast": KernelProgram(
+        lambda g, a: a["A"] * (a["B"] @ a["C"].T),
+        lambda n, m, k: {"A": (n, m), "B": (n, k), "C": (m, k)},
+        _sddmm_ref,
+        fastmath="fast",
+        prepare=("lt-fuse{loop=0}",),
+        terms=lambda s: s[2] + 1,
+    ),
     "k_spmm_mm": KernelProgram(
         lambda g, a: (a["A"] @ a["B"]) @ a["C"],
         lambda n, m, h, j: {"A": (n, m), "B": (m, h), "C": (h, j)},

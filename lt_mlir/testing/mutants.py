@@ -214,6 +214,14 @@ def _online_softmax_no_rescale() -> None:
     online_softmax._Plan._rewrite_init = staticmethod(lambda clone, buf, make: original(clone, buf, lambda v: v))
 
 
+def _sink_factor_keeps_product() -> None:
+    """lt-sink-factor multiplies each term by the factor and keeps the
+    product after the loop too: the result is a^2 times the sum."""
+    from ..passes import sink_factor
+
+    sink_factor._drop_product = lambda product, load: None
+
+
 MUTANTS = {
     m.name: m
     for m in (
@@ -239,6 +247,8 @@ MUTANTS = {
                _carried_accumulator_not_reset),
         Mutant("online-softmax-no-rescale", "pass", "lt-online-softmax does not rescale the partial sums when the maximum grows",
                _online_softmax_no_rescale),
+        Mutant("sink-factor-keeps-product", "pass", "lt-sink-factor multiplies the terms and keeps the product after the sum",
+               _sink_factor_keeps_product),
     )
 }
 

@@ -240,9 +240,12 @@ def _owned_plan(alloc):
             return None
         shape = sig
         indices = list(op.operands)[_ACCESS[op.name][1]:]
+        # the unmapped loops around the chain in the block (block-level sequential loops): what they move
+        # differs from one of their iterations to the next, so it may not place a thread's elements
+        sequential = [l for l in lt.enclosing_loops(chain[0]) if not gpu_mapping.mapping(l)]
         axes = {}
         for k, v in enumerate(indices):
-            form = _thread_form(v, chain)
+            form = _thread_form(v, chain, sequential)
             if form is False:
                 return None
             if form is not None:
@@ -260,7 +263,7 @@ def _owned_plan(alloc):
     return sorted(thread_axes), uses
 
 
-def _thread_form(v, chain):
+def _thread_form(v, chain, sequential=()):
     """How index ``v`` depends on the thread chain ``chain`` (outermost
     first): None (no thread loop moves it: an index within the thread's
     own elements), False (otherwise than allowed), or ``("dim", D, outer,
@@ -290,6 +293,8 @@ def _thread_form(v, chain):
         return out
 
     loops = movers(v)
+    if _moved_by(v, sequential):
+        return False  # other elements in other iterations of a sequential loop around the chain
     threads = {l for l in loops if l in chain}
     if not threads:
         return None
@@ -318,6 +323,27 @@ def _thread_form(v, chain):
             x = b
         else:
             return False
+
+
+def _moved_by(x, loops) -> bool:
+    """Whether one of ``loops`` moves value ``x``: its iteration number, an
+    ``lt.dim`` of its dim under it, or a value computed from them (or
+    anything else computed inside it but a constant)."""
+    if not loops:
+        return False
+    owner = x.owner
+    if isinstance(owner, ir.Block):
+        parent = owner.owner.operation if owner.owner is not None else None
+        return parent is not None and any(parent == l or inside(parent, l) for l in loops)
+    op = owner.operation
+    if op.name == "arith.constant":
+        return False
+    if op.name == "lt.dim":
+        d = ir.StringAttr(op.attributes["dim"]).value
+        return any(lt.loop_dim(l) == d and inside(op, l) for l in loops)
+    if not is_pure_index_op(op):
+        return any(inside(op, l) for l in loops)
+    return any(_moved_by(o, loops) for o in op.operands)
 
 
 def _key(x):

@@ -33,6 +33,7 @@
 // ERR: error: lt-sink-factor: the sum of L1 "for k in 7" is used 2 times after it, not once by a product
 // ERR: error: lt-sink-factor: the factor the sum of L1 "for k in 7" is multiplied by is computed after it from what may change
 // ERR: error: lt-sink-factor: the scratch L1 "for k in 7" sums into is not set to zero once before it
+// ERR: error: lt-sink-factor: the product that takes the sum of L1 "for k in 7" is not in its block
 //
 //      TREE:for i in 5 : L0
 // TREE-NEXT: %0 <- read w[i]
@@ -200,6 +201,34 @@ func.func @not_zeroed(%A: memref<5x7xf32> {lt.name = "A"}, %w: memref<5xf32> {lt
     %t = memref.load %s[] : memref<f32>
     %y = arith.mulf %wi, %t : f32
     memref.store %y, %O[%i] : memref<5xf32>
+  }) {dim = "i", size = 5 : i64, tail = 0 : i64} : () -> ()
+  return
+}
+
+// -----
+
+func.func @product_later(%A: memref<5x7xf32> {lt.name = "A"}, %w: memref<3xf32> {lt.name = "w"}, %O: memref<5x3xf32> {lt.name = "O"}) attributes {lt.fastmath = "fast"} {
+  %zero = arith.constant 0.0 : f32
+  "lt.loop"() ({
+  ^bb0(%i0: index):
+    %i = "lt.dim"() {dim = "i"} : () -> index
+    %s = "lt.alloc"() {dims = []} : () -> memref<f32>
+    memref.store %zero, %s[] : memref<f32>
+    "lt.loop"() ({
+    ^bb0(%k0: index):
+      %k = "lt.dim"() {dim = "k"} : () -> index
+      %a = memref.load %A[%i, %k] : memref<5x7xf32>
+      %sq = arith.mulf %a, %a : f32
+      "lt.reduce"(%sq, %s) {kind = "add"} : (f32, memref<f32>) -> ()
+    }) {dim = "k", size = 7 : i64, tail = 0 : i64} : () -> ()
+    %t = memref.load %s[] : memref<f32>
+    "lt.loop"() ({
+    ^bb0(%e0: index):
+      %e = "lt.dim"() {dim = "e"} : () -> index
+      %we = memref.load %w[%e] : memref<3xf32>
+      %y = arith.mulf %we, %t : f32
+      memref.store %y, %O[%i, %e] : memref<5x3xf32>
+    }) {dim = "e", size = 3 : i64, tail = 0 : i64} : () -> ()
   }) {dim = "i", size = 5 : i64, tail = 0 : i64} : () -> ()
   return
 }
