@@ -169,6 +169,19 @@ def new_dim(dim: str) -> ir.Value:
 ACCESS_FIRST_INDEX = {"memref.load": 1, "memref.prefetch": 1, "memref.store": 2, "lt.reduce": 2}
 
 
+def clone_mapped(op, mapping: dict):
+    """A clone of ``op`` at the current insertion point, its operands
+    replaced through ``mapping`` (old value -> new), its results added to
+    it; returns the clone."""
+    clone = op.clone()
+    for k, operand in enumerate(list(clone.operands)):
+        if operand in mapping:
+            clone.operands[k] = mapping[operand]
+    for old, new in zip(op.results, clone.results):
+        mapping[old] = new
+    return clone
+
+
 def rebuild_access(op, memref_value, indices: list) -> None:
     """Replace access ``op`` (a key of ``ACCESS_FIRST_INDEX``) by the same
     access of ``memref_value`` at ``indices`` (attributes kept: lt-pad's and

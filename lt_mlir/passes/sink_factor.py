@@ -36,7 +36,7 @@ from __future__ import annotations
 from ..analysis.dependence import inside
 from ..dialect import lt
 from ..mlir import ir
-from .common import FLOAT_TYPES, find_loop, loop_label, refuse
+from .common import FLOAT_TYPES, clone_mapped, find_loop, loop_label, refuse
 from .factor import reassociation_allowed
 from .registry import Option, register
 
@@ -58,12 +58,7 @@ def sink_factor(module_op, loop: int) -> str:
         mapping = {}
         for op in recompute:  # the factor's computation after L, again before it
             with ir.InsertionPoint(target), op.location:
-                clone = op.clone()
-            for k, operand in enumerate(list(clone.operands)):
-                if operand in mapping:
-                    clone.operands[k] = mapping[operand]
-            for old, new in zip(op.results, clone.results):
-                mapping[old] = new
+                clone_mapped(op, mapping)
         factor = mapping.get(factor, factor)
         for r in reduces:
             with ir.InsertionPoint(r), r.location:

@@ -52,7 +52,7 @@ from ...dialect import lt
 from ...dialect.loop_tree import preorder_loops
 from ...errors import CompileError, format_location
 from ...mlir import arith, gpu, ir, memref, nvgpu, scf
-from ...passes.common import match_relative_index, rebuild_access
+from ...passes.common import clone_mapped, match_relative_index, rebuild_access
 from ...passes.double_buffer import stages
 from ...passes.pad import padding
 from ..combine import atomic_update, combine
@@ -1125,12 +1125,7 @@ def _privatise(reduce, outer, block: bool = False) -> None:
         new_indices = []
         for i in indices:
             for op in index_slice(i, outer) or []:
-                clone = op.clone()
-                for k, operand in enumerate(list(clone.operands)):
-                    if operand in mapping:
-                        clone.operands[k] = mapping[operand]
-                for old, new in zip(op.results, clone.results):
-                    mapping[old] = new
+                clone_mapped(op, mapping)
             new_indices.append(mapping.get(i, i))
         partial = memref.LoadOp(private, []).result
         combine_attrs = {"kind": ir.StringAttr.get(kind)}

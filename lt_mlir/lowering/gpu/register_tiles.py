@@ -43,7 +43,7 @@ from ...analysis import gpu_mapping
 from ...analysis.dependence import accesses_of, defined_inside, index_slice, inside, is_pure_index_op, reads_dim
 from ...dialect import lt
 from ...mlir import ir, memref
-from ...passes.common import new_loop, rebuild_access
+from ...passes.common import clone_mapped, new_loop, rebuild_access
 
 MAX_ELEMENTS = 256  # elements of a thread's tile (4-byte ones: 1 KiB of registers)
 
@@ -160,12 +160,7 @@ def _apply(r, skeleton: list, hoist, emulate: bool) -> None:
                 for op in ops:
                     if op.results and op.results[0] in mapping:
                         continue  # computed for an earlier index
-                    clone = op.clone()
-                    for k, operand in enumerate(list(clone.operands)):
-                        if operand in mapping:
-                            clone.operands[k] = mapping[operand]
-                    for old, new in zip(op.results, clone.results):
-                        mapping[old] = new
+                    clone_mapped(op, mapping)
             body([mapping.get(i, i) for i in indices], [mapping[lt.loop_body(l).arguments[0]] for l in own])
 
     nest(ir.InsertionPoint(hoist), lambda ei, ti: memref.StoreOp(memref.LoadOp(acc, ei).result, tile, ti))
