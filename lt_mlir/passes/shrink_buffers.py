@@ -41,7 +41,9 @@ copy, so the concurrent iterations never share one.  Softmax's row maximum
 ``%0[m]`` under ``for m [gpu block]`` becomes one shared f32 a block
 instead of a device buffer of M.  A block's tile that would take its shared
 memory past ``gpu_mapping.SHARED_BYTES`` (48 KiB, the static limit) stays
-in device memory, shrunk only along sequential levels.
+in device memory, shrunk only along sequential levels -- unless each of
+its elements is one thread's (``gpu_mapping.owned_plan``: the lowering
+keeps it in that thread's registers, no shared memory at all).
 
 Relative indices: the index written is ``lt.dim d - base``, clamped as
 ``min(max(lt.dim d - base, 0), E - 1)`` when the static bounds check run
@@ -133,7 +135,8 @@ def _shrink(alloc, found: list, names: dict, only_gpu: bool = False) -> str | No
     t = ir.MemRefType(result.type)
     if home is not None and plan:  # into the home even when only levels inside it shrink: its iterations run at once
         new_shape = [lt.inner_extent(plan[i][1]) if i in plan else s for i, s in enumerate(t.shape)]
-        if gpu_mapping.mapping(home) == "block" and gpu_mapping.shared_bytes(home) + lt.nbytes(new_shape, t.element_type) > gpu_mapping.SHARED_BYTES:
+        if (gpu_mapping.mapping(home) == "block" and gpu_mapping.owned_plan(alloc) is None  # (one a thread owns: registers)
+                and gpu_mapping.shared_bytes(home) + lt.nbytes(new_shape, t.element_type) > gpu_mapping.SHARED_BYTES):
             home = None  # would not fit in shared memory: keep it in global memory
             plan = _plan(alloc, result, accs, shared, None)
     else:

@@ -40,7 +40,7 @@ touches the accumulator."""
 from __future__ import annotations
 
 from ...analysis import gpu_mapping
-from ...analysis.dependence import accesses_of, defined_inside, index_slice, inside, is_pure_index_op, reads_dim
+from ...analysis.dependence import accesses_of, defined_inside, index_slice, reads_dim
 from ...dialect import lt
 from ...mlir import ir, memref
 from ...passes.common import clone_mapped, new_loop, rebuild_access
@@ -208,165 +208,11 @@ def keep_owned_in_registers(f) -> int:
     for alloc in allocs:
         if gpu_mapping.buffer_space(alloc) != "block" or any(name not in ("dims", "lt.private") for name in alloc.attributes):
             continue
-        plan = _owned_plan(alloc)
+        plan = gpu_mapping.owned_plan(alloc)
         if plan is not None:
             _make_own(alloc, plan)
             done += 1
     return done
-
-
-_ACCESS = {"memref.load": (0, 1), "memref.store": (1, 2), "lt.reduce": (1, 2)}  # name -> (buffer operand, first index)
-
-
-def _owned_plan(alloc):
-    """(the axes indexed by the owning thread, [(access op, its indices)]) or None."""
-    buffer = alloc.results[0]
-    uses, shape, thread_axes = [], None, None
-    for use in buffer.uses:
-        op = use.owner
-        op = op.operation if hasattr(op, "operation") else op
-        if op.name not in _ACCESS or use.operand_number != _ACCESS[op.name][0]:
-            return None
-        chain = [l for l in reversed(lt.enclosing_loops(op)) if gpu_mapping.mapping(l) == "thread"]
-        if not chain:
-            return None
-        sig = tuple((lt.loop_dim(l), lt.loop_size(l), lt.loop_tail(l)) for l in chain)
-        if shape is not None and sig != shape:
-            return None
-        shape = sig
-        indices = list(op.operands)[_ACCESS[op.name][1]:]
-        # the unmapped loops around the chain in the block (block-level sequential loops): what they move
-        # differs from one of their iterations to the next, so it may not place a thread's elements
-        sequential = [l for l in lt.enclosing_loops(chain[0]) if not gpu_mapping.mapping(l)]
-        axes = {}
-        for k, v in enumerate(indices):
-            form = _thread_form(v, chain, sequential)
-            if form is False:
-                return None
-            if form is not None:
-                axes[k] = form
-        if not axes:
-            return None
-        if thread_axes is None:
-            thread_axes = axes
-        elif set(axes) != set(thread_axes) or any(not _same(axes[k], thread_axes[k]) for k in axes):
-            return None
-        # every thread loop of the chain moves some axis: distinct threads, distinct elements
-        if {d for d, *_ in shape} - {form[1] for form in axes.values()}:
-            return None
-        uses.append((op, indices))
-    return sorted(thread_axes), uses
-
-
-def _thread_form(v, chain, sequential=()):
-    """How index ``v`` depends on the thread chain ``chain`` (outermost
-    first): None (no thread loop moves it: an index within the thread's
-    own elements), False (otherwise than allowed), or ``("dim", D, outer,
-    steps)``: ``lt.dim D`` (every loop over D inside the chain a thread
-    loop of it, those outside it, ``outer``, block loops) plus or minus
-    values from outside the chain (``steps``)."""
-    root = chain[0]
-
-    def within(op) -> bool:
-        return op == root or inside(op, root)
-
-    def movers(x) -> set:
-        """The loops inside the chain (itself included) that move ``x``."""
-        owner = x.owner
-        if isinstance(owner, ir.Block):
-            loop = owner.owner.operation if owner.owner is not None else None
-            return {loop} if loop is not None and loop.name == "lt.loop" and within(loop) else set()
-        op = owner.operation
-        if not within(op):
-            return set()
-        if op.name == "lt.dim":
-            d = ir.StringAttr(op.attributes["dim"]).value
-            return {l for l in lt.enclosing_loops(op) if lt.loop_dim(l) == d and within(l)}
-        out = set()
-        for o in op.operands:
-            out |= movers(o)
-        return out
-
-    loops = movers(v)
-    if _moved_by(v, sequential):
-        return False  # other elements in other iterations of a sequential loop around the chain
-    threads = {l for l in loops if l in chain}
-    if not threads:
-        return None
-    if threads != loops:
-        return False  # a thread loop and another loop on one axis
-    steps, x = [], v
-    while True:
-        owner = x.owner
-        if isinstance(owner, ir.Block):
-            return False  # a loop's iteration number itself: not an lt.dim
-        op = owner.operation
-        if op.name == "lt.dim":
-            d = ir.StringAttr(op.attributes["dim"]).value
-            outer = tuple(l for l in lt.enclosing_loops(op) if lt.loop_dim(l) == d and not within(l))
-            if any(gpu_mapping.mapping(l) != "block" for l in outer):
-                return False  # a sequential level of the dim around the chain: other rows in other iterations
-            return ("dim", d, outer, steps)
-        if op.name not in ("arith.addi", "arith.subi"):
-            return False
-        a, b = op.operands
-        if not movers(b):
-            steps.append((op.name, 1, _key(b)))
-            x = a
-        elif op.name == "arith.addi" and not movers(a):
-            steps.append((op.name, 0, _key(a)))
-            x = b
-        else:
-            return False
-
-
-def _moved_by(x, loops) -> bool:
-    """Whether one of ``loops`` moves value ``x``: its iteration number, an
-    ``lt.dim`` of its dim under it, or a value computed from them (or
-    anything else computed inside it but a constant)."""
-    if not loops:
-        return False
-    owner = x.owner
-    if isinstance(owner, ir.Block):
-        parent = owner.owner.operation if owner.owner is not None else None
-        return parent is not None and any(parent == l or inside(parent, l) for l in loops)
-    op = owner.operation
-    if op.name == "arith.constant":
-        return False
-    if op.name == "lt.dim":
-        d = ir.StringAttr(op.attributes["dim"]).value
-        return any(lt.loop_dim(l) == d and inside(op, l) for l in loops)
-    if not is_pure_index_op(op):
-        return any(inside(op, l) for l in loops)
-    return any(_moved_by(o, loops) for o in op.operands)
-
-
-def _key(x):
-    """A value from outside the chain, as what computes it: equal keys,
-    equal values wherever the chains run (``lt.dim`` D under the same loops
-    over D)."""
-    owner = x.owner
-    if isinstance(owner, ir.Block):
-        return ("arg", x)
-    op = owner.operation
-    if op.name == "lt.dim":
-        d = ir.StringAttr(op.attributes["dim"]).value
-        return ("dim", d, tuple(l for l in lt.enclosing_loops(op) if lt.loop_dim(l) == d))
-    if op.name == "arith.constant":
-        return ("const", str(op.attributes["value"]))
-    if is_pure_index_op(op):
-        return (op.name, tuple(_key(o) for o in op.operands))
-    return ("value", x)
-
-
-def _op_of(v):
-    owner = v.owner
-    return None if isinstance(owner, ir.Block) else owner.operation
-
-
-def _same(a, b) -> bool:
-    """Whether two thread forms are the same function of the thread position."""
-    return a[1:] == b[1:]
 
 
 def _make_own(alloc, plan) -> None:
