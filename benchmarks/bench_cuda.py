@@ -77,7 +77,8 @@ SOFTMAX_N = 4096
 RECT = (4096, 1024, 4096)  # M, N, K of the non-square SGEMM
 ATTENTION = ((16, 1024, 64), (8, 4096, 64), (16, 1024, 128))  # (batch x heads, sequence, head dim)
 # (threads a block, keys a tile, key_unroll, K and V tiles in shared memory) besides the documented (64, 32, 0, d <= 64)
-ATTENTION_VARIANTS = ((64, 32, 0, False), (64, 32, 4, False), (32, 32, 0, False), (64, 32, 4, True), (64, 16, 16, True), (32, 32, 0, True))
+ATTENTION_VARIANTS = ((64, 32, 0, False), (64, 32, 4, False), (32, 32, 0, False), (64, 32, 4, True), (64, 16, 16, True), (32, 32, 0, True),
+                      (128, 32, 0, True), (64, 64, 0, True))  # (the last two: not yet run on a device)
 
 
 def _map(*pairs) -> list:
