@@ -906,8 +906,9 @@ def _gpu_shared_tiles(schedule: Schedule, j: str, threads: int) -> None:
        registers (``lt-cache`` in the rows' loop);
     4. every loop over the block's rows split ``threads/16 x 16`` and
        mapped to threads (y, x); each copy ``for j' { for d }`` as ``for
-       j1 { for j2 [y] { for d1 { for d2 [x] { 4 [unroll] } } } }``:
-       128-bit loads by the block's threads.
+       j1 { for d1 { for j2 [y] { for d2 [x] { for d3 [unroll] } } } }``
+       (d3 four floats where 4 divides d: 128-bit loads; d2 up to 16):
+       the block's threads copy ``threads/16`` keys a pass.
 
     A row's maximum, sum and output row are then buffers that only the
     thread owning the row touches, in every part: the GPU lowering keeps
