@@ -216,6 +216,8 @@ def _rewrite(alloc, result, accs, inner, plan: dict, names: dict, home) -> str:
     if home is not None:
         space = {"block": ", in shared memory (one per block)", "thread": ", one per thread"}.get(
             gpu_mapping.mapping(home), ", one per thread of the parallel loop")
+        if gpu_mapping.mapping(home) == "block" and gpu_mapping.owned_plan(new) is not None:
+            space = ", in the block, each element one thread's (the CUDA lowering keeps it in that thread's registers)"
     return (
         f"{name} over [{', '.join(dims)}]: {old_n} -> {new_n} elements "
         f"({lt.nbytes(shape, et)} -> {lt.nbytes(new_shape, et)} bytes){space}"
