@@ -343,7 +343,10 @@ def owned_plan(alloc):
     one shape and places each element on one thread, the same in every
     access (``lowering/gpu/register_tiles.keep_owned_in_registers``
     documents the rule): (the axes the owning thread indexes, [(access op,
-    its indices)]); else None."""
+    its indices)]); else None -- also for a buffer a pass marked (a cache,
+    a padded or double-buffered tile: shared memory by design)."""
+    if any(name not in ("dims", "lt.private") for name in alloc.attributes):
+        return None
     buffer = alloc.results[0]
     uses, shape, thread_axes = [], None, None
     for use in buffer.uses:
@@ -373,7 +376,7 @@ def owned_plan(alloc):
             return None
         if thread_axes is None:
             thread_axes = axes
-        elif set(axes) != set(thread_axes) or any(not _same(axes[k], thread_axes[k]) for k in axes):
+        elif axes != thread_axes:  # the same axes, each the same function of the thread's position
             return None
         # every thread loop of the chain moves some axis: distinct threads, distinct elements
         if {d for d, *_ in shape} - {form[1] for form in axes.values()}:
@@ -481,13 +484,3 @@ def _key(x):
     if is_pure_index_op(op):
         return (op.name, tuple(_key(o) for o in op.operands))
     return ("value", x)
-
-
-def _op_of(v):
-    owner = v.owner
-    return None if isinstance(owner, ir.Block) else owner.operation
-
-
-def _same(a, b) -> bool:
-    """Whether two thread forms are the same function of the thread position."""
-    return a[1:] == b[1:]

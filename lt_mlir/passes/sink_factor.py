@@ -33,10 +33,10 @@ reassociation (``a * (x1 + x2)`` rounds differently from ``a*x1 + a*x2``).
 
 from __future__ import annotations
 
-from ..analysis.dependence import inside
+from ..analysis.dependence import accesses, inside
 from ..dialect import lt
 from ..mlir import ir
-from .common import FLOAT_TYPES, clone_mapped, find_loop, loop_label, refuse
+from .common import FLOAT_TYPES, clone_mapped, find_loop, function_of, loop_label, refuse
 from .factor import reassociation_allowed
 from .registry import Option, register
 
@@ -83,8 +83,7 @@ def _drop_product(product, load) -> None:
 
 def sinkable(loop) -> bool:
     """Whether the pass applies to ``loop`` (the fuzzer's steering)."""
-    label = f"{loop_label(loop)}"
-    return any(not isinstance(_plan(loop, label, b), str) for b in _scalar_sums(loop))
+    return any(not isinstance(_plan(loop, loop_label(loop), b), str) for b in _scalar_sums(loop))
 
 
 def _scalar_sums(target) -> list:
@@ -105,7 +104,8 @@ def _scalar_sums(target) -> list:
 
 
 def _plan(target, label: str, buffer):
-    """(reduces inside L, the load after L, the product, the factor) or a message."""
+    """(reduces inside L, the load after L, the product, the factor, the
+    ops after L that compute the factor) or a message."""
     ops = lt.body_ops(target.block)
     at = ops.index(target)
     reduces, before, after = [], [], []
@@ -141,18 +141,12 @@ def _plan(target, label: str, buffer):
         return f"the product that takes the sum of {label} is not in its block (inside a later loop or condition)"
     a, b = product.operands
     factor = b if a == load.results[0] else a
-    owner = factor.owner
-    if isinstance(owner, ir.Block) and not inside(target, owner.owner.operation if owner.owner is not None else target):
-        return f"the factor the sum of {label} is multiplied by is not available inside it"
     recompute = _after(factor, target, ops, at)
     if recompute is None:
         return (f"the factor the sum of {label} is multiplied by is computed after it from what may change "
                 "(not only arithmetic, lt.dim and loads of buffers nothing from the loop on writes)")
     element = ir.MemRefType(buffer.type).element_type
-    f = target
-    while f is not None and f.name != "func.func":
-        f = f.parent
-    if isinstance(element, FLOAT_TYPES) and not reassociation_allowed(f):
+    if isinstance(element, FLOAT_TYPES) and not reassociation_allowed(function_of(target)):
         return (f"multiplying each term reassociates the floating-point sum of {label} (a * sum(x) rounds differently "
                 "from sum(a * x)) and the function's fastmath mode does not allow it: use --fastmath=fast, or "
                 'lt.fastmath = "fast" (or a flag list with reassoc) on the function')
@@ -189,8 +183,6 @@ def _after(factor, target, ops: list, at: int):
 
 
 def _written_between(buffer, ops: list) -> bool:
-    from ..analysis.dependence import accesses
-
     return any(a.buffer == buffer and a.kind != "read" for op in ops for a in accesses(op))
 
 

@@ -206,9 +206,7 @@ def keep_owned_in_registers(f) -> int:
     f.walk(lambda o: (allocs.append(o) if o.name == "lt.alloc" else None, ir.WalkResult.ADVANCE)[1])
     done = 0
     for alloc in allocs:
-        if gpu_mapping.buffer_space(alloc) != "block" or any(name not in ("dims", "lt.private") for name in alloc.attributes):
-            continue
-        plan = gpu_mapping.owned_plan(alloc)
+        plan = gpu_mapping.owned_plan(alloc) if gpu_mapping.buffer_space(alloc) == "block" else None
         if plan is not None:
             _make_own(alloc, plan)
             done += 1
