@@ -38,9 +38,16 @@ two counter reads and an add per entry of a timed loop (an atomic add inside
 a parallel loop); the bound on the entries keeps small inner loops run many
 times from weighing most.  ``LoopProfile.overhead`` states what it cost.
 
-CPU only.  Both kernels are timed as ``lt-opt --run`` times them (a call
+Both kernels are timed as ``lt-opt --run`` times them (a call
 through ``Kernel``, argument checks included: some microseconds, which the
 profile spreads over the top-level loops with the rest of a call).
+
+On a GPU mapping (``target="cuda"`` or ``"cuda-emulated"``) the loops are
+timed by thread (0, 0, 0) of each block with ``%clock64`` (emulated: by
+every thread with the cycle counter), the launches by CUDA events between
+them; a timed loop's share of its launch's counted cycles splits the
+launch's wall time (``lowering/profile.py``, "GPU"; README, "The per-loop
+profile on the GPU").  Mapped and unrolled loops are not timed.
 """
 
 from __future__ import annotations
@@ -56,13 +63,13 @@ import numpy as np
 from . import compiler
 from .errors import ArgumentError, CompileError, LtError, with_filename
 from .lowering import machine
-from .lowering.profile import COUNTERS, MAX_ENTRIES, ProfileLayout, define_cycle_counter, instrument_loops
+from .lowering.profile import COUNTERS, MAX_ENTRIES, GpuProfileLayout, ProfileLayout, define_cycle_counter, instrument_gpu_loops, instrument_loops
 from .mlir import ir
 from .runtime import native
 from .runtime.kernel import Kernel
 from .runtime.specs import random_inputs
 from .runtime.timing import interleaved_medians
-from .targets import get_target
+from .targets import CompileOptions, get_target
 
 __all__ = ["InstrumentedKernel", "LoopProfile", "LoopTime", "compile_instrumented", "cycles_per_second", "profile_loops"]
 
@@ -76,6 +83,7 @@ class LoopTime:
     timed: bool = True  # False: entered too often to time; its time is in ``within``'s own time, its figures are zero
     entries: int = 1  # times the loop is entered a call of its function
     within: int | None = None  # untimed: the L-number of the nearest timed loop around it
+    note: str | None = None  # GPU: why it is untimed: "blocks" or "threads" (mapped: its iterations run side by side), "unrolled"
 
 
 @dataclass
@@ -121,6 +129,8 @@ _LOOP_LINE = re.compile(r": L(\d+)(?: \[[^\]]*\])?$")
 def _column(t: LoopTime, scale: float, unit: str) -> str:
     if not t.timed:
         where = f"in L{t.within}" if t.within is not None else "untimed"
+        if t.note:
+            return f"   ·  {t.note}, {where}"
         return f"   ·  {where} ({t.entries} entries a call)"
     return f"{t.share * 100:5.1f}%  {t.own_s * scale:8.3f} {unit} own"
 
@@ -220,11 +230,11 @@ def profile_loops(
     loop) is not timed: it is listed with ``timed=False``, its time in the
     own time of the nearest timed loop around it."""
     t = get_target(target)
-    if not t.native or t.gpu_mapping:
-        raise CompileError(
-            f"error: the per-loop profile is CPU only (target '{t.name}'); profile the schedule without its GPU mapping"
-        )
     repeat = max(1, int(repeat))
+    if t.gpu_mapping:
+        return _profile_gpu(module_or_text, entry, inputs, repeat, t, max_entries)
+    if not t.native:
+        raise CompileError(f"error: the per-loop profile runs on the CPU or a GPU mapping; target '{t.name}' is neither")
     plain = compiler.compile(module_or_text, entry)
     inst = compile_instrumented(module_or_text, entry, max_entries=max_entries)
     arrays = _arrays(plain.specs, inputs)
@@ -279,3 +289,106 @@ def _profile(layout: ProfileLayout, cycles: np.ndarray, total_s: float, plain_s:
                 p = layout.parents[p]
             loops.append(LoopTime(i, 0.0, 0.0, 0.0, False, layout.entries[i], p))
     return LoopProfile(loops, total_s, plain_s, top / cycles_per_second(), repeat)
+
+
+# ------------------------------------------------------------------ GPU
+
+
+def compile_instrumented_gpu(module_or_text, entry: str | None = None, target="cuda", filename: str = "-",
+                             max_entries: int = MAX_ENTRIES, arch: str | None = None):
+    """(kernel, GpuProfileLayout, JIT module or None): the schedule built for
+    ``target`` (``cuda`` or ``cuda-emulated``) with its launches and the
+    loops a thread enters at most ``max_entries`` times a call timed
+    (``lowering/profile.py``).  The counters are the global
+    ``lt_profile_counters``: read with ``CudaKernel.global_array`` on a GPU,
+    through the JIT emulated.  ``arch``: the GPU architecture (cuda)."""
+    from .dialect.entry import find_function
+
+    t = get_target(target)
+    module = _copy(module_or_text, filename)
+    try:
+        layout = instrument_gpu_loops(module, find_function(module.operation, entry), max_entries)
+    except LtError as e:
+        raise with_filename(e, filename) from None
+    if t.native:
+        lowered = t.lower(module, entry, filename=filename, vector_math=True)
+        kernel, jit = _jit(lowered, define_cycle_counter(lowered.llvm_ir))
+        return kernel, layout, jit
+    return t.compile(module, entry, CompileOptions(arch=arch), filename=filename), layout, None
+
+
+def _profile_gpu(module_or_text, entry, inputs, repeat: int, t, max_entries: int) -> LoopProfile:
+    """``profile_loops`` for a GPU mapping: on ``cuda`` the launches timed by
+    CUDA events and split by thread 0's %clock64 counts in each block;
+    ``cuda-emulated``, everything by the CPU's cycle counter."""
+    plain = t.compile(module_or_text, entry)
+    inst, layout, jit = compile_instrumented_gpu(module_or_text, entry, t, max_entries=max_entries)
+    arrays = _arrays(plain.specs, inputs)
+    inst_arrays = [a.copy() if s.written else a for s, a in zip(plain.specs, arrays)]
+    if t.native:
+        def counters():
+            address = jit.engine.get_global_value_address(COUNTERS)
+            return np.ctypeslib.as_array((ctypes.c_int64 * layout.size).from_address(address))
+
+        plain(*arrays), inst(*inst_arrays)  # warm-up
+        counters()[:] = 0
+        medians = interleaved_medians({"plain": lambda: plain(*arrays), "instrumented": lambda: inst(*inst_arrays)}, repeat, warmup=0)
+        cycles = counters().astype(np.float64) / repeat
+        del jit
+        total = cycles[layout.loops:].sum()
+        launch_s = [c / total * medians["instrumented"] if total > 0 else 0.0 for c in cycles[layout.loops:]]
+        return _gpu_profile(layout, cycles, launch_s, medians["instrumented"], medians["plain"], repeat)
+    with plain, inst:
+        plain_s = float(np.median(plain.time(*arrays, repeat=repeat)))
+        inst(*inst_arrays)  # loads the module
+        inst.zero_global(COUNTERS)
+        runs = inst.time_launches(*inst_arrays, warmup=0, repeat=repeat)
+        cycles = inst.global_array(COUNTERS, np.int64).astype(np.float64)[: layout.size] / repeat
+    launch_s = [float(np.median([r[k] for r in runs])) for k in range(len(runs[0]))]
+    total_s = float(np.median([sum(r) for r in runs]))
+    return _gpu_profile(layout, cycles, launch_s, total_s, plain_s, repeat)
+
+
+def _gpu_profile(layout: GpuProfileLayout, cycles: np.ndarray, launch_s: list, total_s: float, plain_s: float,
+                 repeat: int) -> LoopProfile:
+    """Counter values per call -> times per call: a timed loop's share of
+    its launch's counted cycles times the launch's wall time; a kernel's
+    root loop, its launch's wall time."""
+    n = layout.loops
+    launch_of = {r: k for k, roots in enumerate(layout.launches) for r in roots}
+    counted = [layout.timed[i] or (layout.parents[i] is None and i in launch_of) for i in range(n)]
+    seconds = [0.0] * n
+    for i in range(n):
+        k = launch_of.get(_root(layout, i))
+        if k is None or not counted[i]:
+            continue
+        if layout.parents[i] is None and layout.mapped[i]:
+            seconds[i] = launch_s[k]
+        elif cycles[n + k] > 0:
+            seconds[i] = cycles[i] / cycles[n + k] * launch_s[k]
+
+    def around(i):  # the nearest counted loop around Li
+        q = layout.parents[i]
+        while q is not None and not counted[q]:
+            q = layout.parents[q]
+        return q
+
+    children = [0.0] * n
+    for i in range(n):
+        if counted[i] and around(i) is not None:
+            children[around(i)] += seconds[i]
+    loops = []
+    for i in range(n):
+        if counted[i]:
+            share = seconds[i] / total_s if total_s > 0 else 0.0
+            loops.append(LoopTime(i, seconds[i], seconds[i] - children[i], share, True, layout.entries[i]))
+        else:
+            note = f"{layout.mapped[i]}s" if layout.mapped[i] else "unrolled" if layout.unrolled[i] else None
+            loops.append(LoopTime(i, 0.0, 0.0, 0.0, False, layout.entries[i], around(i), note))
+    return LoopProfile(loops, total_s, plain_s, 0.0, repeat)
+
+
+def _root(layout: GpuProfileLayout, i: int) -> int:
+    while layout.parents[i] is not None:
+        i = layout.parents[i]
+    return i

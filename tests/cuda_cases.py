@@ -315,15 +315,32 @@ def check(case: Case, got) -> None:
     np.testing.assert_allclose(got, ref, rtol=case.rtol, atol=case.rtol * scale, err_msg=case.name)
 
 
+# cases also built with the GPU profile's instrumentation (tests/test_cuda_device.py's run_profiled)
+PROFILED = ("sgemm_shared_tiles_64", "softmax_auto", "flash_attention_shared")
+
+
 def build(directory: str, arch: str = "sm_90") -> list[str]:
-    """Compile every case to ``DIR/<name>.ptx`` + ``.json``."""
+    """Compile every case to ``DIR/<name>.ptx`` + ``.json``, and the
+    ``PROFILED`` ones instrumented too: ``DIR/<name>.profiled.ptx`` +
+    ``.json`` and the counter layout, ``DIR/<name>.layout.json``."""
+    import dataclasses
+    import json
+
     import lt_mlir
+    from lt_mlir.profile import compile_instrumented_gpu
+    from lt_mlir.runtime import cuda
 
     os.makedirs(directory, exist_ok=True)
     written = []
     for case in CASES:
         paths = lt_mlir.compile_aot(case.text(), os.path.join(directory, case.name), target="cuda", arch=arch)
         written.append(paths["json"])
+    for name in PROFILED:
+        kernel, layout, _ = compile_instrumented_gpu(BY_NAME[name].text(), target="cuda", arch=arch)
+        written.append(cuda.save(os.path.join(directory, f"{name}.profiled"), kernel.meta, kernel.ptx)["json"])
+        with open(os.path.join(directory, f"{name}.layout.json"), "w") as fh:
+            json.dump(dataclasses.asdict(layout), fh)
+        written.append(fh.name)
     return written
 
 

@@ -18,7 +18,7 @@ import sys
 _HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:0] = [_HERE, os.path.dirname(_HERE)]  # cuda_cases; lt_mlir when run as a script
 
-from cuda_cases import BY_NAME, CASES, check  # noqa: E402
+from cuda_cases import BY_NAME, CASES, PROFILED, check  # noqa: E402
 
 from lt_mlir.runtime import cuda  # noqa: E402
 
@@ -74,9 +74,61 @@ if pytest is not None:
     def test_case_on_gpu_matches_numpy(case):
         run_case(case)
 
+    @pytest.mark.parametrize("name", PROFILED)
+    def test_profiled_build_on_gpu(name):
+        print(run_profiled(name))
+
     def test_torch_tensors_on_gpu():
         pytest.importorskip("torch")
         run_torch_tensors()
+
+
+def run_profiled(name: str) -> str:
+    """The GPU profile's instrumented build of case ``name`` (lowering/
+    profile.py) on the device: the same results as the plain build, every
+    timed loop and launch counted, no loop counting more than its launch;
+    returns a line with the plain and instrumented times (the overhead)."""
+    import json
+
+    import numpy as np
+
+    case = BY_NAME[name]
+    artifacts = os.environ.get("LT_CUDA_ARTIFACTS")
+    if artifacts:
+        inst = cuda.load(os.path.join(artifacts, f"{name}.profiled.json"))
+        with open(os.path.join(artifacts, f"{name}.layout.json")) as fh:
+            layout = json.load(fh)
+    else:
+        import dataclasses
+
+        from lt_mlir.profile import compile_instrumented_gpu
+
+        kernel, lay, _ = compile_instrumented_gpu(case.text(), target="cuda")
+        inst, layout = kernel, dataclasses.asdict(lay)
+    plain = kernel_for(case)
+    check(case, inst(*case.arrays()))
+    inst.zero_global("lt_profile_counters")
+    repeat = 20
+    runs = inst.time_launches(*case.arrays(), warmup=0, repeat=repeat)
+    counters = inst.global_array("lt_profile_counters", np.int64)[: layout["size"]]
+    n = layout["loops"]
+    assert (counters[n:] > 0).all(), f"{name}: a launch was not counted: {counters[n:]}"
+    launch_of = {}
+    for k, roots in enumerate(layout["launches"]):
+        for r in roots:
+            launch_of[r] = k
+    for i in range(n):
+        if not layout["timed"][i]:
+            assert counters[i] == 0, f"{name}: L{i} is untimed but counted {counters[i]}"
+            continue
+        root = i
+        while layout["parents"][root] is not None:
+            root = layout["parents"][root]
+        assert counters[i] > 0, f"{name}: L{i} was not timed"
+        assert counters[i] <= counters[n + launch_of[root]], f"{name}: L{i} counted more than its launch"
+    plain_s = float(np.median(plain.time(*case.arrays(), repeat=repeat)))
+    inst_s = float(np.median([sum(r) for r in runs]))
+    return f"{name}: plain {plain_s * 1e6:.1f} us, instrumented {inst_s * 1e6:.1f} us ({inst_s / plain_s - 1:+.1%})"
 
 
 if __name__ == "__main__":
@@ -102,5 +154,11 @@ if __name__ == "__main__":
     except Exception as e:  # noqa: BLE001
         failed += 1
         print(f"FAIL torch_tensors: {type(e).__name__}: {e}")
-    print(f"{len(cases) + 1 - failed} passed, {failed} failed")
+    for name in PROFILED:
+        try:
+            print(f"PASS profiled {run_profiled(name)}", flush=True)
+        except Exception as e:  # noqa: BLE001
+            failed += 1
+            print(f"FAIL profiled {name}: {type(e).__name__}: {e}", flush=True)
+    print(f"{len(cases) + 1 + len(PROFILED) - failed} passed, {failed} failed")
     sys.exit(1 if failed else 0)

@@ -816,6 +816,41 @@ def test_fake_time_reports_seconds_per_run(fake_driver):
     assert len(fake_driver.launches) == 7
 
 
+def test_fake_time_launches_records_an_event_between_launches(fake_driver):
+    recorded = []
+    fake_driver.cuEventRecord = lambda event, stream: (recorded.append((event, len(fake_driver.launches))), (fake_driver.ok,))[1]
+    a, b = inputs()
+    with cuda_rt.CudaKernel(scaled_add_meta(alpha=1.5), PTX) as kernel:
+        runs = kernel.time_launches(a, b, warmup=1, repeat=3)
+    assert runs == [[0.25e-3, 0.25e-3]] * 3  # a list a run, a time a launch
+    assert len(fake_driver.launches) == 8
+    # each run: an event before each launch and one after the last, in order
+    assert [n for _, n in recorded] == [2, 3, 4, 4, 5, 6, 6, 7, 8]
+    events = [e for e, _ in recorded[:3]]
+    assert len(set(map(id, events))) == 3 and [e for e, _ in recorded[3:6]] == events
+
+
+def test_fake_global_array_and_zero_global(fake_driver):
+    counters = np.arange(6, dtype=np.int64)
+    fake_driver.register(counters)
+    asked = []
+
+    def get_global(module, name):
+        asked.append((module, name))
+        return fake_driver.ok, fake_driver.CUdeviceptr(counters.ctypes.data), counters.nbytes
+
+    def memset(pointer, value, nbytes):
+        ctypes.memset(int(pointer), value, nbytes)
+        return (fake_driver.ok,)
+
+    fake_driver.cuModuleGetGlobal, fake_driver.cuMemsetD8 = get_global, memset
+    with cuda_rt.CudaKernel(vadd_meta(), PTX) as kernel:
+        np.testing.assert_array_equal(kernel.global_array("lt_profile_counters", np.int64), np.arange(6))
+        kernel.zero_global("lt_profile_counters")
+        assert not counters.any()
+    assert asked == [("module", b"lt_profile_counters")] * 2
+
+
 def test_driver_failures_name_the_call(fake_driver):
     fake_driver.module_status = fake_driver.CUresult.CUDA_ERROR_INVALID_PTX
     with cuda_rt.CudaKernel(vadd_meta(), PTX) as kernel, pytest.raises(CudaError) as info:

@@ -1,8 +1,8 @@
 """The per-loop profile (lt_mlir/profile.py, lowering/profile.py): the slow
 loop gets the largest share, own times add up to the total, the
 instrumented build computes what the plain one does, loops entered more than
-max_entries times a call are left untimed (their time in their parent's),
-CPU only."""
+max_entries times a call are left untimed (their time in their parent's).
+The GPU profile: tests/test_profile_gpu.py."""
 
 import re
 
@@ -211,10 +211,10 @@ def test_every_loop_timed_under_a_large_bound():
     assert p.loops[2].own_s == p.loops[2].inclusive_s > 0
 
 
-def test_profile_refuses_other_targets():
-    for target in ("cuda", "cuda-emulated"):
-        with pytest.raises(lt_mlir.CompileError, match=r"^error: the per-loop profile is CPU only"):
-            profile_loops(SCHEDULES["matmul"], target=target)
+def test_gpu_targets_go_to_the_gpu_profile():
+    # (tests/test_profile_gpu.py tests it; an unmapped schedule runs as one-thread launches there)
+    p = profile_loops(SCHEDULES["matmul"], target="cuda-emulated", repeat=2)
+    assert p.loops[0].timed and p.loops[0].inclusive_s == pytest.approx(p.total_s, rel=0.05)
 
 
 def test_profile_refuses_bad_inputs_and_taken_names():

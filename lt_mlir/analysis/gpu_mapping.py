@@ -484,3 +484,27 @@ def _key(x):
     if is_pure_index_op(op):
         return (op.name, tuple(_key(o) for o in op.operands))
     return ("value", x)
+
+
+HOST_OPS = ("lt.alloc", "func.return")  # what stays on the host between launches
+
+
+def launch_groups(f) -> list[list]:
+    """The top-level ops of ``f`` each launch runs, in program order: a
+    mapped loop alone (a kernel), or a run of other statements (a launch of
+    one thread).  Constants, index arithmetic, ``lt.alloc`` and the return
+    stay on the host."""
+    groups, group = [], []
+    for op in lt.body_ops(f.regions[0].blocks[0]):
+        if op.name in HOST_OPS or is_pure_index_op(op):
+            continue
+        if lt.is_loop(op) and mapping(op):
+            if group:
+                groups.append(group)
+                group = []
+            groups.append([op])
+        else:
+            group.append(op)
+    if group:
+        groups.append(group)
+    return groups

@@ -43,6 +43,7 @@ from . import vectorize
 from .combine import atomic_update, combine
 from .layout import apply_padding
 from .partials import prepare_parallel_loops
+from .profile import is_mark, lower_mark_cpu
 
 STACK_ALLOC_LIMIT = 64 * 1024
 IN_ORDER_ATTR = "lt.in_order"  # on an lt.reduce: its accumulator is a loop-carried chain (mark_in_order_chains)
@@ -455,8 +456,15 @@ class LtToScf:
                 self.lower_reduce(op, ctx)
             elif name == "scf.for" and VECTOR_ATTR in op.attributes:
                 self.lower_vector_data_loop(op, ctx)
+            elif name == "func.call" and is_mark(op):
+                self.lower_profile_mark(op, ctx)
             elif op.regions:
                 self.lower_nested(op, ctx)
+
+    def lower_profile_mark(self, op, ctx: dict) -> None:
+        """A mark of the GPU profile (``lowering/profile.py``) run on the
+        CPU (``cuda-emulated``): the cycle counter, signed, into its slot."""
+        lower_mark_cpu(op)
 
     def lower_vector_data_loop(self, op, ctx: dict) -> None:
         """An ``scf.for`` with bounds known at run time, marked

@@ -42,6 +42,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from ..analysis import gpu_mapping
 from ..dialect import lt
 from ..dialect.loop_tree import preorder_loops
 from ..errors import CompileError
@@ -132,25 +133,25 @@ def instrument_loops(module: ir.Module | ir.Operation, max_entries: int = MAX_EN
             atomic = any(concurrent[index[p]] for p in lt.enclosing_loops(l))
             with l.location:
                 with ir.InsertionPoint(l):
-                    start = _read_cycles(i64)
+                    start = read_cycles(i64)
                 with ir.InsertionPoint.after(l):
                     _accumulate(start, i, atomic, buffer_type, i64)
                 if i in bodies:
                     body = lt.loop_body(l)
                     with ir.InsertionPoint.at_block_begin(body):
-                        body_start = _read_cycles(i64)
+                        body_start = read_cycles(i64)
                     with ir.InsertionPoint(body):
                         _accumulate(body_start, bodies[i], True, buffer_type, i64)
     return layout
 
 
-def _read_cycles(i64) -> ir.Value:
+def read_cycles(i64) -> ir.Value:
     return func.CallOp([i64], CYCLES, []).result
 
 
 def _accumulate(start: ir.Value, slot: int, atomic: bool, buffer_type, i64) -> None:
     """``counters[slot] += cycles now - start``, at the insertion point."""
-    elapsed = arith.SubIOp(_read_cycles(i64), start).result
+    elapsed = arith.SubIOp(read_cycles(i64), start).result
     counters = memref.GetGlobalOp(buffer_type, COUNTERS).result
     where = arith.ConstantOp(ir.IndexType.get(), slot).result
     if atomic:
@@ -172,11 +173,181 @@ def define_cycle_counter(llvm_ir: str) -> str:
     name).  Refuses IR that is not an instrumented module's."""
     if not _DECLARE.search(llvm_ir):
         raise CompileError(f"error: no 'declare i64 @{CYCLES}()' in the LLVM IR (was the module instrumented?)")
-    if not _COUNTERS_DEF.search(llvm_ir):
-        raise CompileError(f"error: no private @{COUNTERS} in the LLVM IR (was the module instrumented?)")
+    if not _COUNTERS_DEF.search(llvm_ir) and not re.search(rf"^@{COUNTERS}\s*=\s*(?:dso_local\s+)?global", llvm_ir, re.MULTILINE):
+        raise CompileError(f"error: no @{COUNTERS} in the LLVM IR (was the module instrumented?)")
     definition = f"define internal i64 @{CYCLES}() alwaysinline {{\n  %1 = call i64 @llvm.readcyclecounter()\n  ret i64 %1\n}}"
     text = _DECLARE.sub(lambda m: definition, llvm_ir, count=1)
     text = _COUNTERS_DEF.sub(f"@{COUNTERS} = ", text, count=1)
     if not re.search(r"^declare\s+(?:[a-z_]+\s+)*i64\s+@llvm\.readcyclecounter\(\)", text, re.MULTILINE):
         text += "\ndeclare i64 @llvm.readcyclecounter()\n"
     return text
+
+
+# ------------------------------------------------------------------ GPU
+#
+# On a GPU a mapped loop is not a loop (each block or thread runs one of its
+# iterations), and code between the thread loops of a block runs on thread 0
+# alone (``lowering/gpu/lt_to_gpu.py``), so a cycle count cannot flow from
+# before a loop to after it in SSA form.  Instead each timed loop gets two
+# *marks*, calls of ``@lt_profile_clock`` that carry its counter slot and a
+# sign: the first subtracts the clock from the slot, the second adds it, so
+# the slot sums the loop's durations whatever code lies between them.  The
+# GPU lowering turns a mark into a read of ``%clock64`` and an atomic add by
+# thread (0, 0, 0) of each block (``GpuLowering.lower_profile_clock``); the
+# CPU lowering (and so ``cuda-emulated``, whose blocks and threads are CPU
+# loops) into a read of the cycle counter added by every thread, one after
+# another.  Each launch is timed as a whole into a slot of its own, from the
+# start of its body to its end (thread 0 of each block; emulated, the loops
+# over its blocks): the loops' shares of it split the launch's wall time.
+
+PROFILE_CLOCK = "lt_profile_clock"  # the marks' callee
+SLOT_ATTR = "lt_profile_slot"  # on a mark: its counter
+SIGN_ATTR = "lt_profile_sign"  # on a mark: -1 before the loop, +1 after it
+LAUNCHES_ATTR = "lt_profile_launches"  # on the GPU counter buffer: the slot of the first launch
+
+
+@dataclass
+class GpuProfileLayout:
+    """What the counter buffer holds after ``instrument_gpu_loops``.
+
+    ``counters[i]`` for a timed ``Li``: the cycles spent in ``Li`` by thread
+    (0, 0, 0) of each block, summed over blocks and calls (emulated: by
+    every thread); ``counters[loops + k]``: the same thread's cycles in
+    launch ``k`` (emulated: the launch's).  ``mapped[i]``: ``"block"`` or
+    ``"thread"`` for a mapped loop (never timed: its iterations run side by
+    side), else None; ``launches[k]``: the L-numbers of the top-level loops
+    launch ``k`` runs (one mapped loop, or a one-thread launch's loops);
+    ``entries[i]``: how many times one thread enters ``Li`` a call;
+    ``timed[i]``: ``Li`` has marks."""
+
+    loops: int
+    parents: list
+    mapped: list
+    entries: list
+    timed: list
+    launches: list
+    size: int
+    unrolled: list  # ``Li`` is unrolled (never timed)
+    max_entries: int | None = None
+
+
+def instrument_gpu_loops(module: ir.Module | ir.Operation, entry, max_entries: int = MAX_ENTRIES) -> GpuProfileLayout:
+    """Marks around every loop of function ``entry`` (an lt func op) that is
+    neither mapped nor unrolled and that one thread enters at most
+    ``max_entries`` times a call (inside no untimed loop but mapped ones),
+    and the counter buffer at the end of the module, in place.  Returns the counter layout; the GPU lowering lowers
+    the marks and times the launches."""
+    if isinstance(max_entries, bool) or not isinstance(max_entries, int) or max_entries < 1:
+        raise CompileError(f"error: max_entries must be a positive integer (the top-level loops are entered once); got {max_entries!r}")
+    op = module.operation
+    table = ir.SymbolTable(op)
+    for name in (PROFILE_CLOCK, COUNTERS, CYCLES):
+        if name in table:
+            raise CompileError(f"error: the module already defines @{name}; the profile needs that name for itself")
+    loops = preorder_loops(op)
+    index = {l: i for i, l in enumerate(loops)}
+    parents, mapped, entries, timed, unrolled = [], [], [], [], []
+    for i, l in enumerate(loops):
+        outer = lt.enclosing_loops(l)
+        p = index[outer[0]] if outer else None
+        parents.append(p)
+        kind = lt.annotations(l).get("gpu")
+        mapped.append(kind if isinstance(kind, str) else None)
+        # a thread runs one iteration of a mapped loop around it
+        entries.append(1 if p is None else entries[p] * (1 if mapped[p] else launches(loops[p])))
+        inside = _function_of(l) == entry.operation
+        # an unrolled loop is copies of its body, not a loop: marks in it would be copied too
+        unrolled.append("unroll" in lt.annotations(l))
+        timed.append(inside and mapped[i] is None and not unrolled[i] and entries[i] <= max_entries
+                     and (p is None or mapped[p] is not None or timed[p]))
+    groups = gpu_mapping.launch_groups(entry)
+    launch_loops = [[index[o] for o in group if o.name == "lt.loop"] for group in groups]
+    size = len(loops) + len(groups)
+    layout = GpuProfileLayout(len(loops), parents, mapped, entries, timed, launch_loops, max(1, size), unrolled, max_entries)
+    with op.context, ir.Location.unknown():
+        i64 = ir.IntegerType.get_signless(64)
+        buffer_type = ir.MemRefType.get([layout.size], i64)
+        block = op.regions[0].blocks[0]
+        with ir.InsertionPoint(block):
+            counters = memref.GlobalOp(  # public: the CUDA runtime and the JIT look it up by name
+                COUNTERS,
+                ir.TypeAttr.get(buffer_type),
+                initial_value=ir.DenseElementsAttr.get_splat(ir.RankedTensorType.get([layout.size], i64), ir.IntegerAttr.get(i64, 0)),
+            )
+            counters.operation.attributes[LAUNCHES_ATTR] = ir.IntegerAttr.get(i64, len(loops))
+            func.FuncOp(PROFILE_CLOCK, ir.FunctionType.get([], []), visibility="private")
+            func.FuncOp(CYCLES, ir.FunctionType.get([], [i64]), visibility="private")
+        for i, l in enumerate(loops):
+            if not timed[i]:
+                continue
+            for sign, where in ((-1, ir.InsertionPoint(l)), (1, ir.InsertionPoint.after(l))):
+                with l.location, where:
+                    mark = func.CallOp([], PROFILE_CLOCK, [])
+                mark.operation.attributes[SLOT_ATTR] = ir.IntegerAttr.get(i64, i)
+                mark.operation.attributes[SIGN_ATTR] = ir.IntegerAttr.get(i64, sign)
+    return layout
+
+
+def _function_of(op):
+    while op.name != "func.func":
+        op = op.parent
+    return op
+
+
+def is_mark(op) -> bool:
+    return op.name == "func.call" and SLOT_ATTR in op.attributes
+
+
+def mark_slot(op) -> tuple[int, int]:
+    """(counter slot, sign) of a mark."""
+    return ir.IntegerAttr(op.attributes[SLOT_ATTR]).value, ir.IntegerAttr(op.attributes[SIGN_ATTR]).value
+
+
+def add_to_counter(value: ir.Value, slot: int, atomic: bool = True) -> None:
+    """``counters[slot] += value`` at the insertion point: an atomic add,
+    or (``cuda-emulated``: one CPU thread) a load, add and store."""
+    i64 = ir.IntegerType.get_signless(64)
+    counters = memref.GetGlobalOp(_counter_type(), COUNTERS).result
+    where = arith.ConstantOp(ir.IndexType.get(), slot).result
+    if atomic:
+        memref.AtomicRMWOp(ir.IntegerAttr.get(i64, AtomicRMWKind["addi"].value), value, counters, [where])
+    else:
+        memref.StoreOp(arith.AddIOp(memref.LoadOp(counters, [where]).result, value).result, counters, [where])
+
+
+def _counter_type():
+    """The counter buffer's type, from the module around the insertion point."""
+    block = ir.InsertionPoint.current.block
+    op = block.owner
+    while op.name != "builtin.module":
+        op = op.parent
+    return ir.MemRefType(ir.TypeAttr(ir.SymbolTable(op)[COUNTERS].attributes["type"]).value)
+
+
+def signed(value: ir.Value, sign: int) -> ir.Value:
+    """``value`` or ``0 - value``."""
+    if sign > 0:
+        return value
+    zero = arith.ConstantOp(value.type, 0).result
+    return arith.SubIOp(zero, value).result
+
+
+def lower_mark_cpu(op) -> None:
+    """A mark on the CPU (``cuda-emulated``, blocks and threads one after
+    another): the cycle counter, signed, into its slot."""
+    slot, sign = mark_slot(op)
+    with ir.InsertionPoint(op), op.location:
+        add_to_counter(signed(read_cycles(ir.IntegerType.get_signless(64)), sign), slot, atomic=False)
+    op.erase()
+
+
+def launch_slot(function) -> int | None:
+    """The counter slot of the first launch when ``function``'s module is
+    instrumented for the GPU profile, else None."""
+    module = function.parent
+    while module.name != "builtin.module":
+        module = module.parent
+    table = ir.SymbolTable(module)
+    if COUNTERS not in table or LAUNCHES_ATTR not in table[COUNTERS].attributes:
+        return None
+    return ir.IntegerAttr(table[COUNTERS].attributes[LAUNCHES_ATTR]).value

@@ -674,6 +674,54 @@ class CudaKernel(EntryPoint):
             self._synchronize()
         return times
 
+    def time_launches(self, *arrays, warmup: int = 3, repeat: int = 20) -> list[list[float]]:
+        """Seconds of each launch of a run, from CUDA events recorded between
+        the launches: ``repeat`` lists (one a run) after ``warmup`` runs;
+        arrays as ``time`` takes them."""
+        if warmup < 0 or repeat < 1:
+            raise ValueError(f"need warmup >= 0 and repeat >= 1, got warmup={warmup}, repeat={repeat}")
+        call = self._bind(arrays)
+        with self._lock:
+            self._load()
+            pointers = call.pointers(self)
+            for _ in range(warmup):
+                self._launch_all(pointers)
+            self._synchronize()
+            events = []
+            try:
+                for _ in range(len(self._launches) + 1):
+                    events.append(_call("cuEventCreate", 0))
+                runs = []
+                for _ in range(repeat):
+                    self._launch_all(pointers, events)
+                    _call("cuEventSynchronize", events[-1], what=f"after the launches of @{self.name} ({self._kernel_names()})")
+                    runs.append([_call("cuEventElapsedTime", a, b) / 1e3 for a, b in zip(events, events[1:])])
+            finally:
+                for e in events:
+                    _call("cuEventDestroy", e)
+            self._synchronize()
+        return runs
+
+    def global_array(self, name: str, dtype) -> np.ndarray:
+        """A copy of the module's global variable ``name`` (the GPU
+        profile's counters), as an array of ``dtype``."""
+        with self._lock:
+            self._load()
+            pointer, nbytes = self._global(name)
+            out = np.zeros(int(nbytes) // np.dtype(dtype).itemsize, dtype)
+            _call("cuMemcpyDtoH", out.ctypes.data, pointer, out.nbytes)
+        return out
+
+    def zero_global(self, name: str) -> None:
+        """Set the module's global variable ``name`` to zero bytes."""
+        with self._lock:
+            self._load()
+            pointer, nbytes = self._global(name)
+            _call("cuMemsetD8", pointer, 0, int(nbytes))
+
+    def _global(self, name: str):
+        return _call("cuModuleGetGlobal", self._module, name.encode(), what=f"(global @{name} of @{self.name})")
+
     def _timed_run(self, pointers, start, end) -> float:
         _call("cuEventRecord", start, _default_stream())
         self._launch_all(pointers)
@@ -817,7 +865,9 @@ class CudaKernel(EntryPoint):
             self._staging.append(_DeviceBuffer(self.specs[len(self._staging)].nbytes))
         return self._staging
 
-    def _launch_all(self, pointers: list[int]) -> None:
+    def _launch_all(self, pointers: list[int], events: list | None = None) -> None:
+        """Every launch of the plan, in order; ``events`` (one more than the
+        launches): recorded before each launch and after the last."""
         stream = _default_stream()
         key = tuple(pointers)
         if self._packed is not None and self._packed[0] == key:
@@ -825,7 +875,9 @@ class CudaKernel(EntryPoint):
         else:
             packed = [self._pack(launch, pointers) for launch in self._launches]
             self._packed = (key, packed)
-        for launch, (values, params) in zip(self._launches, packed):
+        for k, (launch, (values, params)) in enumerate(zip(self._launches, packed)):
+            if events:
+                _call("cuEventRecord", events[k], stream)
             _call(
                 "cuLaunchKernel",
                 self._functions[launch.kernel],
@@ -837,6 +889,8 @@ class CudaKernel(EntryPoint):
                 0,
                 what=f"(kernel {launch.kernel} of @{self.name})",
             )
+        if events:
+            _call("cuEventRecord", events[-1], stream)
 
     def _pack(self, launch, pointers: list[int]) -> tuple:
         """(the parameter values, cuLaunchKernel's array of pointers to them)."""

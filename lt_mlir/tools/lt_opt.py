@@ -63,10 +63,11 @@ def _arg_parser() -> argparse.ArgumentParser:
     run = p.add_mutually_exclusive_group()
     run.add_argument("--run", action="store_true", help="compile, run on random inputs, report the time")
     run.add_argument("--profile", action="store_true",
-                     help="time the loops (an instrumented build, CPU only; loops entered over 4096 times a call "
-                          "count in their parent) on random inputs; print the annotated loop tree")
+                     help="time the loops (an instrumented build; loops entered over 4096 times a call "
+                          "count in their parent; on a GPU mapping, thread 0 of each block times them) on random inputs; "
+                          "print the annotated loop tree")
     p.add_argument("--target", choices=tuple(TARGETS), default="cpu",
-                   help="what --run compiles for (cuda-emulated: the GPU lowering on the CPU); --profile is cpu only")
+                   help="what --run and --profile compile for (cuda-emulated: the GPU lowering on the CPU)")
     p.add_argument("--repeat", type=int, default=20, help="timed runs for --run and --profile (default 20)")
     p.add_argument("--seed", type=int, default=0, help="random seed for --run and --profile inputs")
     p.add_argument("--split-input-file", action="store_true",
@@ -192,7 +193,7 @@ def _profile(module, args) -> str:
     from ..profile import profile_loops
 
     if args.mcpu or args.mattr:
-        raise LtError("error: --profile runs on this host's CPU; drop --mcpu/--mattr")
+        raise LtError("error: --profile runs on this host's CPU or GPU; drop --mcpu/--mattr")
     specs = signature(find_function(module.operation, args.entry))
     inputs = [a for spec, a in zip(specs, _random_arrays(specs, args.seed)) if not spec.written]
     profile = profile_loops(module, args.entry, inputs, args.repeat, args.target)  # compiles copies of the module

@@ -59,6 +59,7 @@ from ..combine import atomic_update, combine
 from ..layout import access_indices, apply_padding
 from ..lt_to_scf import LoopEmitter, LtToScf, finish_function, hoist_allocs, iterations, mark_atomic_reduces
 from ..lt_to_scf import index as index_constant
+from ..profile import add_to_counter, launch_slot, mark_slot, read_cycles, signed
 from .register_tiles import keep_owned_in_registers, keep_tiles_in_registers
 
 # ctx keys of this lowering (not dim names)
@@ -72,7 +73,6 @@ STAGED_AT = "@staged_at"  # where the first double-buffered loop is (its error's
 ASYNC = "@async"  # cp.async available (sm_80 and later): else the stages are filled by plain copies
 STAGED = "@staged"  # shared global name -> (its get_global, the two-stage value): lt-double-buffer
 WARP = 32
-_HOST_OPS = ("lt.alloc", "func.return")
 
 
 def lower_lt_to_gpu(module: ir.Module | ir.Operation, check_bounds: bool = True, emulate: bool = False, async_copies: bool = True) -> None:
@@ -96,7 +96,10 @@ def _lower_function(f, emulate: bool, async_copies: bool = True) -> None:
     if not emulate:  # (emulated, the block's buffer serves its threads one after another as it is)
         keep_owned_in_registers(f)
     keep_tiles_in_registers(f, emulate)
-    for launch, ids, body in form_launches(f, emulate):
+    profiled = launch_slot(f)  # instrumented for the GPU profile (lowering/profile.py): the first launch's slot
+    for k, (launch, ids, body) in enumerate(form_launches(f, emulate)):
+        if profiled is not None:
+            _time_launch(launch, body, ids, profiled + k, emulate)
         privatise_launch(launch)
         _only_block_sequential(launch)
         _mark_vector_copies(launch)
@@ -130,6 +133,20 @@ class GpuLowering(LtToScf):
             return
         else:
             super().lower_loop(loop, ctx)
+
+    def lower_profile_mark(self, op, ctx: dict) -> None:
+        """A profile mark (``lowering/profile.py``) in a launch on a GPU:
+        thread (0, 0, 0) of the block adds the signed ``%clock64`` into
+        the mark's slot (emulated: the CPU's mark)."""
+        if not ctx.get(THREADS):
+            super().lower_profile_mark(op, ctx)
+            return
+        slot, sign = mark_slot(op)
+        thread_ids = [ctx[IDS][("thread", a)] for a in gpu_mapping.AXES]
+        end = _when_all_zero(op, thread_ids)
+        with ir.InsertionPoint(end), op.location:
+            add_to_counter(signed(_clock64(), sign), slot)
+        op.erase()
 
     def lower_double_buffered(self, loop, ctx: dict) -> bool:
         """A block-level sequential loop marked by ``lt-double-buffer``
@@ -539,8 +556,29 @@ def check(module_op) -> None:
         raise CompileError(f"{where + ': ' if where else ''}error: lower-lt-to-gpu: illegal GPU mapping: {why}")
 
 
-def _stays_on_host(op) -> bool:
-    return op.name in _HOST_OPS or is_pure_index_op(op)
+def _clock64() -> ir.Value:
+    """The SM's cycle counter (PTX ``%clock64``)."""
+    i64 = ir.IntegerType.get_signless(64)
+    return ir.Operation.create("nvvm.read.ptx.sreg.clock64", results=[i64]).result
+
+
+def _time_launch(launch, body, ids, slot: int, emulate: bool) -> None:
+    """Time a launch into counter ``slot`` of the GPU profile: on a GPU,
+    thread (0, 0, 0) of each block from the start of the launch's body to
+    its end; emulated, the loops over its blocks."""
+    i64 = ir.IntegerType.get_signless(64)
+    if emulate:
+        with ir.InsertionPoint(launch), launch.location:
+            start = read_cycles(i64)
+        with ir.InsertionPoint.after(launch), launch.location:
+            add_to_counter(arith.SubIOp(read_cycles(i64), start).result, slot, atomic=False)
+        return
+    ops = list(body.operations)
+    with ir.InsertionPoint(ops[0]), launch.location:
+        start = _clock64()
+    end = _when_all_zero(ops[-1], [ids[("thread", a)] for a in gpu_mapping.AXES])
+    with ir.InsertionPoint(end), launch.location:
+        add_to_counter(arith.SubIOp(_clock64(), start).result, slot)
 
 
 def form_launches(f, emulate: bool = False) -> list:
@@ -564,22 +602,10 @@ def form_launches(f, emulate: bool = False) -> list:
     for op in pure:
         if op != first:
             op.move_before(first)
-    launches, group = [], []
-
-    def flush():
-        if group:
-            launches.append(_launch(list(group), None, emulate))
-            group.clear()
-
-    for op in lt.body_ops(entry):
-        if _stays_on_host(op):
-            continue
-        if lt.is_loop(op) and gpu_mapping.mapping(op):
-            flush()
-            launches.append(_launch([op], op, emulate))
-        else:
-            group.append(op)
-    flush()
+    launches = []
+    for group in gpu_mapping.launch_groups(f):
+        root = group[0] if lt.is_loop(group[0]) and gpu_mapping.mapping(group[0]) else None
+        launches.append(_launch(group, root, emulate))
     for launch, _, body in launches:
         _check_contained(launch, body)
     return launches
