@@ -274,21 +274,35 @@ def _profile(layout: ProfileLayout, cycles: np.ndarray, total_s: float, plain_s:
         wall.append(cycles[i] * scale)
     top = sum(wall[i] for i in range(n) if layout.parents[i] is None)
     seconds = [w / top * total_s if top > 0 else 0.0 for w in wall]
-    children: list[float] = [0.0] * n  # an untimed loop's time stays in its parent's own time
+    loops = _loop_times(layout.parents, timed, seconds, layout.entries, total_s)
+    return LoopProfile(loops, total_s, plain_s, top / cycles_per_second(), repeat)
+
+
+def _loop_times(parents: list, counted: list, seconds: list, entries: list, total_s: float, notes: list | None = None) -> list:
+    """A LoopTime a loop: a counted loop's inclusive ``seconds``, its own
+    (minus the counted loops whose nearest counted loop around them it is)
+    and share; an uncounted one's time is in that nearest counted loop's
+    own time (``within``), ``notes[i]`` saying why it is not timed."""
+    n = len(parents)
+
+    def around(i):  # the nearest counted loop around Li
+        q = parents[i]
+        while q is not None and not counted[q]:
+            q = parents[q]
+        return q
+
+    children = [0.0] * n
     for i in range(n):
-        if timed[i] and layout.parents[i] is not None:
-            children[layout.parents[i]] += seconds[i]
+        if counted[i] and around(i) is not None:
+            children[around(i)] += seconds[i]
     loops = []
     for i in range(n):
-        if timed[i]:
+        if counted[i]:
             share = seconds[i] / total_s if total_s > 0 else 0.0
-            loops.append(LoopTime(i, seconds[i], seconds[i] - children[i], share, True, layout.entries[i]))
+            loops.append(LoopTime(i, seconds[i], seconds[i] - children[i], share, True, entries[i]))
         else:
-            p = layout.parents[i]
-            while p is not None and not timed[p]:
-                p = layout.parents[p]
-            loops.append(LoopTime(i, 0.0, 0.0, 0.0, False, layout.entries[i], p))
-    return LoopProfile(loops, total_s, plain_s, top / cycles_per_second(), repeat)
+            loops.append(LoopTime(i, 0.0, 0.0, 0.0, False, entries[i], around(i), notes[i] if notes else None))
+    return loops
 
 
 # ------------------------------------------------------------------ GPU
@@ -356,7 +370,7 @@ def _gpu_profile(layout: GpuProfileLayout, cycles: np.ndarray, launch_s: list, t
     root loop, its launch's wall time."""
     n = layout.loops
     launch_of = {r: k for k, roots in enumerate(layout.launches) for r in roots}
-    counted = [layout.timed[i] or (layout.parents[i] is None and i in launch_of) for i in range(n)]
+    counted = [layout.timed[i] or (layout.parents[i] is None and i in launch_of and bool(layout.mapped[i])) for i in range(n)]
     seconds = [0.0] * n
     for i in range(n):
         k = launch_of.get(_root(layout, i))
@@ -366,25 +380,7 @@ def _gpu_profile(layout: GpuProfileLayout, cycles: np.ndarray, launch_s: list, t
             seconds[i] = launch_s[k]
         elif cycles[n + k] > 0:
             seconds[i] = cycles[i] / cycles[n + k] * launch_s[k]
-
-    def around(i):  # the nearest counted loop around Li
-        q = layout.parents[i]
-        while q is not None and not counted[q]:
-            q = layout.parents[q]
-        return q
-
-    children = [0.0] * n
-    for i in range(n):
-        if counted[i] and around(i) is not None:
-            children[around(i)] += seconds[i]
-    loops = []
-    for i in range(n):
-        if counted[i]:
-            share = seconds[i] / total_s if total_s > 0 else 0.0
-            loops.append(LoopTime(i, seconds[i], seconds[i] - children[i], share, True, layout.entries[i]))
-        else:
-            note = f"{layout.mapped[i]}s" if layout.mapped[i] else "unrolled" if layout.unrolled[i] else None
-            loops.append(LoopTime(i, 0.0, 0.0, 0.0, False, layout.entries[i], around(i), note))
+    loops = _loop_times(layout.parents, counted, seconds, layout.entries, total_s, layout.why)
     return LoopProfile(loops, total_s, plain_s, 0.0, repeat)
 
 

@@ -4,6 +4,7 @@ checked on ``cuda-emulated`` (blocks and threads one after another on the
 CPU, timed by the cycle counter) and, for ``cuda``, by assembling the
 instrumented PTX with ptxas; the device run is in tests/test_cuda_device.py."""
 
+import os
 import subprocess
 import sys
 
@@ -16,10 +17,14 @@ from lt_mlir.dialect import lt
 from lt_mlir.dialect.entry import find_function
 from lt_mlir.dialect.loop_tree import loop_tree
 from lt_mlir.lowering.gpu import nvptx
+from lt_mlir.lowering.gpu.lt_to_gpu import lower_lt_to_gpu
 from lt_mlir.lowering.profile import COUNTERS, instrument_gpu_loops
 from lt_mlir.mlir import func, ir
 from lt_mlir.profile import compile_instrumented_gpu, profile_loops
 from lt_mlir.schedule import Schedule
+
+sys.path.insert(0, os.path.dirname(__file__))
+import cuda_cases  # noqa: E402
 
 MATMUL = recipes.gpu_tiled_matmul(Schedule(programs.matmul(128, 96, 64))).text
 # 64 rows: a launch per nest; the row loops mapped to threads, the last nest's rows to blocks
@@ -46,8 +51,8 @@ def test_layout_times_sequential_loops_and_not_mapped_or_unrolled_ones():
     for i, (dim, ann) in notes.items():
         mapped = "gpu block" in ann and "block" or "gpu thread" in ann and "thread" or None
         assert layout.mapped[i] == mapped, (i, ann)
-        assert layout.unrolled[i] == ("unroll" in ann)
         assert layout.timed[i] == (mapped is None and "unroll" not in ann), (i, ann)
+        assert layout.why[i] == (f"{mapped}s" if mapped else "unrolled" if "unroll" in ann else None), (i, ann)
     # two kernels: C's zeros (L0), the tiled product (L2); their slots follow the loops'
     assert layout.launches == [[0], [2]] and layout.size == 18
     # a thread enters the tile loop (k in 8) once and its k' loop 8 times a call
@@ -138,3 +143,53 @@ def test_lt_opt_profiles_on_the_emulated_gpu(tmp_path):
                           "--repeat", "2"], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
     assert "·  threads, in L4" in out.stdout and out.stdout.splitlines()[-1].startswith("total ")
+
+
+def _count(module, name: str) -> int:
+    found = []
+    module.operation.walk(lambda o: (found.append(o) if o.name == name else None, ir.WalkResult.ADVANCE)[1])
+    return len(found)
+
+
+@pytest.mark.parametrize("name", ["sgemm_shared_tiles_64", "softmax_auto", "flash_attention_shared", "sgemm_double_buffered",
+                                  "softmax_block_combine"])
+def test_marks_keep_the_barriers_and_the_pipelines(name):
+    """The marks change neither the barriers between a block's parts nor
+    what the GPU lowering pipelines: loops directly in a double-buffered
+    loop are not timed (marks between its copies would hide them from
+    ``passes/double_buffer.stages``, and the copies would not be issued
+    ahead)."""
+    text = cuda_cases.BY_NAME[name].text()
+    plain = lt.parse_module(text)
+    lower_lt_to_gpu(plain)
+    inst = lt.parse_module(text)
+    layout = instrument_gpu_loops(inst, find_function(inst.operation, None))
+    lower_lt_to_gpu(inst)
+    for op in ("gpu.barrier", "nvgpu.device_async_copy", "gpu.shuffle"):
+        assert _count(inst, op) == _count(plain, op), op
+    if "double" in name:
+        assert _count(plain, "nvgpu.device_async_copy") > 0
+        assert any(w and w.startswith("in double-buffered L") for w in layout.why)
+
+
+def test_an_unrolled_top_level_loop_is_timed():
+    s = Schedule(programs.softmax(16, 64)).unroll(0, 0)
+    p = profile_loops(s.text, target="cuda-emulated", repeat=2)
+    top = [l for l in p.loops if l.index in (0,)]
+    assert top[0].timed and top[0].inclusive_s == pytest.approx(p.total_s, rel=0.05)
+    assert sum(l.own_s for l in p.loops) == pytest.approx(p.total_s, rel=0.05)
+
+
+def test_other_functions_are_not_profiled():
+    module = lt.parse_module(SOFTMAX)
+    other = lt.parse_module(MATMUL)
+    with module.context:
+        f = find_function(other.operation, None).clone(ip=ir.InsertionPoint(module.body))
+        f.attributes["sym_name"] = ir.StringAttr.get("second")
+    text = str(module)
+    p = profile_loops(text, entry="second", target="cuda-emulated", repeat=2)
+    softmax_loops = len(loops_of(SOFTMAX))
+    assert all(not l.timed and l.note == "another function" for l in p.loops[:softmax_loops])
+    assert p.loops[softmax_loops + 2].timed and p.loops[softmax_loops + 2].share > 0.9  # the tiled product's launch
+    kernel, layout, _ = compile_instrumented_gpu(text, entry="second", target="cuda")
+    assert layout.launches == [[softmax_loops], [softmax_loops + 2]]

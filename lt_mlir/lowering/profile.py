@@ -204,6 +204,9 @@ PROFILE_CLOCK = "lt_profile_clock"  # the marks' callee
 SLOT_ATTR = "lt_profile_slot"  # on a mark: its counter
 SIGN_ATTR = "lt_profile_sign"  # on a mark: -1 before the loop, +1 after it
 LAUNCHES_ATTR = "lt_profile_launches"  # on the GPU counter buffer: the slot of the first launch
+ENTRY_ATTR = "lt_profile_entry"  # on the GPU counter buffer: the function profiled
+COUNT_ATTR = "lt_profile_launch_count"  # on the GPU counter buffer: its launches
+DOUBLE_BUFFER = "lt.double_buffer"  # (passes/double_buffer.py's annotation)
 
 
 @dataclass
@@ -227,16 +230,20 @@ class GpuProfileLayout:
     timed: list
     launches: list
     size: int
-    unrolled: list  # ``Li`` is unrolled (never timed)
+    # why ``Li`` is not timed: "blocks"/"threads" (mapped), "unrolled", "under unrolled L2",
+    # "in double-buffered L4", "another function"; None: timed, or entered too often
+    why: list
     max_entries: int | None = None
 
 
 def instrument_gpu_loops(module: ir.Module | ir.Operation, entry, max_entries: int = MAX_ENTRIES) -> GpuProfileLayout:
     """Marks around every loop of function ``entry`` (an lt func op) that is
-    neither mapped nor unrolled and that one thread enters at most
+    not mapped, not unrolled (but at the top), not directly in a
+    double-buffered loop, and that one thread enters at most
     ``max_entries`` times a call (inside no untimed loop but mapped ones),
-    and the counter buffer at the end of the module, in place.  Returns the counter layout; the GPU lowering lowers
-    the marks and times the launches."""
+    and the counter buffer at the end of the module, in place.  Returns
+    the counter layout; the GPU lowering lowers the marks and times the
+    launches."""
     if isinstance(max_entries, bool) or not isinstance(max_entries, int) or max_entries < 1:
         raise CompileError(f"error: max_entries must be a positive integer (the top-level loops are entered once); got {max_entries!r}")
     op = module.operation
@@ -246,7 +253,7 @@ def instrument_gpu_loops(module: ir.Module | ir.Operation, entry, max_entries: i
             raise CompileError(f"error: the module already defines @{name}; the profile needs that name for itself")
     loops = preorder_loops(op)
     index = {l: i for i, l in enumerate(loops)}
-    parents, mapped, entries, timed, unrolled = [], [], [], [], []
+    parents, mapped, entries, why = [], [], [], []
     for i, l in enumerate(loops):
         outer = lt.enclosing_loops(l)
         p = index[outer[0]] if outer else None
@@ -255,15 +262,13 @@ def instrument_gpu_loops(module: ir.Module | ir.Operation, entry, max_entries: i
         mapped.append(kind if isinstance(kind, str) else None)
         # a thread runs one iteration of a mapped loop around it
         entries.append(1 if p is None else entries[p] * (1 if mapped[p] else launches(loops[p])))
-        inside = _function_of(l) == entry.operation
-        # an unrolled loop is copies of its body, not a loop: marks in it would be copied too
-        unrolled.append("unroll" in lt.annotations(l))
-        timed.append(inside and mapped[i] is None and not unrolled[i] and entries[i] <= max_entries
-                     and (p is None or mapped[p] is not None or timed[p]))
+        why.append(_untimed(l, i, p, loops, parents, mapped, entries, why, entry, max_entries))
+    timed = [w == "" for w in why]
+    why = [w or None for w in why]
     groups = gpu_mapping.launch_groups(entry)
     launch_loops = [[index[o] for o in group if o.name == "lt.loop"] for group in groups]
     size = len(loops) + len(groups)
-    layout = GpuProfileLayout(len(loops), parents, mapped, entries, timed, launch_loops, max(1, size), unrolled, max_entries)
+    layout = GpuProfileLayout(len(loops), parents, mapped, entries, timed, launch_loops, max(1, size), why, max_entries)
     with op.context, ir.Location.unknown():
         i64 = ir.IntegerType.get_signless(64)
         buffer_type = ir.MemRefType.get([layout.size], i64)
@@ -275,6 +280,8 @@ def instrument_gpu_loops(module: ir.Module | ir.Operation, entry, max_entries: i
                 initial_value=ir.DenseElementsAttr.get_splat(ir.RankedTensorType.get([layout.size], i64), ir.IntegerAttr.get(i64, 0)),
             )
             counters.operation.attributes[LAUNCHES_ATTR] = ir.IntegerAttr.get(i64, len(loops))
+            counters.operation.attributes[ENTRY_ATTR] = ir.StringAttr.get(ir.StringAttr(entry.attributes["sym_name"]).value)
+            counters.operation.attributes[COUNT_ATTR] = ir.IntegerAttr.get(i64, len(groups))
             func.FuncOp(PROFILE_CLOCK, ir.FunctionType.get([], []), visibility="private")
             func.FuncOp(CYCLES, ir.FunctionType.get([], [i64]), visibility="private")
         for i, l in enumerate(loops):
@@ -286,6 +293,30 @@ def instrument_gpu_loops(module: ir.Module | ir.Operation, entry, max_entries: i
                 mark.operation.attributes[SLOT_ATTR] = ir.IntegerAttr.get(i64, i)
                 mark.operation.attributes[SIGN_ATTR] = ir.IntegerAttr.get(i64, sign)
     return layout
+
+
+def _untimed(l, i, p, loops, parents, mapped, entries, why, entry, max_entries) -> str | None:
+    """Why ``Li`` gets no marks (see ``GpuProfileLayout.why``), None when
+    it is entered too often, "" when it is timed."""
+    if _function_of(l) != entry.operation:
+        return "another function"
+    if mapped[i]:
+        return f"{mapped[i]}s"
+    # an unrolled loop is copies of its body, not a loop (a top-level one is timed: its launch is its time)
+    if p is not None and "unroll" in lt.annotations(l):
+        return "unrolled"
+    q = p
+    while q is not None and mapped[q]:
+        q = parents[q]
+    if q is not None and why[q] != "":  # the loop around it is not timed
+        if why[q] == "unrolled":
+            return f"under unrolled L{q}"
+        return why[q] if why[q] and why[q].startswith(("under ", "in ")) else None
+    # the copies of a double-buffered loop's body are what the lowering
+    # pipelines (passes/double_buffer.stages): no marks between them
+    if p is not None and DOUBLE_BUFFER in loops[p].attributes:
+        return f"in double-buffered L{p}"
+    return None if entries[i] > max_entries else ""
 
 
 def _function_of(op):
@@ -341,13 +372,17 @@ def lower_mark_cpu(op) -> None:
     op.erase()
 
 
-def launch_slot(function) -> int | None:
-    """The counter slot of the first launch when ``function``'s module is
-    instrumented for the GPU profile, else None."""
+def launch_slot(function) -> tuple[int, int] | None:
+    """(the counter slot of its first launch, its launches) when
+    ``function`` is the one its module is instrumented for by
+    ``instrument_gpu_loops``, else None."""
     module = function.parent
     while module.name != "builtin.module":
         module = module.parent
     table = ir.SymbolTable(module)
     if COUNTERS not in table or LAUNCHES_ATTR not in table[COUNTERS].attributes:
         return None
-    return ir.IntegerAttr(table[COUNTERS].attributes[LAUNCHES_ATTR]).value
+    attrs = table[COUNTERS].attributes
+    if ir.StringAttr(attrs[ENTRY_ATTR]).value != ir.StringAttr(function.attributes["sym_name"]).value:
+        return None
+    return ir.IntegerAttr(attrs[LAUNCHES_ATTR]).value, ir.IntegerAttr(attrs[COUNT_ATTR]).value

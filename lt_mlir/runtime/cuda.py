@@ -653,15 +653,9 @@ class CudaKernel(EntryPoint):
         after ``warmup`` runs.  NumPy arrays are copied to the device once,
         before timing, and not copied back; device arrays are written by
         every run."""
-        if warmup < 0 or repeat < 1:
-            raise ValueError(f"need warmup >= 0 and repeat >= 1, got warmup={warmup}, repeat={repeat}")
-        call = self._bind(arrays)
+        call = self._bind_timed(arrays, warmup, repeat)
         with self._lock:
-            self._load()
-            pointers = call.pointers(self)
-            for _ in range(warmup):
-                self._launch_all(pointers)
-            self._synchronize()
+            pointers = self._warm_up(call, warmup)
             start = _call("cuEventCreate", 0)
             try:
                 end = _call("cuEventCreate", 0)
@@ -678,15 +672,9 @@ class CudaKernel(EntryPoint):
         """Seconds of each launch of a run, from CUDA events recorded between
         the launches: ``repeat`` lists (one a run) after ``warmup`` runs;
         arrays as ``time`` takes them."""
-        if warmup < 0 or repeat < 1:
-            raise ValueError(f"need warmup >= 0 and repeat >= 1, got warmup={warmup}, repeat={repeat}")
-        call = self._bind(arrays)
+        call = self._bind_timed(arrays, warmup, repeat)
         with self._lock:
-            self._load()
-            pointers = call.pointers(self)
-            for _ in range(warmup):
-                self._launch_all(pointers)
-            self._synchronize()
+            pointers = self._warm_up(call, warmup)
             events = []
             try:
                 for _ in range(len(self._launches) + 1):
@@ -701,6 +689,20 @@ class CudaKernel(EntryPoint):
                     _call("cuEventDestroy", e)
             self._synchronize()
         return runs
+
+    def _bind_timed(self, arrays, warmup: int, repeat: int):
+        if warmup < 0 or repeat < 1:
+            raise ValueError(f"need warmup >= 0 and repeat >= 1, got warmup={warmup}, repeat={repeat}")
+        return self._bind(arrays)
+
+    def _warm_up(self, call, warmup: int) -> list[int]:
+        """(Under the lock) the call's pointers, after ``warmup`` runs."""
+        self._load()
+        pointers = call.pointers(self)
+        for _ in range(warmup):
+            self._launch_all(pointers)
+        self._synchronize()
+        return pointers
 
     def global_array(self, name: str, dtype) -> np.ndarray:
         """A copy of the module's global variable ``name`` (the GPU

@@ -59,7 +59,7 @@ from ..combine import atomic_update, combine
 from ..layout import access_indices, apply_padding
 from ..lt_to_scf import LoopEmitter, LtToScf, finish_function, hoist_allocs, iterations, mark_atomic_reduces
 from ..lt_to_scf import index as index_constant
-from ..profile import add_to_counter, launch_slot, mark_slot, read_cycles, signed
+from ..profile import add_to_counter, is_mark, launch_slot, mark_slot, read_cycles, signed
 from .register_tiles import keep_owned_in_registers, keep_tiles_in_registers
 
 # ctx keys of this lowering (not dim names)
@@ -96,10 +96,14 @@ def _lower_function(f, emulate: bool, async_copies: bool = True) -> None:
     if not emulate:  # (emulated, the block's buffer serves its threads one after another as it is)
         keep_owned_in_registers(f)
     keep_tiles_in_registers(f, emulate)
-    profiled = launch_slot(f)  # instrumented for the GPU profile (lowering/profile.py): the first launch's slot
-    for k, (launch, ids, body) in enumerate(form_launches(f, emulate)):
+    profiled = launch_slot(f)  # instrumented for the GPU profile (lowering/profile.py): (the first launch's slot, launches)
+    launches = form_launches(f, emulate)
+    if profiled is not None and len(launches) != profiled[1]:
+        raise CompileError(f"error: the GPU profile counted {profiled[1]} launches of @{ir.StringAttr(f.attributes['sym_name']).value}, "
+                           f"the lowering made {len(launches)}")
+    for k, (launch, ids, body) in enumerate(launches):
         if profiled is not None:
-            _time_launch(launch, body, ids, profiled + k, emulate)
+            _time_launch(launch, body, ids, profiled[0] + k, emulate)
         privatise_launch(launch)
         _only_block_sequential(launch)
         _mark_vector_copies(launch)
@@ -688,20 +692,23 @@ def _separate_parts(block_loop, thread_ids) -> None:
             run.append(op)
             continue
         if run:
-            parts.append(("single", run))
+            parts += _split_starts(run)
             run = []
         parts.append((kind, [op]))
     if run:
-        parts.append(("single", run))
+        parts += _split_starts(run)
     since_barrier: list = []  # the (reads, writes) of the parts since the last barrier
     for i, (kind, ops) in enumerate(parts):
         touched = _buffers_touched(ops)
         if i and any(_parts_conflict(touched, earlier) for earlier in since_barrier):
-            with ir.InsertionPoint(ops[0]), ops[0].location:
+            # before the profile's start marks of this part's loop (already under
+            # thread 0's scf.if): a wait for the other threads is not the loop's time
+            anchor = parts[i - 1][1][0].parent if parts[i - 1][0] == "starts" else ops[0]
+            with ir.InsertionPoint(anchor), ops[0].location:
                 gpu.BarrierOp()
             since_barrier = []
         since_barrier.append(touched)
-        if kind == "single":
+        if kind in ("single", "starts"):
             _on_thread_zero(ops, thread_ids)
         elif kind == "sequential":
             # A block-level sequential loop: its body is split the same way,
@@ -711,6 +718,16 @@ def _separate_parts(block_loop, thread_ids) -> None:
             if _iterations_interact(ops[0]):
                 with ir.InsertionPoint(lt.loop_body(ops[0])), ops[0].location:
                     gpu.BarrierOp()
+
+
+def _split_starts(run: list) -> list:
+    """A run of statements as parts: the profile's start marks at its end
+    (``lowering/profile.py``: they start the next part's loop) a part of
+    their own."""
+    k = len(run)
+    while k and is_mark(run[k - 1]) and mark_slot(run[k - 1])[1] < 0:
+        k -= 1
+    return [(kind, ops) for kind, ops in (("single", run[:k]), ("starts", run[k:])) if ops]
 
 
 def _buffers_touched(ops: list) -> tuple[set, set]:

@@ -1,8 +1,10 @@
 // RUN: lt-opt %s --profile --repeat 3 | filecheck %s
 // RUN: lt-opt %s --profile --repeat 3 --pass-pipeline='builtin.module(lt-parallel{loop=0})' | filecheck %s --check-prefix=PAR
 // RUN: lt-opt %s --profile --repeat 3 --pass-pipeline='builtin.module(lt-split{loop=3 factor=4})' | filecheck %s --check-prefix=BOUND
-// RUN: not lt-opt %s --profile --target cuda 2>&1 | filecheck %s --check-prefix=CUDA
+// RUN: lt-opt %s --profile --repeat 3 --target cuda-emulated --pass-pipeline='builtin.module(lt-gpu-map{loop=0 to=block}, lt-gpu-map{loop=1 to=thread})' | filecheck %s --check-prefix=GPU
+// RUN: lt-opt %s --profile --repeat 3 --target cuda-emulated --pass-pipeline='builtin.module(lt-gpu-map{loop=0 to=block}, lt-gpu-map{loop=1 to=thread}, lt-unroll{loop=2 factor=0})' | filecheck %s --check-prefix=UNROLLED
 // RUN: not lt-opt %s --profile --mcpu=znver2 2>&1 | filecheck %s --check-prefix=MCPU
+// RUN: not lt-opt %s --profile --target cuda-emulated --mattr=-fma 2>&1 | filecheck %s --check-prefix=MCPU
 // RUN: not lt-opt %s --profile --entry nope 2>&1 | filecheck %s --check-prefix=ENTRY
 
 // --profile times every loop entered at most 4096 times a call in an
@@ -35,8 +37,24 @@
 // BOUND-NEXT: {{^                                 +}}%0 <- read A[m, k]
 // BOUND:      {{^total .* overhead [+-][0-9]+\.[0-9]% \(median of 3 runs\)$}}
 
-// CUDA: error: the per-loop profile is CPU only (target 'cuda'); profile the schedule without its GPU mapping
-// MCPU: error: --profile runs on this host's CPU; drop --mcpu/--mattr
+// On a GPU mapping (here cuda-emulated: the GPU lowering on the CPU; on
+// cuda, thread 0 of each block reads %clock64) the kernel's root is timed
+// as its launch; mapped loops are not timed (their iterations run side by
+// side), and the loops in them are timed per thread.  The block loop's
+// tail (33 = 4 x 8 + 1 rows) runs in the same launch.
+// GPU:      {{^ *[0-9]+\.[0-9]%  +[0-9]+\.[0-9]{3} (ms|us) own}}  for m in 4 r 1 : L0 [gpu block]
+// GPU-NEXT: {{^   ·  threads, in L0 +}}for m' in 8 : L1 [gpu thread]
+// GPU-NEXT: {{^ *[0-9]+\.[0-9]%  +[0-9]+\.[0-9]{3} (ms|us) own}}    for n in 48 : L2
+// GPU:      {{^ *[0-9]+\.[0-9]%  +[0-9]+\.[0-9]{3} (ms|us) own}}     for k in 64 : L3
+// GPU:      {{^total .* overhead [+-][0-9]+\.[0-9]% \(median of 3 runs\)$}}
+
+// An unrolled loop is copies of its body: neither it nor the loops in it
+// are timed (marks in it would be copied too).
+// UNROLLED:      {{^ *[0-9]+\.[0-9]%  +[0-9]+\.[0-9]{3} (ms|us) own}}  for m in 4 r 1 : L0 [gpu block]
+// UNROLLED:      {{^   ·  unrolled, in L0 +}}for n in 48 : L2 [unroll full]
+// UNROLLED:      {{^   ·  under unrolled L2, in L0 +}}for k in 64 : L3
+
+// MCPU: error: --profile runs on this host's CPU or GPU; drop --mcpu/--mattr
 // ENTRY: error: no function @nope in the module (it has @matmul)
 
 func.func @matmul(%A: memref<33x64xf32> {lt.name = "A"}, %B: memref<64x48xf32> {lt.name = "B"}, %C: memref<33x48xf32> {lt.name = "C"}) {
