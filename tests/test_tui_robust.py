@@ -282,6 +282,24 @@ def test_long_top_and_status_lines_wrap_in_80_columns():
     drive(app, script, size=(80, 40))
 
 
+def test_profile_on_the_emulated_gpu_says_which_loops_are_mapped():
+    from lt_mlir import programs, recipes
+
+    text = recipes.gpu_tiled_matmul(lt_mlir.Schedule(programs.matmul(64, 64, 32))).text
+    app = LtUi(Session(lt_mlir.Schedule(text), target="cuda-emulated"))
+
+    async def script(pilot):
+        await settle(pilot)
+        await pilot.press("P")
+        await settle(pilot)
+        tree = shown(app, "#tree")
+        assert app.show_profile and app.profile[0] == app.session.schedule.text, shown(app, "#status")
+        assert "threads, in L" in tree and "blocks, in L" in tree and "unrolled, in L" in tree
+        assert "%" in tree.splitlines()[1]
+
+    drive(app, script, size=(120, 50))
+
+
 def test_profile_has_a_header_and_one_p_after_a_move_profiles_again():
     app = LtUi(Session(lt_mlir.Schedule(TEXT)))
 

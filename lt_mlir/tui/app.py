@@ -293,10 +293,7 @@ class LtUi(App):
         text, prof = self.profile
         if self._profile_stale():
             return {loop.index: f"{'(stale)':>8} {'':>13} " for loop in prof.loops}
-        return {
-            loop.index: f"{loop.share * 100:6.1f}% {_own(loop.own_s)} " if loop.timed else f"{'in L' + str(loop.within):>21} "
-            for loop in prof.loops
-        }
+        return {loop.index: f"{loop.share * 100:6.1f}% {_own(loop.own_s)} " if loop.timed else f"{_untimed(loop):>21} " for loop in prof.loops}
 
     def _render_views(self) -> None:
         text = Text()
@@ -594,6 +591,14 @@ class LtUi(App):
 
     def crash_message(self) -> str:
         return f"error: lt-ui stopped on an internal error ({self.crash}); {self.rescued}"
+
+
+def _untimed(loop) -> str:
+    """Where an untimed loop's time went, and why on a GPU (``threads, in
+    L4``), within the 21 characters of the column."""
+    where = f"in L{loop.within}" if loop.within is not None else "untimed"
+    label = f"{loop.note}, {where}" if loop.note else where
+    return label if len(label) <= 21 else loop.note[:21]
 
 
 def _own(seconds: float) -> str:
