@@ -39,6 +39,10 @@
    ``scaled_dot_product_attention`` (the faster of its math and
    memory-efficient backends).  Target (issue 31): >= 1.0x torch.  No
    Triton peer yet (the tutorial's fused attention is written for fp16).
+7. The per-loop profile (``lt-opt --profile --target cuda``) of ``PROFILED``
+   kernels from their instrumented builds: the annotated loop tree, and
+   the instrumented time against the plain one (the overhead), the two
+   builds' results compared first.
 
 The last lines printed are the summary table (``HEADLINE``: one kernel a
 workload).
@@ -169,6 +173,67 @@ def build(directory: str, arch: str) -> None:
         launches = json.load(open(paths["json"]))["launches"]
         sizes = ", ".join(f"grid {l['grid']} block {l['block']}" for l in launches)
         print(f"built {name}: {sizes}", flush=True)
+        if name in PROFILED:
+            _build_profiled(directory, name, s.text, arch)
+
+
+# kernels also built with the per-loop profile's instrumentation (lt_mlir/profile.py):
+# ``run`` prints their annotated loop trees and the instrumentation's overhead
+PROFILED = ("sgemm_4096_pad", "attention_1024_d64", "softmax_4096")
+
+
+def _build_profiled(directory: str, name: str, text: str, arch: str) -> None:
+    """``<name>.profiled.ptx/.json`` and ``<name>.layout.json`` (the counter
+    layout and the loop tree the profile annotates)."""
+    import dataclasses
+
+    from lt_mlir.dialect.loop_tree import loop_tree
+    from lt_mlir.profile import compile_instrumented_gpu
+    from lt_mlir.runtime import cuda
+
+    kernel, layout, _ = compile_instrumented_gpu(text, target="cuda", arch=arch)
+    cuda.save(os.path.join(directory, f"{name}.profiled"), kernel.meta, kernel.ptx)
+    with open(os.path.join(directory, f"{name}.layout.json"), "w") as fh:
+        json.dump({**dataclasses.asdict(layout), "loop_tree": loop_tree(text)}, fh)
+    print(f"built {name}, instrumented: {sum(layout.timed)} loops timed", flush=True)
+
+
+def profile_run(directory: str, name: str, plain, repeat: int) -> dict:
+    """The per-loop profile of kernel ``name`` on this GPU from its
+    instrumented build: the annotated loop tree, and the instrumented time
+    against the plain one (events), on random inputs; the outputs of the
+    two builds compared first."""
+    import types
+
+    import numpy as np
+    import torch
+
+    from lt_mlir.runtime import cuda
+    from lt_mlir.runtime.loop_profile import gpu_loop_profile
+
+    inst = cuda.load(os.path.join(directory, f"{name}.profiled.json"))
+    with open(os.path.join(directory, f"{name}.layout.json")) as fh:
+        layout = json.load(fh)
+    g = torch.Generator(device="cuda").manual_seed(1)
+    arrays = [torch.randn(s.shape, device="cuda", generator=g) if not s.written else torch.zeros(s.shape, device="cuda")
+              for s in plain.specs]
+    plain(*arrays)
+    expected = arrays[-1].clone()
+    arrays[-1].fill_(float("nan"))
+    inst(*arrays)
+    torch.cuda.synchronize()
+    same = bool(torch.allclose(arrays[-1], expected, rtol=1e-4, atol=1e-4))  # (LLVM may contract differently around the marks)
+    plain_s = statistics.median(plain.time(*arrays, warmup=3, repeat=repeat))
+    inst.zero_global("lt_profile_counters")
+    runs = inst.time_launches(*arrays, warmup=0, repeat=repeat)
+    cycles = inst.global_array("lt_profile_counters", np.int64)[: layout["size"]].astype(np.float64) / repeat
+    launch_s = [statistics.median(r[k] for r in runs) for k in range(len(runs[0]))]
+    total_s = statistics.median(sum(r) for r in runs)
+    fields = {k: v for k, v in layout.items() if k != "loop_tree"}
+    profile = gpu_loop_profile(types.SimpleNamespace(**fields), cycles, launch_s, total_s, plain_s, repeat)
+    tree = profile.annotate(layout["loop_tree"])
+    print(f"profile of {name} (thread 0 of each block, %clock64):\n{tree}", flush=True)
+    return {"plain_ms": plain_s * 1e3, "instrumented_ms": total_s * 1e3, "overhead": profile.overhead, "same_result": same, "tree": tree}
 
 
 def _torch_time(torch, fn, warmup: int, repeat: int) -> float:
@@ -342,6 +407,16 @@ def run(directory: str, repeat: int) -> dict:
         ref = X.double().sum(1) if fn == "row_sum" else X.double().amax(1)
         t_triton = triton_time(fn, peer(fn), ref, 1e-4, X, torch.empty_like(row))
         record(name, lt_time(name, ref, 1e-4, X, torch.empty_like(row)), t_torch, "torch", t_triton, nbytes=X.numel() * 4)
+    torch.cuda.empty_cache()
+
+    # 7. the per-loop profile of a few kernels, and what its instrumentation costs
+    results["profile"] = {}
+    for name in PROFILED:
+        try:
+            results["profile"][name] = profile_run(directory, name, kernels[name], repeat)
+        except Exception as e:  # noqa: BLE001  (the other figures stand)
+            failures.append(f"profile of {name}: {type(e).__name__}: {e}")
+            print("FAILED:", failures[-1], flush=True)
     return results
 
 
@@ -383,8 +458,11 @@ def summary(results: dict) -> str:
 def report(results: dict) -> str:
     lines = [f"device: {results['device']}, torch {results['torch']}"]
     for name, r in results.items():
-        if isinstance(r, dict):
+        if isinstance(r, dict) and name != "profile":
             lines.append(f"{name:20s} " + ", ".join(f"{k} {v:.3f}" for k, v in r.items()))
+    for name, p in results.get("profile", {}).items():
+        lines.append(f"profile {name}: plain {p['plain_ms']:.3f} ms, instrumented {p['instrumented_ms']:.3f} ms "
+                     f"({p['overhead'] * 100:+.1f}%), results {'the same' if p['same_result'] else 'DIFFER'}")
     lines += [f"FAILED {f}" for f in results["failures"]]
     return "\n".join(lines) + "\n\n" + summary(results)
 

@@ -193,3 +193,25 @@ def test_other_functions_are_not_profiled():
     assert p.loops[softmax_loops + 2].timed and p.loops[softmax_loops + 2].share > 0.9  # the tiled product's launch
     kernel, layout, _ = compile_instrumented_gpu(text, entry="second", target="cuda")
     assert layout.launches == [[softmax_loops], [softmax_loops + 2]]
+
+
+def test_a_layout_read_back_from_json_gives_the_same_profile_without_mlir():
+    """bench_cuda.py builds the instrumented kernels here and profiles them on
+    a GPU machine without MLIR: the layout goes as JSON and
+    ``runtime.loop_profile`` (no MLIR) turns the counters into the tree."""
+    import dataclasses
+    import json
+    import types
+
+    from lt_mlir.runtime.loop_profile import gpu_loop_profile
+
+    module = lt.parse_module(MATMUL)
+    layout = instrument_gpu_loops(module, find_function(module.operation, None))
+    back = types.SimpleNamespace(**json.loads(json.dumps(dataclasses.asdict(layout))))
+    cycles = np.arange(1, layout.size + 1, dtype=np.float64) * 1000
+    a = gpu_loop_profile(layout, cycles, [1e-5, 4e-4], 4.1e-4, 4e-4, 5)
+    b = gpu_loop_profile(back, cycles, [1e-5, 4e-4], 4.1e-4, 4e-4, 5)
+    assert a == b and a.loops[2].inclusive_s == 4e-4 and a.loops[4].inclusive_s == pytest.approx(5 / 18 * 4e-4)
+    script = "import sys; sys.modules['torch_mlir'] = None\nimport lt_mlir.runtime.loop_profile as p\nprint(p.gpu_loop_profile.__name__)"
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert out.returncode == 0 and out.stdout.strip() == "gpu_loop_profile", out.stderr
