@@ -193,7 +193,7 @@ def define_cycle_counter(llvm_ir: str) -> str:
 # sign: the first subtracts the clock from the slot, the second adds it, so
 # the slot sums the loop's durations whatever code lies between them.  The
 # GPU lowering turns a mark into a read of ``%clock64`` and an atomic add by
-# thread (0, 0, 0) of each block (``GpuLowering.lower_profile_clock``); the
+# thread (0, 0, 0) of each block (``GpuLowering.lower_profile_mark``); the
 # CPU lowering (and so ``cuda-emulated``, whose blocks and threads are CPU
 # loops) into a read of the cycle counter added by every thread, one after
 # another.  Each launch is timed as a whole into a slot of its own, from the
