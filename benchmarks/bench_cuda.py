@@ -174,28 +174,15 @@ def build(directory: str, arch: str) -> None:
         sizes = ", ".join(f"grid {l['grid']} block {l['block']}" for l in launches)
         print(f"built {name}: {sizes}", flush=True)
         if name in PROFILED:
-            _build_profiled(directory, name, s.text, arch)
+            from lt_mlir.profile import save_instrumented_gpu
+
+            layout = save_instrumented_gpu(s.text, os.path.join(directory, name), arch)
+            print(f"built {name}, instrumented: {sum(layout.timed)} loops timed", flush=True)
 
 
 # kernels also built with the per-loop profile's instrumentation (lt_mlir/profile.py):
 # ``run`` prints their annotated loop trees and the instrumentation's overhead
 PROFILED = ("sgemm_4096_pad", "attention_1024_d64", "softmax_4096")
-
-
-def _build_profiled(directory: str, name: str, text: str, arch: str) -> None:
-    """``<name>.profiled.ptx/.json`` and ``<name>.layout.json`` (the counter
-    layout and the loop tree the profile annotates)."""
-    import dataclasses
-
-    from lt_mlir.dialect.loop_tree import loop_tree
-    from lt_mlir.profile import compile_instrumented_gpu
-    from lt_mlir.runtime import cuda
-
-    kernel, layout, _ = compile_instrumented_gpu(text, target="cuda", arch=arch)
-    cuda.save(os.path.join(directory, f"{name}.profiled"), kernel.meta, kernel.ptx)
-    with open(os.path.join(directory, f"{name}.layout.json"), "w") as fh:
-        json.dump({**dataclasses.asdict(layout), "loop_tree": loop_tree(text)}, fh)
-    print(f"built {name}, instrumented: {sum(layout.timed)} loops timed", flush=True)
 
 
 def profile_run(directory: str, name: str, plain, repeat: int) -> dict:

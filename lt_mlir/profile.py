@@ -62,7 +62,7 @@ import numpy as np
 from . import compiler
 from .errors import ArgumentError, CompileError, LtError, with_filename
 from .lowering import machine
-from .lowering.profile import COUNTERS, MAX_ENTRIES, ProfileLayout, define_cycle_counter, instrument_gpu_loops, instrument_loops
+from .lowering.profile import COUNTERS, MAX_ENTRIES, GpuProfileLayout, ProfileLayout, define_cycle_counter, instrument_gpu_loops, instrument_loops
 from .mlir import ir
 from .runtime import native
 from .runtime.kernel import Kernel
@@ -71,7 +71,8 @@ from .runtime.specs import random_inputs
 from .runtime.timing import interleaved_medians
 from .targets import CompileOptions, get_target
 
-__all__ = ["InstrumentedKernel", "LoopProfile", "LoopTime", "compile_instrumented", "cycles_per_second", "profile_loops"]
+__all__ = ["InstrumentedKernel", "LoopProfile", "LoopTime", "compile_instrumented", "compile_instrumented_gpu", "cycles_per_second",
+           "profile_loops", "save_instrumented_gpu"]
 
 
 @dataclass
@@ -80,7 +81,7 @@ class InstrumentedKernel:
     module that owns the code and the counters."""
 
     kernel: Kernel
-    layout: ProfileLayout
+    layout: ProfileLayout | GpuProfileLayout  # (both have the buffer's size)
     jit: native.JitModule = field(repr=False)
 
     def counters(self) -> np.ndarray:
@@ -245,24 +246,46 @@ def compile_instrumented_gpu(module_or_text, entry: str | None = None, target="c
     return t.compile(module, entry, CompileOptions(arch=arch), filename=filename), layout, None
 
 
+def save_instrumented_gpu(module_or_text, prefix: str, arch: str | None = None, entry: str | None = None) -> GpuProfileLayout:
+    """The instrumented CUDA build of a schedule as files a GPU machine
+    without MLIR can profile from: ``<prefix>.profiled.ptx/.json`` (as
+    ``runtime.cuda.load`` reads them) and ``<prefix>.layout.json`` (the
+    counter layout and the loop tree to annotate,
+    ``runtime.loop_profile.gpu_loop_profile``).  Returns the layout."""
+    import dataclasses
+    import json
+
+    from .dialect.loop_tree import loop_tree
+    from .runtime import cuda
+
+    kernel, layout, _ = compile_instrumented_gpu(module_or_text, entry, target="cuda", arch=arch)
+    cuda.save(f"{prefix}.profiled", kernel.meta, kernel.ptx)
+    with open(f"{prefix}.layout.json", "w") as fh:
+        json.dump({**dataclasses.asdict(layout), "loop_tree": loop_tree(module_or_text, entry)}, fh)
+    return layout
+
+
 def _profile_gpu(module_or_text, entry, inputs, repeat: int, t, max_entries: int) -> LoopProfile:
     """``profile_loops`` for a GPU mapping: on ``cuda`` the launches timed by
     CUDA events and split by thread 0's %clock64 counts in each block;
     ``cuda-emulated``, everything by the CPU's cycle counter."""
+    if not t.native:
+        from .runtime import cuda
+
+        problem = cuda.device_problem()  # before compiling twice for nothing
+        if problem is not None:
+            raise CompileError(f"error: the profile on target '{t.name}' runs on a CUDA device, and this process has none "
+                               f"({problem}); target cuda-emulated profiles the GPU lowering on the CPU")
     plain = t.compile(module_or_text, entry)
     inst, layout, jit = compile_instrumented_gpu(module_or_text, entry, t, max_entries=max_entries)
     arrays = _arrays(plain.specs, inputs)
     inst_arrays = [a.copy() if s.written else a for s, a in zip(plain.specs, arrays)]
     if t.native:
-        def counters():
-            address = jit.engine.get_global_value_address(COUNTERS)
-            return np.ctypeslib.as_array((ctypes.c_int64 * layout.size).from_address(address))
-
+        counted = InstrumentedKernel(inst, layout, jit)  # (its counters: the JIT's global, as on the CPU)
         plain(*arrays), inst(*inst_arrays)  # warm-up
-        counters()[:] = 0
+        counted.zero()
         medians = interleaved_medians({"plain": lambda: plain(*arrays), "instrumented": lambda: inst(*inst_arrays)}, repeat, warmup=0)
-        cycles = counters().astype(np.float64) / repeat
-        del jit
+        cycles = counted.counters().astype(np.float64) / repeat
         total = cycles[layout.loops:].sum()
         launch_s = [c / total * medians["instrumented"] if total > 0 else 0.0 for c in cycles[layout.loops:]]
         return gpu_loop_profile(layout, cycles, launch_s, medians["instrumented"], medians["plain"], repeat)

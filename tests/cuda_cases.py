@@ -323,12 +323,8 @@ def build(directory: str, arch: str = "sm_90") -> list[str]:
     """Compile every case to ``DIR/<name>.ptx`` + ``.json``, and the
     ``PROFILED`` ones instrumented too: ``DIR/<name>.profiled.ptx`` +
     ``.json`` and the counter layout, ``DIR/<name>.layout.json``."""
-    import dataclasses
-    import json
-
     import lt_mlir
-    from lt_mlir.profile import compile_instrumented_gpu
-    from lt_mlir.runtime import cuda
+    from lt_mlir.profile import save_instrumented_gpu
 
     os.makedirs(directory, exist_ok=True)
     written = []
@@ -336,11 +332,8 @@ def build(directory: str, arch: str = "sm_90") -> list[str]:
         paths = lt_mlir.compile_aot(case.text(), os.path.join(directory, case.name), target="cuda", arch=arch)
         written.append(paths["json"])
     for name in PROFILED:
-        kernel, layout, _ = compile_instrumented_gpu(BY_NAME[name].text(), target="cuda", arch=arch)
-        written.append(cuda.save(os.path.join(directory, f"{name}.profiled"), kernel.meta, kernel.ptx)["json"])
-        with open(os.path.join(directory, f"{name}.layout.json"), "w") as fh:
-            json.dump(dataclasses.asdict(layout), fh)
-        written.append(fh.name)
+        save_instrumented_gpu(BY_NAME[name].text(), os.path.join(directory, name), arch)
+        written += [os.path.join(directory, f"{name}.profiled.json"), os.path.join(directory, f"{name}.layout.json")]
     return written
 
 

@@ -215,3 +215,12 @@ def test_a_layout_read_back_from_json_gives_the_same_profile_without_mlir():
     script = "import sys; sys.modules['torch_mlir'] = None\nimport lt_mlir.runtime.loop_profile as p\nprint(p.gpu_loop_profile.__name__)"
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
     assert out.returncode == 0 and out.stdout.strip() == "gpu_loop_profile", out.stderr
+
+
+def test_the_cuda_profile_without_a_device_is_one_clear_error():
+    from lt_mlir.runtime import cuda
+
+    if cuda.available():
+        pytest.skip("this host has a CUDA device (tests/test_cuda_device.py profiles on it)")
+    with pytest.raises(lt_mlir.CompileError, match=r"^error: the profile on target 'cuda' runs on a CUDA device, and this process has none .*cuda-emulated"):
+        profile_loops(MATMUL, target="cuda")

@@ -47,6 +47,8 @@ from ..dialect import lt
 from ..dialect.loop_tree import preorder_loops
 from ..errors import CompileError
 from ..mlir import AtomicRMWKind, arith, func, ir, memref
+from ..passes.common import function_of
+from ..passes.double_buffer import ATTR as DOUBLE_BUFFER
 
 CYCLES = "lt_cycles"
 COUNTERS = "lt_profile_counters"
@@ -206,7 +208,6 @@ SIGN_ATTR = "lt_profile_sign"  # on a mark: -1 before the loop, +1 after it
 LAUNCHES_ATTR = "lt_profile_launches"  # on the GPU counter buffer: the slot of the first launch
 ENTRY_ATTR = "lt_profile_entry"  # on the GPU counter buffer: the function profiled
 COUNT_ATTR = "lt_profile_launch_count"  # on the GPU counter buffer: its launches
-DOUBLE_BUFFER = "lt.double_buffer"  # (passes/double_buffer.py's annotation)
 
 
 @dataclass
@@ -298,7 +299,7 @@ def instrument_gpu_loops(module: ir.Module | ir.Operation, entry, max_entries: i
 def _untimed(l, i, p, loops, parents, mapped, entries, why, entry, max_entries) -> str | None:
     """Why ``Li`` gets no marks (see ``GpuProfileLayout.why``), None when
     it is entered too often, "" when it is timed."""
-    if _function_of(l) != entry.operation:
+    if function_of(l) != entry.operation:
         return "another function"
     if mapped[i]:
         return f"{mapped[i]}s"
@@ -317,12 +318,6 @@ def _untimed(l, i, p, loops, parents, mapped, entries, why, entry, max_entries) 
     if p is not None and DOUBLE_BUFFER in loops[p].attributes:
         return f"in double-buffered L{p}"
     return None if entries[i] > max_entries else ""
-
-
-def _function_of(op):
-    while op.name != "func.func":
-        op = op.parent
-    return op
 
 
 def is_mark(op) -> bool:
