@@ -41,7 +41,8 @@ timings: dict = {}  # the last import's phases, in seconds (bench_torch.py repor
 def from_torch(module, *example_inputs, name: str | None = None, **options) -> Model:
     """A torch ``nn.Module`` (or an ``ExportedProgram``) as a ``Model`` of
     the shapes of ``example_inputs``.  ``options`` go to ``Model`` (``target``,
-    ``fuse``, ``parallel``, ``vectorize``)."""
+    ``fuse``, ``parallel``, ``vectorize``; ``cpu``/``features``: the LLVM CPU
+    and features whose vector register the default schedule is for)."""
     try:
         import torch
     except ModuleNotFoundError:

@@ -39,7 +39,7 @@ from ..mlir import ir
 from ..passes import prepack
 from ..passes.cache import MARKER as CACHE_MARKER
 from ..schedule import Schedule, unverified_moves
-from ..targets import get_target
+from ..targets import CompileOptions, get_target
 from .linalg import Imported
 
 
@@ -250,7 +250,8 @@ class Model:
     """An imported model: ``model(*inputs)`` runs it."""
 
     def __init__(self, imported: Imported, name: str = "model", target: str | None = None, fuse: bool = True,
-                 parallel: bool = True, vectorize: bool = True, example: list | None = None):
+                 parallel: bool = True, vectorize: bool = True, example: list | None = None,
+                 cpu: str | None = None, features: str | None = None):
         self.imported = imported
         self.name = name
         self.example = example  # NumPy arrays of the inputs (from_torch's example inputs)
@@ -258,7 +259,10 @@ class Model:
         width = 1
         if vectorize and self.target == "cpu":
             sizes = [a.dtype.itemsize for a in imported.outputs] or [4]
-            width = get_target("cpu").vector_width(min(sizes))
+            # the vector register of the CPU the schedule is for (``cpu``/``features``: an LLVM
+            # CPU name and features, as lt-opt's --mcpu/--mattr; None: this host's)
+            options = CompileOptions(cpu=cpu, features=features) if cpu or features else None
+            width = get_target("cpu").vector_width(min(sizes), options)
         # what the search starts from (and the tuning database knows the model by): fused, but
         # neither parallel nor vectorized, so that the recipes' register tiles apply to its contractions
         self.tuning_start = fused_schedule(imported, fuse)

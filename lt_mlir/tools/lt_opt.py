@@ -232,7 +232,7 @@ def run(argv: list[str] | None = None) -> int:
         if args.import_ == "linalg":
             from ..importers import from_linalg
 
-            chunk = from_linalg(chunk, filename=filename).start.file_text
+            chunk = from_linalg(chunk, filename=filename, cpu=args.mcpu, features=args.mattr).start.file_text
         elif "linalg." in chunk and "lt.loop" not in chunk:
             sys.stderr.write("remark: the module holds linalg ops; --import=linalg turns them into lt loop nests\n")
         try:

@@ -1,6 +1,8 @@
 // lt-opt --import=linalg: a linalg-on-tensors module (torch-mlir's output) becomes lt
 // loop nests with the default schedule; weights held as dense constants become arguments.
-// RUN: lt-opt %s --import=linalg --emit=loop-tree | filecheck %s
+// The default schedule follows the vector register of --mcpu (this host's without it):
+// RUN: lt-opt %s --import=linalg --emit=loop-tree --mcpu=znver4 | filecheck %s
+// RUN: lt-opt %s --import=linalg --emit=loop-tree --mcpu=znver2 | filecheck %s --check-prefix=AVX2
 // RUN: lt-opt %s --import=linalg --run | filecheck %s --check-prefix=TIMED
 // A contraction keeps its own nest, in loop_tool's order (the output's last dim innermost);
 // the transposed constant weight is transposed at import (w.T), its bias and ReLU fused into one nest.
@@ -22,6 +24,11 @@
 // CHECK-NEXT:   %6 <- add(%4, %5)
 // CHECK-NEXT:   %7 <- max(%6, 0.0)
 // CHECK-NEXT:   output0[i, j] <- %7
+// On AVX2 (8 lanes) the contraction is register-tiled: 4 rows by one vector of 8.
+// AVX2:      for i in 1 : L2 [parallel]
+// AVX2-NEXT:  for k in 16 : L3
+// AVX2-NEXT:   for i' in 4 : L4 [unroll full]
+// AVX2-NEXT:    for j in 8 : L5 [unroll full, vectorize 8]
 // TIMED: @main: {{.*}} ms (median of 20 runs after warm-up)
 // TIMED-NEXT: arg3 f32[4, 8] checksum
 #id = affine_map<(d0, d1) -> (d0, d1)>
