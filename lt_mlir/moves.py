@@ -450,6 +450,7 @@ for _kind in (
     MoveKind("online_softmax", _simple("lt-online-softmax"), "the max loop and the loops summing exp(x - max) after it as one, sums rescaled as it grows (reassoc)"),
     MoveKind("expand", _simple("lt-expand"), "each scratch buffer allocated in the loop's body given an axis over its dim, allocated before it"),
     MoveKind("hoist", _simple("lt-hoist"), "an expression invariant in the loop computed once before it, into a scratch buffer over the dims it uses"),
+    MoveKind("symmetric", _simple("lt-symmetric"), "a symmetric output's blocks below the diagonal skipped, the upper triangle mirrored"),
     MoveKind("cache", _with_int("lt-cache", "operand"), "argument OPERAND's tile copied into a local buffer each iteration"),
     MoveKind("uncache", _simple("lt-uncache"), "remove the cache copy at the start of the body"),
     MoveKind("double_buffer", _simple("lt-double-buffer"), "the next iteration's cache tiles copied (cp.async) while this one computes (GPU)",

@@ -195,6 +195,27 @@ def matmul(
     return _text(b)
 
 
+def syrk(n: int, k: int, n_blocks: Sequence[int] = (), k_blocks: Sequence[int] = ()) -> str:
+    """C[i, j] = sum_k A[k, i] * A[k, j] (BLAS's syrk, ``A^T A``: symmetric,
+    what ``lt-symmetric`` halves); A is k x n.
+
+    Loop order i, j, k, with C initialised under j, before the k loops."""
+    a, c = memref([k, n], "f32"), memref([n, n], "f32")
+    b = Builder()
+    with b.func("syrk", [("A", a), ("C", c)]) as (A, C):
+        zero = b.constant(0.0, "f32", name="zero")
+        with b.nest("i", n, n_blocks):
+            ii = b.dim("i", name="i")
+            with b.nest("j", n, n_blocks):
+                jj = b.dim("j", name="j")
+                b.store(zero, C, [ii, jj])
+                with b.nest("k", k, k_blocks):
+                    kk = b.dim("k", name="k")
+                    x, y = b.load(A, [kk, ii], name="a"), b.load(A, [kk, jj], name="b")
+                    b.reduce("add", b.binary("mulf", x, y, name="p"), C, [ii, jj])
+    return _text(b)
+
+
 def conv1d(n: int, w: int, blocks: Sequence[int] = ()) -> str:
     """Y[i] = sum_j X[i + j] * W[j] for i < n (X has n + w - 1 elements)."""
     x_t, w_t, y_t = memref([n + w - 1], "f32"), memref([w], "f32"), memref([n], "f32")

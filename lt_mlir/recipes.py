@@ -95,6 +95,8 @@ def register_tile(
     width: int | None = None,
     parallel: bool = False,
     pack: bool = True,
+    symmetric: bool = True,
+    k_block: int | None = None,
 ) -> Schedule:
     """Apply the register-tile moves (module docstring) to ``schedule``,
     which must hold loop_tool's default schedule of a contraction, or any
@@ -103,7 +105,13 @@ def register_tile(
     ``rows`` (default ``default_rows(width)``) and ``vectors``: the tile of
     C, ``rows x vectors*width`` elements; ``pack``: copy panels of B (module
     docstring; ignored when one tile spans N, or when B is not an argument
-    of the function, which ``lt-cache`` copies).  Refuses (``PassError``)
+    of the function, which ``lt-cache`` copies); ``symmetric``: when C is
+    provably symmetric (``d^T d``), compute only the tiles that reach the
+    diagonal and mirror them (``lt-symmetric``); ``k_block``: the
+    reduction in blocks of that many iterations, their loop outside the
+    tiles, so that the rows of A and B a block reads stay in cache while
+    every tile uses them (instead of ``pack``; the row tiles are then the
+    parallel loop, one fork a block).  Refuses (``PassError``)
     another loop structure, or a tile wider than the problem."""
     module = schedule.module  # a fresh parse: kept alive while its loops are read
     loops = preorder_loops(module)
@@ -130,14 +138,43 @@ def register_tile(
     tile = min(vectors * width, n - n % width)
     schedule.split(first, rows).swap(first + 1)  # i/rows, k, i', j
     _tile_columns(schedule, first + 1, tile, n, width)
-    if pack and tile < n and b_arg is not None:
+    rows_at = first  # the loop over row tiles
+    if k_block and not batched and _k_blocks(schedule, first + (2 if tile < n else 1), first, k_block):
+        rows_at = first + 1
+    elif pack and tile < n and b_arg is not None:
         schedule.swap(first).cache(first, b_arg)
     if parallel:
         if batched:
             _parallel_outermost(schedule, first)
         else:
-            schedule.parallel(first)
+            schedule.parallel(rows_at)
+    if symmetric and tile < n and not batched:
+        _symmetric(schedule, rows_at + 1)
     return schedule
+
+
+def _k_blocks(schedule: Schedule, k: int, first: int, block: int) -> bool:
+    """The reduction loop ``k`` in blocks of ``block`` iterations, the
+    loop over the blocks moved out to ``first`` (around the tiles); False
+    (nothing done) when the reduction is no longer than a block."""
+    module = schedule.module
+    size = lt.loop_size(preorder_loops(module)[k])
+    del module
+    if size <= block:
+        return False
+    schedule.split(k, block)
+    for at in range(k - 1, first - 1, -1):
+        schedule.swap(at)
+    return True
+
+
+def _symmetric(schedule: Schedule, loop: int) -> None:
+    """``lt-symmetric`` on the inner of the two tile loops when C is
+    symmetric (``A^T A``: covariance); nothing when it is refused."""
+    try:
+        schedule.symmetric(loop)
+    except PassError:
+        pass
 
 
 def _parallel_outermost(schedule: Schedule, loop: int) -> None:

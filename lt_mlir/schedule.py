@@ -392,6 +392,15 @@ class Schedule:
         ``shrink_buffers`` sizes the buffer again)."""
         return self._move("expand", loop)
 
+    def symmetric(self, loop: int) -> "Schedule":
+        """Compute only the blocks of a symmetric output (``A^T A``,
+        covariance) that reach the diagonal, ``loop`` being the tile loop
+        over one of its dims inside the other's, then mirror the upper
+        triangle into the lower one (about half the flops of the full
+        product; ``lt-symmetric``).  Refuses an output that is not provably
+        symmetric, or a loop with nothing to skip."""
+        return self._move("symmetric", loop)
+
     def cache(self, loop: int, operand: int) -> "Schedule":
         """Copy the tile of function argument ``operand`` (0-based) that
         loop ``loop``'s body reads into a contiguous local buffer at the

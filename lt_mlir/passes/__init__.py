@@ -24,6 +24,7 @@ from . import (  # noqa: F401
     sink_factor,
     split,
     swap,
+    symmetric,
     unannotate,
     unroll,
     vectorize,

@@ -444,9 +444,11 @@ def beam(tuner: Tuner, rng, workers: int = 1, width: int = 4) -> None:
 
 # The recipes' variants a search starts from (``recipe_seeds``): CPU register
 # tiles (rows x vectors of the target's width, packed or not, parallel or
-# not; packed, the larger tiles of ``recipes.register_tile_shapes``) and GPU
+# not; packed, the larger tiles of ``recipes.register_tile_shapes``; on all
+# cores with the reduction in blocks of ``K_BLOCK``) and GPU
 # shared-memory tiles.
 _CPU_TILES = [dict(vectors=v, pack=p, parallel=par) for par in (False, True) for v in (3, 2, 1) for p in (True, False)]
+K_BLOCK = 64  # the reduction's blocks of the k-blocked register tiles among the seeds
 _GPU_TILES = [dict(tile=t, regs=r) for t, r in ((32, 2), (64, 4), (32, 4), (64, 8))]
 
 
@@ -466,8 +468,9 @@ def recipe_seeds(start: Schedule, target="cpu") -> list[Candidate]:
         tries = [(recipes.gpu_tiled_matmul, options, []) for options in _GPU_TILES]
     else:
         width = t.vector_width(lt.element_bytes(start.module.operation))
-        tiles = _CPU_TILES + [dict(rows=r, vectors=v, pack=True, parallel=par)
-                              for par in (False, True) for r, v in recipes.register_tile_shapes(width)]
+        shapes = recipes.register_tile_shapes(width)
+        tiles = _CPU_TILES + [dict(rows=r, vectors=v, pack=True, parallel=par) for par in (False, True) for r, v in shapes]
+        tiles += [dict(rows=r, vectors=v, parallel=True, k_block=K_BLOCK) for r, v in [(None, 3), *shapes]]
         tries = [(recipes.register_tile, dict(options, width=width)) for options in tiles]
         tries += [(recipes.vector_rows, dict(width=width, parallel=par)) for par in (False, True)]
         tries += [(recipes.vector_loops, dict(width=width, parallel=par)) for par in (False, True)]

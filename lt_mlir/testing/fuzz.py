@@ -2,7 +2,7 @@
 against NumPy on guard-paged arrays.
 
 For every schedule the fuzzer picks a reference program at an odd size
-(pointwise add, row sum, row max, matmul, clipped matmul, conv1d, conv2d,
+(pointwise add, row sum, row max, matmul, clipped matmul, syrk, conv1d, conv2d,
 softmax, in-place smoothing sweeps whose loops carry dependences), then 1-8
 random transformations: a pass from the registry (every
 ``lt-*`` pass there, so passes added later are fuzzed too), a random loop
@@ -172,6 +172,11 @@ def _ref_matmul(xs, size):
     return [(a @ b, np.abs(a) @ np.abs(b), size[2])]
 
 
+def _ref_syrk(xs, size):
+    (a,) = _f64(xs)
+    return [(a.T @ a, np.abs(a).T @ np.abs(a), size[1])]
+
+
 def _ref_clipped(xs, size):
     a, b = _f64(xs)
     p = np.maximum(a[:, :, None] * b[None, :, :], 0.0).sum(axis=1)
@@ -336,6 +341,14 @@ PROGRAMS: dict[str, Program] = {
             lambda rng, s: [_uniform(rng, (s[0], s[2])), _uniform(rng, (s[2], s[1]))],
             _ref_clipped,
             "programs.matmul({}, clipped=True)",
+        ),
+        Program(
+            "syrk",
+            ((7, 5), (13, 6), (33, 4)),
+            lambda n, k: _programs_module().syrk(n, k),
+            lambda rng, s: [_uniform(rng, (s[1], s[0]))],
+            _ref_syrk,
+            "programs.syrk({})",
         ),
         Program(
             "conv1d",
@@ -543,6 +556,10 @@ def _choose_options(rng: random.Random, info, loops: list) -> dict:
                 # mostly a loop holding a maximum (others are refused at once)
                 held = _max_holders(loops)
                 i = rng.choice(held) if held else i
+            elif info.name == "lt-symmetric" and rng.random() < 0.9:
+                # mostly a loop inside another (an outermost one is refused at once)
+                inner = [j for j, l in enumerate(loops) if lt.enclosing_loops(l)]
+                i = rng.choice(inner) if inner else i
             elif info.name == "lt-distribute" and rng.random() < 0.9:
                 # mostly a loop whose body has parts to distribute (others are refused at once)
                 from ..passes.distribute import body_parts

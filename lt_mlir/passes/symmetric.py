@@ -1,0 +1,325 @@
+"""``lt-symmetric{loop=L}``: compute only the upper triangle's blocks of
+a symmetric output, then mirror them into the lower triangle (BLAS's
+``syrk`` against ``gemm``: covariance's ``d^T d`` in about half the flops).
+
+A nest that writes ``C[r, c]`` with a value that is the same function of
+``(r, c)`` as of ``(c, r)`` -- covariance's ``C[m, p] += d[n, m] *
+d[n, p]`` -- computes a symmetric ``C``.  With L a loop over ``r`` or
+``c`` (a tile loop) inside a loop over the other, each iteration of L
+computes a block of ``C``, ``r0 .. r0+Br-1`` by ``c0 .. c0+Bc-1`` (the
+logical indices at L's body and the extents of the levels inside it).
+The pass puts L's body under ``scf.if (c0 + Bc > r0)``: a block wholly
+below the diagonal is skipped.  Right after the outermost loop around L
+a new nest ``for r { for c { if c < r: C[r, c] = C[c, r] } }`` copies
+the upper triangle (every element of which was computed: its block
+reaches the diagonal) into the lower one::
+
+    for m in 40 : L0 [parallel]         for m in 40 : L0 [parallel, dynamic]
+     for p in 5 : L1                     for p in 5 : L1
+      for n in 140 : L2        ->         if p + 24 > m: for n in 140 : L2 ...
+       ... C[m, p] += d[n,m]*d[n,p]     for m in 120 : L5
+                                         for p in 120 : L6   if p < m: C[m, p] = C[p, m]
+
+The mirror's outer loop is parallel where the outermost loop around L
+is (it reads only above the diagonal and writes only below it, so its
+rows are independent); a parallel loop around L is dealt ``dynamic``
+unless it has a schedule already (its iterations no longer do equal
+work).
+
+What counts as symmetric: each value written into ``C`` (``lt.reduce``
+of any kind, ``memref.store``) is compared, as an expression tree, with
+itself after swapping the dims ``r`` and ``c`` in every ``lt.dim``, the
+operands of commutative ops (``addf``, ``mulf``, ``maxnumf``, ...) taken
+in either order.  Leaves: constants, values defined outside the nest,
+``lt.dim`` ops, and loads (their indices compared the same way); a load
+of ``C`` itself is allowed only at the element being written.  The
+float results are bit-identical to the unpruned nest's wherever every
+element is computed by the same sequence of operations (lt's uniform
+loops; ``a * b`` and ``fma(a, b, x)`` commute exactly); under a
+``reassoc`` fastmath mode LLVM may group a sum's terms differently in two
+copies of a loop, which is rounding that mode allows anyway.
+
+Refuses (IR untouched, located): L annotated ``gpu`` or inside a GPU
+mapping; nothing written inside L; writes inside L to another buffer
+than ``C`` (skipping a block would lose them) or to a ``C`` that is not
+square (rank 2, equal extents); an index of a write that is not the full
+logical index of a dim (an ``lt.dim`` under every level of its dim), or
+the same dim twice; L not over ``r`` or ``c``, or no loop around L over
+the other (nothing to skip); a value that is not symmetric (naming the
+op); ``C`` read inside L other than at the element written; ``C`` read
+or written elsewhere in the nest than inside L, except stores before L
+of symmetric values (its initialisation); an op with regions inside L
+other than ``lt.loop`` (a condition of the program's own).
+"""
+
+from __future__ import annotations
+
+from ..dialect import lt
+from ..mlir import arith, ir, memref, scf
+from .common import find_loop, index_constant, loop_label, new_dim, new_loop, refuse, walk_ops
+from .registry import Option, register
+
+NAME = "lt-symmetric"
+
+_COMMUTATIVE = {
+    "arith.addf", "arith.mulf", "arith.addi", "arith.muli", "arith.andi", "arith.ori", "arith.xori",
+    "arith.maxnumf", "arith.minnumf", "arith.maximumf", "arith.minimumf",
+    "arith.maxsi", "arith.minsi", "arith.maxui", "arith.minui",
+}
+
+_SGT, _SLT = 4, 2  # arith.cmpi predicates
+
+
+@register(NAME, Option("loop", int, help="a tile loop over one of the symmetric output's dims, inside a loop over the other"))
+def symmetric(module_op, loop: int) -> None:
+    """Compute only the blocks of a symmetric output on or above the diagonal, then mirror them."""
+    target = find_loop(module_op, loop, NAME)
+    _Plan(target, f"L{loop} {loop_label(target)}").rewrite()
+
+
+def _def_op(value):
+    owner = value.owner
+    return None if isinstance(owner, ir.Block) else owner.operation
+
+
+def _dim_of(value) -> str | None:
+    op = _def_op(value)
+    if op is not None and op.name == "lt.dim":
+        return ir.StringAttr(op.attributes["dim"]).value
+    return None
+
+
+def _levels(op, dim: str) -> int:
+    """How many levels over ``dim`` enclose ``op``."""
+    return sum(1 for l in lt.enclosing_loops(op) if lt.loop_dim(l) == dim)
+
+
+def _depth(top, dim: str) -> int:
+    """The most levels over ``dim`` nested in one another in ``top``'s nest."""
+    best = 0
+    for op in walk_ops(top):
+        if op.name == "lt.loop" and lt.loop_dim(op) == dim:
+            best = max(best, _levels(op, dim) + 1)
+    return best
+
+
+def _block(loop, dim: str) -> int:
+    """Elements of ``dim`` one iteration of ``loop`` covers."""
+    if lt.loop_dim(loop) == dim:
+        return lt.inner_extent(loop)
+    extents = [1]
+
+    def visit(o):
+        if o.name == "lt.loop" and o != loop and lt.loop_dim(o) == dim:
+            extents.append(lt.inner_loop_extent(o))
+            return ir.WalkResult.SKIP
+        return ir.WalkResult.ADVANCE
+
+    loop.walk(visit, ir.WalkOrder.PRE_ORDER)
+    return max(extents)
+
+
+def _inside(op, loop) -> bool:
+    parent = op.parent
+    while parent is not None:
+        if parent == loop:
+            return True
+        parent = parent.parent
+    return False
+
+
+class _Plan:
+    """Everything ``rewrite`` needs, checked before anything changes."""
+
+    def __init__(self, loop, label: str):
+        self.loop = loop
+        around = lt.enclosing_loops(loop)
+        self.top = around[-1] if around else loop
+        for l in [loop, *around]:
+            if "gpu" in lt.annotations(l):
+                raise refuse(NAME, f"{label} is in a GPU mapping: a block skipped by one thread would diverge it "
+                             "(apply lt-symmetric before lt-gpu-map)", loop)
+        writes = [o for o in walk_ops(loop) if o.name in ("lt.reduce", "memref.store")]
+        if not writes:
+            raise refuse(NAME, f"{label} writes nothing", loop)
+        for o in walk_ops(loop):
+            if o != loop and o.regions and o.name != "lt.loop":
+                raise refuse(NAME, f"{label} holds a condition of its own ('{o.name}'): lt-symmetric needs "
+                             "every element of a block computed the same way", o)
+        self.buffer = self._target(writes[0])
+        t = self.buffer.type
+        if not isinstance(t, ir.MemRefType) or ir.MemRefType(t).rank != 2:
+            raise refuse(NAME, f"{label} writes a buffer of rank {ir.MemRefType(t).rank}, not a matrix", writes[0])
+        shape = ir.MemRefType(t).shape
+        if shape[0] != shape[1]:
+            raise refuse(NAME, f"{label} writes a {shape[0]} x {shape[1]} matrix: only a square one can be symmetric",
+                         writes[0])
+        self.extent = shape[0]
+        dims = None
+        for w in writes:
+            if self._target(w) != self.buffer:
+                raise refuse(NAME, f"{label} also writes another buffer: skipping a block would lose those writes", w)
+            these = self._write_dims(w, label)
+            if dims is not None and these != dims:
+                raise refuse(NAME, f"{label} writes the matrix at [{', '.join(these)}] and at [{', '.join(dims)}]", w)
+            dims = these
+        self.r, self.c = dims
+        own = lt.loop_dim(loop)
+        if own not in dims:
+            raise refuse(NAME, f"{label} iterates dim '{own}', not one of the matrix's dims '{self.r}', '{self.c}'",
+                         loop)
+        other = self.c if own == self.r else self.r
+        if not any(lt.loop_dim(l) == other for l in around):
+            raise refuse(NAME, f"no loop around {label} iterates '{other}': every block reaches the diagonal, "
+                         "nothing to skip (take a tile loop inside the other dim's tile loop)", loop)
+        for w in writes:
+            why = self._asymmetry(w.operands[0])
+            if why is not None:
+                raise refuse(NAME, f"the value written into the matrix is not symmetric in '{self.r}' and '{self.c}': "
+                             f"{why[0]}", why[1] or w)
+        self._check_other_accesses(label)
+        self.br, self.bc = _block(loop, self.r), _block(loop, self.c)
+
+    # ------------------------------------------------------------ checks
+
+    @staticmethod
+    def _target(op):
+        return op.operands[1]
+
+    def _write_dims(self, w, label) -> tuple[str, str]:
+        idx = list(w.operands)[2:]
+        dims = tuple(_dim_of(v) for v in idx)
+        if None in dims:
+            raise refuse(NAME, f"{label} writes the matrix at an index that is not a dim's logical index", w)
+        if dims[0] == dims[1]:
+            raise refuse(NAME, f"{label} writes the matrix's diagonal only (both indices are '{dims[0]}')", w)
+        for v, d in zip(idx, dims):
+            if _levels(_def_op(v), d) != _depth(self.top, d):
+                raise refuse(NAME, f"{label} writes the matrix at a tile's index of '{d}', not an element's", w)
+        return dims
+
+    def _is_element(self, load) -> bool:
+        """``load`` reads the matrix at the element ``at`` writes."""
+        idx = list(load.operands)[1:]
+        return [_dim_of(v) for v in idx] == [self.r, self.c] and all(
+            _levels(_def_op(v), d) == _depth(self.top, d) for v, d in zip(idx, (self.r, self.c)))
+
+    def _asymmetry(self, value):
+        """None when ``value`` is the same function of (r, c) as of (c, r),
+        else (why, the op to point at or None)."""
+        self._culprit, self._culprit_op = None, None
+        memo: dict = {}
+        a = self._canon(value, False, memo, {})
+        b = self._canon(value, True, memo, {}) if a is not None else None
+        if a is None or b is None:
+            return self._culprit, self._culprit_op
+        if a != b:
+            return "swapping the two dims gives another expression", _def_op(value)
+        return None
+
+    def _canon(self, value, swap: bool, memo: dict, cache: dict):
+        key = (value, swap)
+        if key in cache:
+            return cache[key]
+        out = self._canon_uncached(value, swap, memo, cache)
+        cache[key] = out
+        return out
+
+    def _canon_uncached(self, value, swap, memo, cache):
+        op = _def_op(value)
+        if op is None or not _inside(op, self.top):
+            if op is not None and op.name == "arith.constant":
+                return ("const", str(op.attributes["value"]))
+            return ("value", memo.setdefault(value, len(memo)))
+        name = op.name
+        if name == "lt.dim":
+            d = ir.StringAttr(op.attributes["dim"]).value
+            if swap and d in (self.r, self.c):
+                d = self.c if d == self.r else self.r
+            return ("dim", d)
+        if name == "arith.constant":
+            return ("const", str(op.attributes["value"]))
+        if name == "memref.load":
+            buf = op.operands[0]
+            if buf == self.buffer:
+                if self._is_element(op):
+                    return ("element",)
+                self._culprit, self._culprit_op = "it reads the matrix at another element than the one written", op
+                return None
+            parts = [self._canon(v, swap, memo, cache) for v in list(op.operands)[1:]]
+            if None in parts:
+                return None
+            return ("load", self._canon(buf, swap, memo, cache), tuple(parts))
+        if (name.startswith("arith.") or name.startswith("math.")) and not op.regions and len(op.results) == 1:
+            parts = [self._canon(v, swap, memo, cache) for v in op.operands]
+            if None in parts:
+                return None
+            if name in _COMMUTATIVE:
+                parts = sorted(parts, key=repr)
+            attrs = tuple(sorted((a, str(op.attributes[a])) for a in op.attributes))
+            return (name, attrs, tuple(parts))
+        self._culprit, self._culprit_op = f"it holds '{name}', which lt-symmetric cannot compare", op
+        return None
+
+    def _check_other_accesses(self, label: str) -> None:
+        """``C`` elsewhere in the nest: only symmetric stores before L."""
+        before = True
+        for op in walk_ops(self.top):
+            if op == self.loop:
+                before = False
+                continue
+            if _inside(op, self.loop) and op.name == "memref.load" and op.operands[0] == self.buffer:
+                if not self._is_element(op):
+                    raise refuse(NAME, f"{label} reads the matrix at another element than it writes", op)
+                continue
+            if _inside(op, self.loop) or op.name not in ("memref.load", "memref.store", "lt.reduce"):
+                continue
+            buf = op.operands[0] if op.name == "memref.load" else op.operands[1]
+            if buf != self.buffer:
+                continue
+            if op.name == "memref.store" and before:
+                self._write_dims(op, label)
+                if self._asymmetry(op.operands[0]) is None:
+                    continue
+            raise refuse(NAME, f"the matrix is {'read' if op.name == 'memref.load' else 'written'} in the nest "
+                         f"outside {label}: it would see the lower triangle before the mirror fills it", op)
+
+    # ---------------------------------------------------------- rewrite
+
+    def rewrite(self) -> None:
+        loop, r, c = self.loop, self.r, self.c
+        body = lt.loop_body(loop)
+        ops = list(body.operations)
+        with loop.location:
+            with ir.InsertionPoint.at_block_begin(body):
+                r0, c0 = new_dim(r), new_dim(c)
+                end = arith.AddIOp(c0, index_constant(self.bc)).result
+                keep = arith.CmpIOp(_SGT, end, r0).result
+                guard = scf.IfOp(keep)
+            with ir.InsertionPoint(guard.then_block):
+                yield_op = scf.YieldOp([])
+        for op in ops:
+            op.operation.move_before(yield_op)
+        parallel = "parallel" in lt.annotations(self.top)
+        for l in [loop, *lt.enclosing_loops(loop)]:
+            if "parallel" in lt.annotations(l) and "lt.schedule" not in l.attributes:
+                l.attributes["lt.schedule"] = ir.StringAttr.get("dynamic")
+        self._mirror(parallel)
+
+    def _mirror(self, parallel: bool) -> None:
+        top, r, c, n = self.top, self.r, self.c, self.extent
+        notes = {"lt.parallel": ir.UnitAttr.get()} if parallel else {}
+        with top.location:
+            with ir.InsertionPoint.after(top):
+                _, rows = new_loop(r, n, 0, notes)
+            with ir.InsertionPoint(rows):
+                _, cols = new_loop(c, n, 0)
+            with ir.InsertionPoint(cols):
+                ri, ci = new_dim(r), new_dim(c)
+                below = arith.CmpIOp(_SLT, ci, ri).result
+                guard = scf.IfOp(below)
+                with ir.InsertionPoint(guard.then_block):
+                    v = memref.LoadOp(self.buffer, [ci, ri]).result
+                    memref.StoreOp(v, self.buffer, [ri, ci])
+                    scf.YieldOp([])
+

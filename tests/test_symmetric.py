@@ -1,0 +1,126 @@
+"""lt-symmetric: a symmetric output (``A^T A``, covariance) computed only in
+the tiles that reach the diagonal, the upper triangle mirrored into the
+lower one.  Checked through the Schedule API and ``recipes.register_tile``
+against NumPy in float64, bit for bit against the same schedule without
+the pass (each element is the same sum of the same products), and on
+guard-paged buffers.
+
+Tolerance: float32 sums of K products of values in [-1, 1) agree with the
+float64 reference to ``2 (K + 1) eps sum|terms|`` (the fuzzer's bound).
+"""
+
+import numpy as np
+import pytest
+
+import lt_mlir
+from lt_mlir import PassError, Schedule, programs, recipes
+from lt_mlir.testing.guard import guarded_array, guarded_copy
+
+EPS = np.finfo(np.float32).eps
+
+
+def _syrk_inputs(n: int, k: int, seed: int = 0):
+    return np.random.default_rng(seed).uniform(-1, 1, (k, n)).astype(np.float32)
+
+
+def _run(schedule: Schedule, a: np.ndarray, guarded: bool = False) -> np.ndarray:
+    kernel = lt_mlir.compile(schedule.text)
+    n = a.shape[1]
+    if guarded:
+        out = guarded_array((n, n), np.float32, fill=np.nan)
+        kernel(guarded_copy(a, readonly=True), out)
+        return np.array(out)
+    out = np.full((n, n), np.nan, np.float32)
+    kernel(a, out)
+    return out
+
+
+def _check(got: np.ndarray, a: np.ndarray) -> None:
+    a64 = a.astype(np.float64)
+    ref, bound = a64.T @ a64, np.abs(a64).T @ np.abs(a64)
+    tol = 2 * (a.shape[0] + 1) * EPS * bound
+    assert not np.isnan(got).any()
+    assert (np.abs(got - ref) <= tol).all(), np.abs(got - ref).max()
+
+
+def _tiled(n: int, k: int, tile_i: int, tile_j: int) -> Schedule:
+    """syrk (L0 i, L1 j, L2 k) with i and j split into tiles and the k
+    loop moved inside the column tiles: i/ti { j/tj { k { i' { j' } } } }."""
+    s = Schedule(programs.syrk(n, k))
+    s.split(1, tile_j).split(0, tile_i)  # L0 i, L1 i', L2 j, L3 j', L4 k
+    s.swap(1)  # i, j, i', j', k: statements first get loops of their own
+    return s
+
+
+@pytest.mark.parametrize("n,k,tile_i,tile_j", [(12, 5, 4, 4), (13, 7, 3, 5), (33, 4, 8, 16), (9, 9, 9, 2)])
+def test_tiles_below_the_diagonal_are_skipped_and_mirrored(n, k, tile_i, tile_j):
+    """Element by element (L1, the j loop in the i loop) and by tiles (L1,
+    the loop over j's tiles in the one over i's, tails included)."""
+    a = _syrk_inputs(n, k)
+    for s in (Schedule(programs.syrk(n, k)), _tiled(n, k, tile_i, tile_j)):
+        got = _run(s.copy().symmetric(1), a)
+        _check(got, a)
+        assert np.array_equal(got, _run(s, a))
+        assert np.array_equal(got, got.T)
+
+
+def test_register_tile_of_covariance_is_symmetric_and_bit_identical():
+    """The recipe applies lt-symmetric to covariance's d^T d (centred
+    matrix times itself, after the nests that compute it), on one core and
+    on all, with and without blocks of the reduction; nothing changes but
+    the work: every element equals the unpruned schedule's."""
+    rng = np.random.default_rng(1)
+    x = rng.uniform(0, 1, (70, 61)).astype(np.float32)
+    s = lt_mlir.SymbolGenerator()
+    t = lt_mlir.Tensor(x).to(s.n, s.m)
+    d = t - t.sum(s.n) * lt_mlir.Tensor(np.array(1 / 70, np.float32))
+    cov = (d * d.to(s.n, s.p)).sum(s.n)
+    start = cov.schedule
+    d64 = x.astype(np.float64) - x.astype(np.float64).mean(0)
+    for options in (dict(), dict(parallel=True), dict(parallel=True, k_block=16), dict(rows=2, vectors=1)):
+        full = recipes.register_tile(start.copy(), width=8, symmetric=False, **options)
+        half = recipes.register_tile(start.copy(), width=8, **options)
+        assert "lt-symmetric" in half.pipeline and "lt-symmetric" not in full.pipeline, options
+        cov.set(full)
+        want = cov.numpy()
+        cov.set(half)
+        got = cov.numpy()
+        np.testing.assert_allclose(got, d64.T @ d64, rtol=1e-4, atol=1e-4)
+        assert np.array_equal(got, want), options
+        if options.get("parallel"):
+            assert "schedule dynamic" in half.loop_tree  # tiles of unequal work dealt as threads finish
+
+
+def test_matmul_is_not_made_symmetric():
+    """A^T B with B another matrix: register_tile leaves it alone, and the
+    pass refuses it naming the reason."""
+    s = Schedule(programs.matmul(12, 12, 5))
+    tiled = recipes.register_tile(s.copy(), width=4, rows=2, vectors=1)
+    assert "lt-symmetric" not in tiled.pipeline
+    with pytest.raises(PassError, match="not symmetric in 'm' and 'n'"):
+        s.copy().symmetric(1)
+
+
+@pytest.mark.parametrize("loop,message", [
+    (0, "no loop around L0 .* iterates 'j'"),
+    (2, "iterates dim 'k', not one of the matrix's dims 'i', 'j'"),
+    (9, "no loop L9"),
+])
+def test_refusals_are_located_and_leave_the_schedule(loop, message):
+    s = Schedule(programs.syrk(6, 5))
+    before = s.text
+    with pytest.raises(lt_mlir.LtError, match=message):
+        s.symmetric(loop)
+    assert s.text == before
+
+
+def test_guard_pages_and_tails():
+    """Tiles with tails in both dims, on guard-paged arrays flush against
+    either end: no access leaves the matrices."""
+    n, k = 13, 6
+    a = _syrk_inputs(n, k, seed=3)
+    s = _tiled(n, k, 4, 5).symmetric(2)
+    assert "cmpi sgt(j + 5, i)" in s.loop_tree, s.loop_tree
+    got = _run(s, a, guarded=True)
+    _check(got, a)
+    assert np.array_equal(got, got.T)
