@@ -89,6 +89,7 @@ def test_register_tile_of_covariance_is_symmetric_and_bit_identical():
         assert np.array_equal(got, want), options
         if options.get("parallel"):
             assert "schedule dynamic" in half.loop_tree  # tiles of unequal work dealt as threads finish
+            assert half.loop_tree.count("[parallel") == 2  # the mirror's rows too
 
 
 def test_matmul_is_not_made_symmetric():

@@ -20,9 +20,9 @@ reaches the diagonal) into the lower one::
        ... C[m, p] += d[n,m]*d[n,p]     for m in 120 : L5
                                          for p in 120 : L6   if p < m: C[m, p] = C[p, m]
 
-The mirror's outer loop is parallel where the outermost loop around L
-is (it reads only above the diagonal and writes only below it, so its
-rows are independent); a parallel loop around L is dealt ``dynamic``
+The mirror's outer loop is parallel where a loop of L's nest is (it
+reads only above the diagonal and writes only below it, so its rows are
+independent); a parallel loop around L is dealt ``dynamic``
 unless it has a schedule already (its iterations no longer do equal
 work).
 
@@ -300,7 +300,7 @@ class _Plan:
                 yield_op = scf.YieldOp([])
         for op in ops:
             op.operation.move_before(yield_op)
-        parallel = "parallel" in lt.annotations(self.top)
+        parallel = any(o.name == "lt.loop" and "parallel" in lt.annotations(o) for o in walk_ops(self.top))
         for l in [loop, *lt.enclosing_loops(loop)]:
             if "parallel" in lt.annotations(l) and "lt.schedule" not in l.attributes:
                 l.attributes["lt.schedule"] = ir.StringAttr.get("dynamic")
