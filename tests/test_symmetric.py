@@ -125,3 +125,29 @@ def test_guard_pages_and_tails():
     got = _run(s, a, guarded=True)
     _check(got, a)
     assert np.array_equal(got, got.T)
+
+
+@pytest.mark.parametrize("edit,message", [
+    # i's iteration number instead of its logical index (the same here, but
+    # not after a split): the pass compares indices, so it refuses
+    (("%A[%k, %i] :", "%A[%k, %i2] :"), "iteration number"),
+    # the product with C's other element: not symmetric
+    (("%b = memref.load %A[%k, %j] : memref<3x4xf32>", "%b = memref.load %C[%j, %i] : memref<4x4xf32>"),
+     "reads the matrix at another element"),
+    # a different scale for the row and the column: the value changes when swapped
+    (("%p = arith.mulf %a, %b : f32", "%q = arith.mulf %a, %b : f32\n        %p = arith.subf %q, %a : f32"),
+     "swapping the two dims gives another expression"),
+])
+def test_asymmetric_values_are_refused(edit, message):
+    text = programs.syrk(4, 3).replace(*edit)
+    s = Schedule(text)
+    with pytest.raises(PassError, match=message):
+        s.symmetric(1)
+
+
+def test_a_nest_over_part_of_the_matrix_is_refused():
+    """Rows 0..3 of a 6 x 6 C (the rest written elsewhere): the mirror
+    would copy elements the nest never computed."""
+    text = programs.syrk(6, 3).replace('{dim = "i", size = 6', '{dim = "i", size = 4')
+    with pytest.raises(PassError, match="covers 4 of dim 'i', not all 6"):
+        Schedule(text).symmetric(1)

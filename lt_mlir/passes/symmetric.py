@@ -44,8 +44,9 @@ mapping; nothing written inside L; writes inside L to another buffer
 than ``C`` (skipping a block would lose them) or to a ``C`` that is not
 square (rank 2, equal extents); an index of a write that is not the full
 logical index of a dim (an ``lt.dim`` under every level of its dim), or
-the same dim twice; L not over ``r`` or ``c``, or no loop around L over
-the other (nothing to skip); a value that is not symmetric (naming the
+the same dim twice; a nest that does not cover every row and column of
+``C``; L not over ``r`` or ``c``, or no loop around L over the other
+(nothing to skip); a value that is not symmetric (naming the
 op); ``C`` read inside L other than at the element written; ``C`` read
 or written elsewhere in the nest than inside L, except stores before L
 of symmetric values (its initialisation); an op with regions inside L
@@ -164,6 +165,14 @@ class _Plan:
                 raise refuse(NAME, f"{label} writes the matrix at [{', '.join(these)}] and at [{', '.join(dims)}]", w)
             dims = these
         self.r, self.c = dims
+        for d in dims:
+            levels = [l for l in walk_ops(self.top) if l.name == "lt.loop" and lt.loop_dim(l) == d
+                      and not any(lt.loop_dim(p) == d for p in lt.enclosing_loops(l))]
+            extents = {lt.inner_loop_extent(l) for l in levels}
+            if extents != {self.extent}:
+                raise refuse(NAME, f"the nest covers {', '.join(map(str, sorted(extents)))} of dim '{d}', not all "
+                             f"{self.extent} rows and columns of the matrix: the mirror would copy what it never "
+                             "computed", loop)
         own = lt.loop_dim(loop)
         if own not in dims:
             raise refuse(NAME, f"{label} iterates dim '{own}', not one of the matrix's dims '{self.r}', '{self.c}'",
@@ -227,6 +236,12 @@ class _Plan:
 
     def _canon_uncached(self, value, swap, memo, cache):
         op = _def_op(value)
+        if op is None and isinstance(value.owner, ir.Block):
+            parent = value.owner.owner
+            if parent is not None and parent.name == "lt.loop" and lt.loop_dim(parent) in (self.r, self.c) \
+                    and (parent == self.top or _inside(parent, self.top)):
+                self._culprit, self._culprit_op = "it reads a loop's iteration number, not its dim's index", None
+                return None
         if op is None or not _inside(op, self.top):
             if op is not None and op.name == "arith.constant":
                 return ("const", str(op.attributes["value"]))
@@ -234,6 +249,9 @@ class _Plan:
         name = op.name
         if name == "lt.dim":
             d = ir.StringAttr(op.attributes["dim"]).value
+            if d in (self.r, self.c) and _levels(op, d) != _depth(self.top, d):
+                self._culprit, self._culprit_op = f"it reads a tile's index of '{d}', not an element's", op
+                return None
             if swap and d in (self.r, self.c):
                 d = self.c if d == self.r else self.r
             return ("dim", d)
