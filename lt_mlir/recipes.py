@@ -147,7 +147,7 @@ def register_tile(
         if batched:
             _parallel_outermost(schedule, first)
         else:
-            schedule.parallel(rows_at)
+            _parallel_with_work(schedule, rows_at)
     if symmetric and tile < n and not batched:
         _symmetric(schedule, rows_at + 1)
     return schedule
@@ -175,6 +175,30 @@ def _symmetric(schedule: Schedule, loop: int) -> None:
         schedule.symmetric(loop)
     except PassError:
         pass
+
+
+def _parallel_with_work(schedule: Schedule, loop: int) -> None:
+    """Make ``loop`` parallel -- or, when it runs once (a tile as wide as
+    the output: 4 channels in tiles of 4), the one loop in its body if that
+    loop is over a dim of the output (no two iterations share an element),
+    so that the cores have iterations to share."""
+    module = schedule.module
+    outer = preorder_loops(module)[loop]
+    inner = None
+    if lt.loop_size(outer) == 1 and lt.loop_tail(outer) == 0:
+        kids = [op for op in lt.body_ops(lt.loop_body(outer)) if lt.is_loop(op)]
+        reduces = _reductions(outer)
+        out = set().union(*[_output_dims_of(r) for r in reduces]) if reduces else set()
+        if len(kids) == 1 and lt.loop_dim(kids[0]) in out and lt.loop_size(kids[0]) > 1:
+            inner = preorder_loops(module).index(kids[0])
+    del module, outer
+    if inner is not None:
+        try:
+            schedule.parallel(inner)
+            return
+        except PassError:
+            pass
+    schedule.parallel(loop)
 
 
 def _parallel_outermost(schedule: Schedule, loop: int) -> None:
@@ -568,7 +592,7 @@ def channel_tile(schedule: Schedule, rows: int | None = None, width: int | None 
         del module, loops, chain
     schedule.vectorize(inner + 1, width).unroll(inner + 1).unroll(inner)
     if parallel:
-        schedule.parallel(first)
+        _parallel_with_work(schedule, first)
     return schedule
 
 

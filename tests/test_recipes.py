@@ -368,6 +368,20 @@ def test_channel_tile_keeps_output_channels_in_registers(shape, width, rows, par
     np.testing.assert_allclose(out, ref, rtol=1e-4, atol=1e-4 * np.abs(ref).max())
 
 
+def test_a_parallel_tile_loop_that_runs_once_hands_its_rows_to_the_cores():
+    """4 output channels in a tile of 4: the channel tiles' loop runs once,
+    so the loop over output rows inside it is the parallel one."""
+    from lt_mlir.recipes import channel_tile
+
+    s, X, W, ref = _imported_conv(3, 4, 9, 16, 3)
+    channel_tile(s, rows=4, width=8, parallel=True)
+    lines = s.loop_tree.splitlines()
+    assert re.match(r"for \w+ in 1 : L\d+$", lines[0]) and lines[1].endswith("[parallel]"), s.loop_tree
+    out = guarded_copy(np.full(ref.shape, np.nan, np.float32))
+    s.compile()(guarded_copy(X, readonly=True), guarded_copy(W, readonly=True), out)
+    np.testing.assert_allclose(out, ref, rtol=1e-4, atol=1e-4 * np.abs(ref).max())
+
+
 def test_channel_tile_refuses_what_it_cannot_take():
     """A tile wider than the channels, a single output channel, and a nest
     of another form (the frontend's conv, its row innermost not)."""
