@@ -129,6 +129,14 @@ def _inside(op, loop) -> bool:
     return False
 
 
+def reaches_diagonal(r0, c0, bc: int):
+    """``c0 + bc > r0``, built at the insertion point: the block of columns
+    ``c0 .. c0 + bc - 1`` has an element on or above the diagonal of row
+    ``r0`` (the block's first row)."""
+    end = arith.AddIOp(c0, index_constant(bc)).result
+    return arith.CmpIOp(_SGT, end, r0).result
+
+
 class _Plan:
     """Everything ``rewrite`` needs, checked before anything changes."""
 
@@ -310,10 +318,7 @@ class _Plan:
         ops = list(body.operations)
         with loop.location:
             with ir.InsertionPoint.at_block_begin(body):
-                r0, c0 = new_dim(r), new_dim(c)
-                end = arith.AddIOp(c0, index_constant(self.bc)).result
-                keep = arith.CmpIOp(_SGT, end, r0).result
-                guard = scf.IfOp(keep)
+                guard = scf.IfOp(reaches_diagonal(new_dim(r), new_dim(c), self.bc))
             with ir.InsertionPoint(guard.then_block):
                 yield_op = scf.YieldOp([])
         for op in ops:

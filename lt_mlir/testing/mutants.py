@@ -222,6 +222,16 @@ def _sink_factor_keeps_product() -> None:
     sink_factor._drop_product = lambda product, load: None
 
 
+def _symmetric_skips_diagonal() -> None:
+    """lt-symmetric skips a block whose last column only reaches the
+    diagonal (``c0 + Bc - 1 > r0``): those diagonal elements are never
+    computed, and the mirror copies only below the diagonal."""
+    from ..passes import symmetric
+
+    original = symmetric.reaches_diagonal
+    symmetric.reaches_diagonal = lambda r0, c0, bc: original(r0, c0, bc - 1)
+
+
 MUTANTS = {
     m.name: m
     for m in (
@@ -249,6 +259,8 @@ MUTANTS = {
                _online_softmax_no_rescale),
         Mutant("sink-factor-keeps-product", "pass", "lt-sink-factor multiplies the terms and keeps the product after the sum",
                _sink_factor_keeps_product),
+        Mutant("symmetric-skips-diagonal", "pass", "lt-symmetric skips the blocks that reach the diagonal only at their last column",
+               _symmetric_skips_diagonal),
     )
 }
 
