@@ -107,11 +107,15 @@ def register_tile(
     docstring; ignored when one tile spans N, or when B is not an argument
     of the function, which ``lt-cache`` copies); ``symmetric``: when C is
     provably symmetric (``d^T d``), compute only the tiles that reach the
-    diagonal and mirror them (``lt-symmetric``); ``k_block``: the
-    reduction in blocks of that many iterations, their loop outside the
-    tiles, so that the rows of A and B a block reads stay in cache while
-    every tile uses them (instead of ``pack``; the row tiles are then the
-    parallel loop, one fork a block).  Refuses (``PassError``)
+    diagonal and mirror them (``lt-symmetric``, when it accepts the nest;
+    never with B's panels packed, whose copies the nest writes);
+    ``k_block``: the reduction in blocks of that many iterations (when it
+    is longer), their loop outside the tiles, so that the rows of A and B
+    a block reads stay in cache while every tile uses them (instead of
+    ``pack``; the row tiles are then the parallel loop, one fork a block).
+    ``symmetric`` and ``k_block`` apply to a contraction brought to
+    ``i, k, j`` (``_contraction``), not to loop_tool's default matmul
+    order, which is tiled as the module docstring shows.  Refuses (``PassError``)
     another loop structure, or a tile wider than the problem."""
     module = schedule.module  # a fresh parse: kept alive while its loops are read
     loops = preorder_loops(module)
@@ -138,9 +142,10 @@ def register_tile(
     tile = min(vectors * width, n - n % width)
     schedule.split(first, rows).swap(first + 1)  # i/rows, k, i', j
     _tile_columns(schedule, first + 1, tile, n, width)
-    rows_at = first  # the loop over row tiles
-    if k_block and not batched and _k_blocks(schedule, first + (2 if tile < n else 1), first, k_block):
-        rows_at = first + 1
+    rows_at = first  # the loop over row tiles (the panels' loop once B is packed)
+    if k_block and not batched:
+        if _k_blocks(schedule, first + (2 if tile < n else 1), first, k_block):
+            rows_at = first + 1
     elif pack and tile < n and b_arg is not None:
         schedule.swap(first).cache(first, b_arg)
     if parallel:
@@ -173,7 +178,7 @@ def _symmetric(schedule: Schedule, loop: int) -> None:
     symmetric (``A^T A``: covariance); nothing when it is refused."""
     try:
         schedule.symmetric(loop)
-    except PassError:
+    except LtError:
         pass
 
 

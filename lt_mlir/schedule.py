@@ -397,8 +397,9 @@ class Schedule:
         covariance) that reach the diagonal, ``loop`` being the tile loop
         over one of its dims inside the other's, then mirror the upper
         triangle into the lower one (about half the flops of the full
-        product; ``lt-symmetric``).  Refuses an output that is not provably
-        symmetric, or a loop with nothing to skip."""
+        product; ``lt-symmetric``).  Refuses an output it cannot show to be
+        symmetric (the pass's docstring says how it checks), or a loop with
+        nothing to skip."""
         return self._move("symmetric", loop)
 
     def cache(self, loop: int, operand: int) -> "Schedule":

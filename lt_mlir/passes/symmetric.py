@@ -31,33 +31,47 @@ of any kind, ``memref.store``) is compared, as an expression tree, with
 itself after swapping the dims ``r`` and ``c`` in every ``lt.dim``, the
 operands of commutative ops (``addf``, ``mulf``, ``maxnumf``, ...) taken
 in either order.  Leaves: constants, values defined outside the nest,
-``lt.dim`` ops, and loads (their indices compared the same way); a load
-of ``C`` itself is allowed only at the element being written.  The
-float results are bit-identical to the unpruned nest's wherever every
-element is computed by the same sequence of operations (lt's uniform
-loops; ``a * b`` and ``fma(a, b, x)`` commute exactly); under a
-``reassoc`` fastmath mode LLVM may group a sum's terms differently in two
-copies of a loop, which is rounding that mode allows anyway.
+``lt.dim`` ops of the full index (under every level of their dim), and
+loads of buffers nothing in the nest writes (their indices compared the
+same way); a load of ``C`` itself only at the element being written.  A
+value that adds to ``C``'s earlier contents (a reduce, or a read of the
+element) also needs those contents symmetric: a store of a symmetric
+value that does not read ``C`` at ``[r, c]`` before it in L or in the
+nest, or, as the last thing before the nest that touches ``C``, a nest
+of its own that only stores a constant (or a value from outside it) at
+``[r, c]`` over the whole matrix under no condition (the frontend's and
+the importer's initialisation).
+
+Results: the blocks computed are computed by the same code as without
+the pass, so the upper triangle is bit-identical to the unpruned nest's;
+the lower triangle is its mirror, so ``C`` is exactly symmetric.  The
+unpruned nest's lower triangle may differ from that in the last bits:
+LLVM may contract a multiply-add into an FMA in one copy of a loop (a
+full tile) and not in another (its tail), and a ``reassoc`` fastmath mode
+lets it group a sum's terms differently in two copies.
 
 Refuses (IR untouched, located): L annotated ``gpu`` or inside a GPU
-mapping; nothing written inside L; writes inside L to another buffer
-than ``C`` (skipping a block would lose them) or to a ``C`` that is not
-square (rank 2, equal extents); an index of a write that is not the full
-logical index of a dim (an ``lt.dim`` under every level of its dim), or
-the same dim twice; a nest that does not cover every row and column of
+mapping; nothing written inside L; an op inside L other than ``lt.loop``,
+``lt.dim``, loads, stores, ``lt.reduce`` and ``arith``/``math``
+arithmetic (a condition of the program's own, an atomic update, a call:
+skipping a block could lose its effects); L under a condition inside its
+nest; writes inside L to another buffer than ``C`` or to a ``C`` that is
+not square (rank 2, equal extents) or that is allocated inside the nest;
+an index of a write that is not the full logical index of a dim, or the
+same dim twice; a nest that does not cover every row and column of
 ``C``; L not over ``r`` or ``c``, or no loop around L over the other
-(nothing to skip); a value that is not symmetric (naming the
-op); ``C`` read inside L other than at the element written; ``C`` read
-or written elsewhere in the nest than inside L, except stores before L
-of symmetric values (its initialisation); an op with regions inside L
-other than ``lt.loop`` (a condition of the program's own).
+(nothing to skip); a value that is not symmetric (naming why); ``C``
+read inside L other than at the element written; ``C`` used elsewhere in
+the nest than inside L, except stores before L at ``[r, c]`` of
+symmetric values under no condition (its initialisation); earlier
+contents of ``C`` not known to be symmetric.
 """
 
 from __future__ import annotations
 
 from ..dialect import lt
 from ..mlir import arith, ir, memref, scf
-from .common import find_loop, index_constant, loop_label, new_dim, new_loop, refuse, walk_ops
+from .common import condition_between, find_loop, index_constant, loop_label, new_dim, new_loop, refuse, walk_ops
 from .registry import Option, register
 
 NAME = "lt-symmetric"
@@ -120,6 +134,39 @@ def _block(loop, dim: str) -> int:
     return max(extents)
 
 
+# what L may hold besides arith/math arithmetic: ops whose effects the pass knows
+_ALLOWED = {"lt.loop", "lt.dim", "memref.load", "memref.store", "lt.reduce"}
+
+
+def _is_arithmetic(op) -> bool:
+    return op.name.startswith("arith.") or op.name.startswith("math.")
+
+
+def _previous(op):
+    """The op before ``op`` in its block, or None."""
+    prev = None
+    for o in _block_of(op).operations:
+        o = o.operation
+        if o == op:
+            return prev
+        prev = o
+    return None
+
+
+def _block_of(op):
+    parent = op.parent
+    for region in parent.regions:
+        for block in region.blocks:
+            for o in block.operations:
+                if o.operation == op:
+                    return block
+    raise AssertionError("op not in its parent's blocks")
+
+
+def _touches(op, buffer) -> bool:
+    return any(buffer in list(o.operands) for o in walk_ops(op))
+
+
 def _inside(op, loop) -> bool:
     parent = op.parent
     while parent is not None:
@@ -142,6 +189,7 @@ class _Plan:
 
     def __init__(self, loop, label: str):
         self.loop = loop
+        self._writes = None
         around = lt.enclosing_loops(loop)
         self.top = around[-1] if around else loop
         for l in [loop, *around]:
@@ -152,10 +200,23 @@ class _Plan:
         if not writes:
             raise refuse(NAME, f"{label} writes nothing", loop)
         for o in walk_ops(loop):
-            if o != loop and o.regions and o.name != "lt.loop":
+            if o == loop or o.name in _ALLOWED or (_is_arithmetic(o) and not o.regions):
+                continue
+            if o.regions:
                 raise refuse(NAME, f"{label} holds a condition of its own ('{o.name}'): lt-symmetric needs "
                              "every element of a block computed the same way", o)
+            raise refuse(NAME, f"{label} holds '{o.name}', whose effects lt-symmetric does not know: skipping a "
+                         "block could lose them", o)
+        if loop != self.top:
+            cond = condition_between(loop, self.top)
+            if cond is not None:
+                raise refuse(NAME, f"{label} runs under '{cond.name}' inside its nest: the mirror would copy "
+                             "into rows or columns the nest may not compute", cond)
         self.buffer = self._target(writes[0])
+        owner = _def_op(self.buffer)
+        if owner is not None and (owner == self.top or _inside(owner, self.top)):
+            raise refuse(NAME, f"the matrix {label} writes is allocated inside its nest: the mirror after the "
+                         "nest could not reach it", owner)
         t = self.buffer.type
         if not isinstance(t, ir.MemRefType) or ir.MemRefType(t).rank != 2:
             raise refuse(NAME, f"{label} writes a buffer of rank {ir.MemRefType(t).rank}, not a matrix", writes[0])
@@ -195,6 +256,10 @@ class _Plan:
                 raise refuse(NAME, f"the value written into the matrix is not symmetric in '{self.r}' and '{self.c}': "
                              f"{why[0]}", why[1] or w)
         self._check_other_accesses(label)
+        if self._accumulates(writes) and not self._initialised(writes):
+            raise refuse(NAME, f"{label} adds to the matrix's earlier values, and nothing before it sets every "
+                         "element to a symmetric value (a store of one in the nest, or a nest of its own "
+                         "storing a constant): its lower triangle would be lost", writes[0])
         self.br, self.bc = _block(loop, self.r), _block(loop, self.c)
 
     # ------------------------------------------------------------ checks
@@ -272,6 +337,9 @@ class _Plan:
                     return ("element",)
                 self._culprit, self._culprit_op = "it reads the matrix at another element than the one written", op
                 return None
+            if buf in self._written():
+                self._culprit, self._culprit_op = "it reads a buffer the nest writes", op
+                return None
             parts = [self._canon(v, swap, memo, cache) for v in list(op.operands)[1:]]
             if None in parts:
                 return None
@@ -287,28 +355,89 @@ class _Plan:
         self._culprit, self._culprit_op = f"it holds '{name}', which lt-symmetric cannot compare", op
         return None
 
+    def _written(self) -> set:
+        """The buffers an op of the nest writes (or may: any op other than a
+        load that takes it)."""
+        if self._writes is None:
+            self._writes = set()
+            for op in walk_ops(self.top):
+                if op.name == "memref.load":
+                    continue
+                for v in op.operands:
+                    if isinstance(v.type, ir.MemRefType):
+                        self._writes.add(v)
+        return self._writes
+
     def _check_other_accesses(self, label: str) -> None:
-        """``C`` elsewhere in the nest: only symmetric stores before L."""
+        """``C`` elsewhere in the nest: only stores before L, at ``[r, c]``,
+        of symmetric values, under no condition."""
         before = True
+        self.stores_before = []
         for op in walk_ops(self.top):
             if op == self.loop:
                 before = False
                 continue
-            if _inside(op, self.loop) and op.name == "memref.load" and op.operands[0] == self.buffer:
-                if not self._is_element(op):
+            if self.buffer not in list(op.operands):
+                continue
+            if _inside(op, self.loop):
+                if op.name == "memref.load" and not self._is_element(op):
                     raise refuse(NAME, f"{label} reads the matrix at another element than it writes", op)
                 continue
-            if _inside(op, self.loop) or op.name not in ("memref.load", "memref.store", "lt.reduce"):
+            if op.name == "memref.store" and before and op.operands[1] == self.buffer \
+                    and condition_between(op, self.top) is None and self._write_dims(op, label) == (self.r, self.c) \
+                    and self._asymmetry(op.operands[0]) is None:
+                self.stores_before.append(op)
                 continue
-            buf = op.operands[0] if op.name == "memref.load" else op.operands[1]
-            if buf != self.buffer:
-                continue
-            if op.name == "memref.store" and before:
-                self._write_dims(op, label)
-                if self._asymmetry(op.operands[0]) is None:
-                    continue
-            raise refuse(NAME, f"the matrix is {'read' if op.name == 'memref.load' else 'written'} in the nest "
-                         f"outside {label}: it would see the lower triangle before the mirror fills it", op)
+            what = "read" if op.name == "memref.load" else "written" if op.name in ("memref.store", "lt.reduce") \
+                else f"taken by '{op.name}'"
+            raise refuse(NAME, f"the matrix is {what} in the nest outside {label}: it would see the lower "
+                         "triangle before the mirror fills it", op)
+
+    def _accumulates(self, writes) -> bool:
+        """Whether the values L writes depend on what the matrix held."""
+        return any(w.name == "lt.reduce" or "('element',)" in repr(self._canon(w.operands[0], False, {}, {}))
+                   for w in writes)
+
+    def _initialised(self, writes) -> bool:
+        """Every element is set to a symmetric value that does not read the
+        matrix before L adds to it: by a store in L before its first
+        accumulating write, by a store in the nest before L, or by the last
+        nest before this one that touches the matrix, when all that nest
+        does is store a constant (or a value from outside it) at ``[r, c]``
+        over the whole matrix, under no condition."""
+        def clean(store) -> bool:
+            return "('element',)" not in repr(self._canon(store.operands[0], False, {}, {}))
+
+        if any(clean(st) for st in self.stores_before):
+            return True
+        first = next((i for i, w in enumerate(writes) if w.name == "lt.reduce"
+                      or "('element',)" in repr(self._canon(w.operands[0], False, {}, {}))), len(writes))
+        if any(w.name == "memref.store" and clean(w) for w in writes[:first]):
+            return True
+        prev = _previous(self.top)
+        while prev is not None and not _touches(prev, self.buffer):
+            prev = _previous(prev)
+        return prev is not None and prev.name == "lt.loop" and self._init_nest(prev)
+
+    def _init_nest(self, nest) -> bool:
+        uses = [o for o in walk_ops(nest) if self.buffer in list(o.operands)]
+        for o in uses:
+            if o.name != "memref.store" or o.operands[1] != self.buffer or condition_between(o, nest) is not None:
+                return False
+            idx = list(o.operands)[2:]
+            if [_dim_of(v) for v in idx] != [self.r, self.c]:
+                return False
+            if any(_levels(_def_op(v), d) != _depth(nest, d) for v, d in zip(idx, (self.r, self.c))):
+                return False
+            value = _def_op(o.operands[0])
+            if value is not None and value.name != "arith.constant" and (value == nest or _inside(value, nest)):
+                return False
+        for d in (self.r, self.c):
+            levels = [l for l in walk_ops(nest) if l.name == "lt.loop" and lt.loop_dim(l) == d
+                      and not any(lt.loop_dim(p) == d for p in lt.enclosing_loops(l))]
+            if {lt.inner_loop_extent(l) for l in levels} != {self.extent}:
+                return False
+        return bool(uses)
 
     # ---------------------------------------------------------- rewrite
 
