@@ -146,7 +146,7 @@ def register_tile(
     if k_block and not batched:
         if _k_blocks(schedule, first + (2 if tile < n else 1), first, k_block):
             rows_at = first + 1
-    elif pack and tile < n and b_arg is not None:
+    elif pack and tile < n and b_arg is not None and _packs(schedule, first, b_arg):
         schedule.swap(first).cache(first, b_arg)
     if parallel:
         if batched:
@@ -156,6 +156,16 @@ def register_tile(
     if symmetric and tile < n and not batched:
         _symmetric(schedule, rows_at + 1)
     return schedule
+
+
+def _packs(schedule: Schedule, first: int, b_arg: int) -> bool:
+    """Whether ``lt-cache`` takes B's panels (it refuses a B that is read
+    at other indices too: ``A^T A``, A both operands)."""
+    try:
+        schedule.copy().swap(first).cache(first, b_arg)
+    except PassError:
+        return False
+    return True
 
 
 def _k_blocks(schedule: Schedule, k: int, first: int, block: int) -> bool:

@@ -254,3 +254,17 @@ func.func @main(%a: tensor<{k}x{n}xf32>, %c: tensor<{n}x{n}xf32>) -> tensor<{n}x
         got = np.asarray(model(x, c))
         x2 = 2 * x.astype(np.float64)
         np.testing.assert_allclose(got, c + x2.T @ x2, rtol=1e-5, atol=1e-5)
+
+
+def test_register_tile_of_syrk_on_an_argument():
+    """A^T A with A a function argument: B's panels cannot be packed (A is
+    read at two indices), so register_tile leaves them and prunes the
+    product instead (it used to refuse the whole recipe in lt-cache)."""
+    n, k = 40, 37
+    a = _syrk_inputs(n, k, seed=5)
+    for parallel in (False, True):
+        s = recipes.register_tile(Schedule(programs.syrk(n, k)), width=8, parallel=parallel)
+        assert "lt-cache" not in s.pipeline and "lt-symmetric" in s.pipeline
+        got = _run(s, a, guarded=True)
+        _check(got, a)
+        assert np.array_equal(got, got.T)
