@@ -341,3 +341,28 @@ def test_the_hand_schedules_reach_the_final_even_when_the_search_underrates_them
     assert tuner.anchors and max(tuner.known[t].score for t in tuner.anchors) < tuner.best.score  # underrated
     winner, speedup, remeasured = _final(tuner, tuner.measurer, 4)
     assert winner.text in tuner.anchors and speedup == 5.0 and len(remeasured) == 6
+
+
+def test_hand_schedules_close_to_the_best_figure_are_finalists_too():
+    """Beyond the two best hand schedules, any other within 10% of the
+    best search figure is re-measured (a hand tile one noisy timing ranked
+    third among them can still win); one further off is not."""
+    from types import SimpleNamespace
+
+    from lt_mlir.search.cli import _final
+
+    figures = {"a": 3.0, "b": 2.9, "h1": 2.8, "h2": 2.75, "h3": 2.72, "h4": 2.0}
+    evaluations = [SimpleNamespace(index=i, text=t, score=f) for i, (t, f) in enumerate(figures.items())]
+    tuner = SimpleNamespace(evaluations=evaluations, anchors={"h1", "h2", "h3", "h4"}, best=evaluations[0],
+                            _write=lambda record: None)
+
+    class Remeasure:
+        asked: list = []
+
+        def remeasure(self, texts, rounds=5):
+            self.asked = list(texts)
+            return [Result(t, 1e-3, 1e-3, 4.0 if t == "h3" else 1.5, True, "fake") for t in texts]
+
+    m = Remeasure()
+    winner, speedup, _ = _final(tuner, m, 2)
+    assert m.asked == ["a", "b", "h1", "h2", "h3"] and winner.text == "h3" and speedup == 4.0

@@ -225,13 +225,16 @@ def _final(tuner: Tuner, measurer, finalists: int):
     """(winning evaluation or None, its re-measured speedup, the finalists'
     figures): the best ``finalists`` correct schedules, and the two best of
     the hand schedules the strategy started from (``tuner.anchors``: one
-    noisy search figure must not drop them), timed again, interleaved with
-    the start; the log gets a ``final`` record."""
+    noisy search figure must not drop them) with up to four more of them
+    within 10% of the best figure, timed again, interleaved with the
+    start; the log gets a ``final`` record."""
     ranked = sorted((e for e in tuner.evaluations if e.score > 1.0), key=lambda e: -e.score)
     unique = list({e.text: e for e in ranked}.values())
     top = unique[: max(0, finalists)]
-    if top:  # the two best hand schedules the search started from are finalists too
-        top += [e for e in unique[len(top):] if e.text in tuner.anchors][:2]
+    if top:  # the two best hand schedules the search started from are finalists too, and any
+        # other within 10% of the best figure (a hand tile one noisy timing put third among them)
+        hands = [e for e in unique[len(top):] if e.text in tuner.anchors]
+        top += hands[:2] + [e for e in hands[2:] if e.score >= 0.9 * top[0].score][:4]
     if not top:  # nothing beat the start, or no finalists asked for: the search's own best
         best = tuner.best
         return best, (best.score if best is not None else 1.0), []
