@@ -105,10 +105,10 @@ def register_tile(
     ``rows`` (default ``default_rows(width)``) and ``vectors``: the tile of
     C, ``rows x vectors*width`` elements; ``pack``: copy panels of B (module
     docstring; ignored when one tile spans N, or when B is not an argument
-    of the function, which ``lt-cache`` copies); ``symmetric``: when C is
-    provably symmetric (``d^T d``), compute only the tiles that reach the
-    diagonal and mirror them (``lt-symmetric``, when it accepts the nest;
-    never with B's panels packed, whose copies the nest writes);
+    of the function, which ``lt-cache`` copies); ``symmetric``: when
+    ``lt-symmetric`` accepts the nest (C shown symmetric: ``d^T d``), compute
+    only the tiles that reach the diagonal and mirror them (never with B's
+    panels packed, whose copies the nest writes);
     ``k_block``: the reduction in blocks of that many iterations (when it
     is longer), their loop outside the tiles, so that the rows of A and B
     a block reads stay in cache while every tile uses them (instead of
@@ -163,7 +163,7 @@ def _packs(schedule: Schedule, first: int, b_arg: int) -> bool:
     at other indices too: ``A^T A``, A both operands)."""
     try:
         schedule.copy().swap(first).cache(first, b_arg)
-    except PassError:
+    except LtError:
         return False
     return True
 
@@ -211,7 +211,7 @@ def _parallel_with_work(schedule: Schedule, loop: int) -> None:
         try:
             schedule.parallel(inner)
             return
-        except PassError:
+        except LtError:
             pass
     schedule.parallel(loop)
 
