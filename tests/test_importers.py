@@ -296,6 +296,22 @@ def test_compiled_kernel_takes_inputs_weights_outputs():
     assert model.compile() is kernel  # cached while the schedule stays
 
 
+@pytest.mark.parametrize("cpu", ["znver2", "znver4"])
+def test_compiled_kernel_takes_inputs_constants_outputs(cpu):
+    """Whatever the schedule packs (AVX2's register tiles pack the MLP's
+    weight panels into extra arguments; AVX-512's schedule packs nothing),
+    ``constants`` is what goes between the inputs and the outputs."""
+    module, (x,), model = _imported("mlp", cpu=cpu)
+    kernel = model.compile()
+    weights = [w.data for w in model.weights]
+    packed = model.constants[len(weights):]
+    assert all(a is b for a, b in zip(model.constants, weights))
+    assert bool(packed) == ("lt-cache" in model.schedule.pipeline)
+    out = np.full(model.outputs[0].shape, np.nan, np.float32)
+    kernel(x.numpy(), *model.constants, out)
+    np.testing.assert_allclose(out, _reference(module, (x,)).numpy(), rtol=RTOL, atol=ATOL)
+
+
 def test_wrong_shape_dtype_or_count_is_an_argument_error_naming_the_input():
     t = _torch()
     _, (x,), model = _imported("mlp")

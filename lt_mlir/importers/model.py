@@ -307,9 +307,20 @@ class Model:
         return f"<lt_mlir.Model {self.name}({sig}), {len(self.weights)} weights, {self.schedule.loops()} loops>"
 
     # ------------------------------------------------------------ running
+    @property
+    def constants(self) -> list:
+        """What the compiled kernel takes between the inputs and the
+        outputs: the weights, or, where the schedule packs some of them
+        (register tiles of a contraction, common with AVX2's 8 lanes), the
+        weights followed by their packed panels.  ``model.compile()(*inputs,
+        *model.constants, *outputs)`` runs it as ``model(*inputs)`` does."""
+        self.compile()
+        return list(self._constants)
+
     def compile(self):
         """The compiled kernel of the current schedule (cached until the
-        schedule changes).  On a native target the weights' packed copies
+        schedule changes): its arguments are the inputs, ``constants`` and
+        the outputs.  On a native target the weights' packed copies
         (``prepacked``) are made here, once, not in each call."""
         key = self.schedule.key
         if self._kernel is None or key != self._key:
