@@ -84,10 +84,17 @@ class Kernel(EntryPoint):
         new = np.zeros if zero_outputs else np.empty
         shapes = [(s.shape, s.dtype) for s in self.outputs]
 
-        def run(inputs=inputs, kernel=self):  # holds the kernel (its JIT code) alive too
-            out = [new(shape, dtype) for shape, dtype in shapes]
-            fn(*pointers, *[a.__array_interface__["data"][0] for a in out])
-            return out[0] if len(out) == 1 else tuple(out)
+        if all(int(np.prod(shape)) > 0 for shape, _ in shapes):
+            def run(inputs=inputs, kernel=self, char=ctypes.c_char, address=ctypes.addressof):  # holds the kernel alive too
+                out = [new(shape, dtype) for shape, dtype in shapes]
+                # a fresh array's address through the buffer protocol: a third of __array_interface__'s time
+                fn(*pointers, *[address(char.from_buffer(a)) for a in out])
+                return out[0] if len(out) == 1 else tuple(out)
+        else:  # an empty output has no byte to take the address of
+            def run(inputs=inputs, kernel=self):
+                out = [new(shape, dtype) for shape, dtype in shapes]
+                fn(*pointers, *[a.__array_interface__["data"][0] for a in out])
+                return out[0] if len(out) == 1 else tuple(out)
 
         return run
 
