@@ -198,15 +198,15 @@ def _parallel_with_work(schedule: Schedule, loop: int) -> None:
     loop is over a dim of the output (no two iterations share an element),
     so that the cores have iterations to share."""
     module = schedule.module
-    outer = preorder_loops(module)[loop]
+    loops = preorder_loops(module)
+    outer = loops[loop]
     inner = None
     if lt.loop_size(outer) == 1 and lt.loop_tail(outer) == 0:
         kids = [op for op in lt.body_ops(lt.loop_body(outer)) if lt.is_loop(op)]
-        reduces = _reductions(outer)
-        out = set().union(*[_output_dims_of(r) for r in reduces]) if reduces else set()
+        out = set().union(*[_output_dims_of(r) for r in _reductions(outer)])
         if len(kids) == 1 and lt.loop_dim(kids[0]) in out and lt.loop_size(kids[0]) > 1:
-            inner = preorder_loops(module).index(kids[0])
-    del module, outer
+            inner = loops.index(kids[0])
+    del module, loops, outer
     if inner is not None:
         try:
             schedule.parallel(inner)

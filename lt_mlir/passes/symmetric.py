@@ -69,9 +69,12 @@ contents of ``C`` not known to be symmetric.
 
 from __future__ import annotations
 
+from ..analysis.dependence import inside
 from ..dialect import lt
 from ..mlir import arith, ir, memref, scf
 from .common import condition_between, find_loop, index_constant, loop_label, new_dim, new_loop, refuse, walk_ops
+from .factor import _def_op
+from .hoist import _is_arithmetic
 from .registry import Option, register
 
 NAME = "lt-symmetric"
@@ -90,11 +93,6 @@ def symmetric(module_op, loop: int) -> None:
     """Compute only the blocks of a symmetric output on or above the diagonal, then mirror them."""
     target = find_loop(module_op, loop, NAME)
     _Plan(target, f"L{loop} {loop_label(target)}").rewrite()
-
-
-def _def_op(value):
-    owner = value.owner
-    return None if isinstance(owner, ir.Block) else owner.operation
 
 
 def _dim_of(value) -> str | None:
@@ -138,42 +136,18 @@ def _block(loop, dim: str) -> int:
 _ALLOWED = {"lt.loop", "lt.dim", "memref.load", "memref.store", "lt.reduce"}
 
 
-def _is_arithmetic(op) -> bool:
-    return op.name.startswith("arith.") or op.name.startswith("math.")
-
-
 def _previous(op):
     """The op before ``op`` in its block, or None."""
     prev = None
-    for o in _block_of(op).operations:
-        o = o.operation
-        if o == op:
+    for o in getattr(op, "operation", op).block.operations:
+        if o.operation == op:
             return prev
-        prev = o
+        prev = o.operation
     return None
-
-
-def _block_of(op):
-    parent = op.parent
-    for region in parent.regions:
-        for block in region.blocks:
-            for o in block.operations:
-                if o.operation == op:
-                    return block
-    raise AssertionError("op not in its parent's blocks")
 
 
 def _touches(op, buffer) -> bool:
     return any(buffer in list(o.operands) for o in walk_ops(op))
-
-
-def _inside(op, loop) -> bool:
-    parent = op.parent
-    while parent is not None:
-        if parent == loop:
-            return True
-        parent = parent.parent
-    return False
 
 
 def reaches_diagonal(r0, c0, bc: int):
@@ -200,7 +174,7 @@ class _Plan:
         if not writes:
             raise refuse(NAME, f"{label} writes nothing", loop)
         for o in walk_ops(loop):
-            if o == loop or o.name in _ALLOWED or (_is_arithmetic(o) and not o.regions):
+            if o == loop or o.name in _ALLOWED or _is_arithmetic(o):
                 continue
             if o.regions:
                 raise refuse(NAME, f"{label} holds a condition of its own ('{o.name}'): lt-symmetric needs "
@@ -214,7 +188,7 @@ class _Plan:
                              "into rows or columns the nest may not compute", cond)
         self.buffer = self._target(writes[0])
         owner = _def_op(self.buffer)
-        if owner is not None and (owner == self.top or _inside(owner, self.top)):
+        if owner is not None and (inside(owner, self.top)):
             raise refuse(NAME, f"the matrix {label} writes is allocated inside its nest: the mirror after the "
                          "nest could not reach it", owner)
         t = self.buffer.type
@@ -260,7 +234,7 @@ class _Plan:
             raise refuse(NAME, f"{label} adds to the matrix's earlier values, and nothing before it sets every "
                          "element to a symmetric value (a store of one in the nest, or a nest of its own "
                          "storing a constant): its lower triangle would be lost", writes[0])
-        self.br, self.bc = _block(loop, self.r), _block(loop, self.c)
+        self.bc = _block(loop, self.c)
 
     # ------------------------------------------------------------ checks
 
@@ -312,10 +286,10 @@ class _Plan:
         if op is None and isinstance(value.owner, ir.Block):
             parent = value.owner.owner
             if parent is not None and parent.name == "lt.loop" and lt.loop_dim(parent) in (self.r, self.c) \
-                    and (parent == self.top or _inside(parent, self.top)):
+                    and inside(parent, self.top):
                 self._culprit, self._culprit_op = "it reads a loop's iteration number, not its dim's index", None
                 return None
-        if op is None or not _inside(op, self.top):
+        if op is None or not inside(op, self.top):
             if op is not None and op.name == "arith.constant":
                 return ("const", str(op.attributes["value"]))
             return ("value", memo.setdefault(value, len(memo)))
@@ -344,7 +318,7 @@ class _Plan:
             if None in parts:
                 return None
             return ("load", self._canon(buf, swap, memo, cache), tuple(parts))
-        if (name.startswith("arith.") or name.startswith("math.")) and not op.regions and len(op.results) == 1:
+        if _is_arithmetic(op) and len(op.results) == 1:
             parts = [self._canon(v, swap, memo, cache) for v in op.operands]
             if None in parts:
                 return None
@@ -379,7 +353,7 @@ class _Plan:
                 continue
             if self.buffer not in list(op.operands):
                 continue
-            if _inside(op, self.loop):
+            if inside(op, self.loop):
                 if op.name == "memref.load" and not self._is_element(op):
                     raise refuse(NAME, f"{label} reads the matrix at another element than it writes", op)
                 continue
@@ -393,10 +367,13 @@ class _Plan:
             raise refuse(NAME, f"the matrix is {what} in the nest outside {label}: it would see the lower "
                          "triangle before the mirror fills it", op)
 
+    def _reads_element(self, value) -> bool:
+        """Whether ``value`` reads the matrix (at the element written)."""
+        return "('element',)" in repr(self._canon(value, False, {}, {}))
+
     def _accumulates(self, writes) -> bool:
         """Whether the values L writes depend on what the matrix held."""
-        return any(w.name == "lt.reduce" or "('element',)" in repr(self._canon(w.operands[0], False, {}, {}))
-                   for w in writes)
+        return any(w.name == "lt.reduce" or self._reads_element(w.operands[0]) for w in writes)
 
     def _initialised(self, writes) -> bool:
         """Every element is set to a symmetric value that does not read the
@@ -405,14 +382,10 @@ class _Plan:
         nest before this one that touches the matrix, when all that nest
         does is store a constant (or a value from outside it) at ``[r, c]``
         over the whole matrix, under no condition."""
-        def clean(store) -> bool:
-            return "('element',)" not in repr(self._canon(store.operands[0], False, {}, {}))
-
-        if any(clean(st) for st in self.stores_before):
+        if any(not self._reads_element(st.operands[0]) for st in self.stores_before):
             return True
-        first = next((i for i, w in enumerate(writes) if w.name == "lt.reduce"
-                      or "('element',)" in repr(self._canon(w.operands[0], False, {}, {}))), len(writes))
-        if any(w.name == "memref.store" and clean(w) for w in writes[:first]):
+        first = next((i for i, w in enumerate(writes) if self._accumulates([w])), len(writes))
+        if any(w.name == "memref.store" and not self._reads_element(w.operands[0]) for w in writes[:first]):
             return True
         prev = _previous(self.top)
         while prev is not None and not _touches(prev, self.buffer):
@@ -430,7 +403,7 @@ class _Plan:
             if any(_levels(_def_op(v), d) != _depth(nest, d) for v, d in zip(idx, (self.r, self.c))):
                 return False
             value = _def_op(o.operands[0])
-            if value is not None and value.name != "arith.constant" and (value == nest or _inside(value, nest)):
+            if value is not None and value.name != "arith.constant" and (inside(value, nest)):
                 return False
         for d in (self.r, self.c):
             levels = [l for l in walk_ops(nest) if l.name == "lt.loop" and lt.loop_dim(l) == d
