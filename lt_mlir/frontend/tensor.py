@@ -231,6 +231,7 @@ def _for_target(text: str, target: Target) -> str:
 
 
 _CLEARED = [0]  # clear_cache() calls so far
+_DATA_VERSION = [0]  # data given to any tensor so far: a result computed before another set() may be stale
 
 
 def clear_cache() -> None:
@@ -339,7 +340,6 @@ class Tensor:
         self._weak = False  # a Python number: takes the graph's dtype
         self._dtype = None
         self._data_dtype = None
-        self._version = 0
         self._converted: dict = {}
         self._consumers = weakref.WeakSet()
         self._schedule = None
@@ -393,7 +393,7 @@ class Tensor:
         self._data = arr
         self._data_dtype = dtype
         self._data_eqs = eqs
-        self._version += 1
+        _DATA_VERSION[0] += 1
         self._converted = {}
 
     def _array(self, dtype: str, position: int) -> np.ndarray:
@@ -963,7 +963,10 @@ class Tensor:
                 raise FrontendError(f"{self._describe()} has no data: call .set(array) on it first")
             return self._array(self._leaf_dtype() or "f32", 0)
         low, text = self._current()
-        key = (text, target.name, tuple((id(leaf), leaf._version) for leaf in low.leaves))
+        # the leaves are this tensor's graph's (fixed while ``text`` is): any
+        # data given to any tensor since makes a new key (cheaper to form,
+        # a call, than each leaf's own version)
+        key = (text, target.name, _DATA_VERSION[0])
         if self._result is not None and self._result[0] == key:
             return self._result[1]
         bound = self._bound
