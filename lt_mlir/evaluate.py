@@ -47,7 +47,7 @@ import numpy as np
 from .dialect.entry import find_function, signature
 from .errors import LtError
 from .runtime.specs import random_inputs
-from .runtime.timing import OPENMP_SETTLE_S, Timing, time_call
+from .runtime.timing import OPENMP_SETTLE_S, WARM_S, Timing, time_call
 from .targets import CompileOptions, get_target
 
 MAX_LIMIT_S = 86400.0  # a day: the longest limit (no limit is no isolation: isolated=False)
@@ -248,7 +248,9 @@ class Bench:
     def remeasure(self, texts: list[str], rounds: int = 5) -> list[Measurement]:
         """Each text timed ``rounds`` times, one sample of each a round
         (drift hits them alike), a sample after a parallel schedule's
-        after a pause (``OPENMP_SETTLE_S``: its threads spin on after it);
+        after a pause (``OPENMP_SETTLE_S``: its threads spin on after it),
+        each sample after ``WARM_S`` of untimed calls (the cores back to
+        steady speed: one text must not gain from following another);
         the medians, with the start's time taken in the same rounds as the
         baseline."""
         if self.start_error:
@@ -264,7 +266,7 @@ class Bench:
                 if hasattr(kernel, "time"):  # CudaKernel: CUDA events
                     sample[t] = lambda k=kernel, a=arrays: float(np.median(k.time(*a, warmup=1, repeat=3)))
                 else:
-                    sample[t] = lambda run=kernel.bind(*arrays): time_call(run, 3, c.min_sample_s, c.budget_s / 4).median_s
+                    sample[t] = lambda run=kernel.bind(*arrays): time_call(run, 3, c.min_sample_s, c.budget_s / 4, warm_s=WARM_S).median_s
             except Exception as e:  # noqa: BLE001
                 errors[t] = message(e)
         after_parallel = False

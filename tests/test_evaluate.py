@@ -74,10 +74,28 @@ def test_block_medians_alternate_blocks_after_a_pause():
             time.sleep(seconds)
         return run
 
-    got = block_medians({"a": make("a", 0.002), "b": make("b", 0.004)}, rounds=2, per_block=3, settle_s=0.05)
+    got = block_medians({"a": make("a", 0.002), "b": make("b", 0.004)}, rounds=2, per_block=3, settle_s=0.05, warm_s=0.0)
     assert [n for n, _ in log] == ["a"] * 4 + ["b"] * 4 + ["a"] * 4 + ["b"] * 4
     assert 0.002 <= got["a"] < 0.004 <= got["b"] < 0.02
     assert log[4][1] - log[3][1] >= 0.05 + 0.002  # the pause before b's block
+
+
+def test_block_medians_warm_up_lasts_warm_s():
+    """After the pause a callable runs untimed for ``warm_s`` (the idle
+    cores back to speed) before its timed calls: one call of 1 ms is not
+    enough, several are."""
+    starts = []
+
+    def run():
+        starts.append(time.perf_counter())
+        time.sleep(0.001)
+
+    timed = 3
+    block_medians({"a": run}, rounds=1, per_block=timed, settle_s=0.0, warm_s=0.01)
+    warm = starts[:-timed]
+    assert len(warm) >= 2  # sleep(0.001) lasts at least 1 ms: 10 ms need several calls
+    assert starts[-timed] - warm[0] >= 0.01  # the timed calls start after warm_s of untimed ones
+    assert starts[-timed - 1] - warm[0] < 0.01  # and the last untimed call started within it
 
 
 def test_remeasure_is_interleaved_and_keeps_order(monkeypatch):

@@ -34,21 +34,35 @@ def interleaved_medians(fns: dict, repeat: int = 20, warmup: int = 1) -> dict:
 # KMP_BLOCKTIME, 200 ms) and a margin: a pause this long before a timing
 # gives it the cores.
 OPENMP_SETTLE_S = 0.3
+# How long a callable runs, untimed, after that pause and before its timed
+# calls.  A pause leaves the cores idle (on a VM, the vCPUs halted) and the
+# first milliseconds after it run slow: on a 2-core AMD EPYC VM, a 0.2 ms
+# parallel matmul took 0.25-0.28 ms a call after one warm-up call and
+# 0.19 ms after 5 ms or more of them, and two schedules equal in steady
+# state ranked 0.87-0.93 after one call (``block_medians``' history:
+# README, "Benchmarks").
+WARM_S = 0.02
 
 
-def block_medians(fns: dict, rounds: int = 5, per_block: int = 4, settle_s: float = OPENMP_SETTLE_S) -> dict:
+def block_medians(fns: dict, rounds: int = 5, per_block: int = 4, settle_s: float = OPENMP_SETTLE_S,
+                  warm_s: float = WARM_S) -> dict:
     """Median seconds of each callable, timed in blocks that alternate:
-    each round runs every callable once untimed, then ``per_block`` times
-    timed, after sleeping ``settle_s``.  For callables with thread pools of
-    their own (OpenMP's, whose threads spin 200 ms after a parallel loop;
-    OpenBLAS's; Numba's): timed back to back, one's spinning threads
-    steal the cores of the next; in blocks after a pause, each runs on a
-    quiet machine, and the rounds spread drift in load over all of them."""
+    each round, for every callable, sleeps ``settle_s``, runs it untimed
+    for ``warm_s`` (once at least), then ``per_block`` times timed.  For
+    callables with thread pools of their own (OpenMP's, whose threads spin
+    200 ms after a parallel loop; OpenBLAS's; Numba's): timed back to back,
+    one's spinning threads steal the cores of the next; in blocks after a
+    pause, each runs on a quiet machine, and the rounds spread drift in
+    load over all of them.  The warm-up brings the idle cores back to
+    steady speed first (``WARM_S``)."""
     times: dict = {name: [] for name in fns}
     for _ in range(max(1, rounds)):
         for name, fn in fns.items():
             time.sleep(settle_s)
+            start = time.perf_counter()
             fn()
+            while time.perf_counter() - start < warm_s:
+                fn()
             for _ in range(max(1, per_block)):
                 start = time.perf_counter()
                 fn()
@@ -90,13 +104,17 @@ def _quartiles(values: list) -> tuple:
 
 
 def time_call(run: Callable[[], object], samples: int = 10, min_sample_s: float = 1e-3, budget_s: float | None = None,
-              warmup: int = 1) -> Timing:
+              warmup: int = 1, warm_s: float = 0.0) -> Timing:
     """Time ``run`` (a bound kernel: no argument checks, outputs reused) as
     ``timeit`` and TVM's ``min_repeat_ms`` do: ``number`` calls a sample,
     doubled from one until a sample lasts ``min_sample_s``, then
     ``samples`` samples.  ``budget_s`` bounds the whole (fewer samples, at
-    least 3, when one sample is long)."""
+    least 3, when one sample is long).  ``warm_s``: the warm-up lasts
+    that long at least (after a pause: ``WARM_S``)."""
+    start = time.perf_counter()
     for _ in range(warmup):
+        run()
+    while time.perf_counter() - start < warm_s:
         run()
     number = 1
     while True:
