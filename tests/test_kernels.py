@@ -563,6 +563,41 @@ def test_inputs_bound_once_give_fresh_outputs_each_run(add8):
         add8.bind_inputs(a, b, a)
 
 
+def test_bind_inputs_writes_a_large_output_again_only_once_the_caller_dropped_it():
+    """``zero_outputs=False`` and an output of at least ``REUSE_BYTES``: a
+    run writes into an earlier run's array when nothing else holds it (no
+    fresh pages to fault in), never into one the caller still holds,
+    directly or through a view."""
+    from lt_mlir.runtime.kernel import REUSE_BYTES
+
+    n = REUSE_BYTES // 4  # float32: exactly REUSE_BYTES
+    kernel = lt_mlir.compile(programs.pointwise_add(n))
+    a, b = np.zeros(n, np.float32), np.arange(n, dtype=np.float32)
+    run = kernel.bind_inputs(a, b, zero_outputs=False)
+    first = run()
+    a[:] = 1.0
+    second = run()
+    assert not np.shares_memory(first, second)
+    assert np.array_equal(first, b) and np.array_equal(second, b + 1.0)  # the held one untouched
+    address = first.ctypes.data
+    del first
+    a[:] = 2.0
+    third = run()  # the first array, free again, is written again
+    assert third.ctypes.data == address and np.array_equal(third, b + 2.0)
+    view = third[::2]
+    del third
+    a[:] = 3.0
+    fourth = run()  # the view holds the third: not written
+    assert not np.shares_memory(fourth, view)
+    assert np.array_equal(view, b[::2] + 2.0) and np.array_equal(fourth, b + 3.0)
+    assert np.array_equal(second, b + 1.0)
+    # below REUSE_BYTES, and with zeroed outputs, no pool: each run's array is the allocator's
+    small = lt_mlir.compile(programs.pointwise_add(n // 2)).bind_inputs(a[: n // 2], b[: n // 2], zero_outputs=False)
+    for fresh in (small, kernel.bind_inputs(a, b)):
+        x = fresh()
+        assert np.array_equal(x, (b + 3.0)[: x.shape[0]]) and np.array_equal(fresh(), x) and fresh() is not x
+
+
 def test_bind_inputs_of_any_entry_point_calls_it_with_fresh_outputs():
     """EntryPoint's ``bind_inputs`` (what the CUDA kernel uses): each run
     is an ordinary call on the inputs and new output arrays, zeroed unless
