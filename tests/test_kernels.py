@@ -591,6 +591,18 @@ def test_bind_inputs_writes_a_large_output_again_only_once_the_caller_dropped_it
     assert not np.shares_memory(fourth, view)
     assert np.array_equal(view, b[::2] + 2.0) and np.array_equal(fourth, b + 3.0)
     assert np.array_equal(second, b + 1.0)
+    # runs from several threads at once: each gets an array of its own
+    import threading
+
+    results: list = []
+    workers = [threading.Thread(target=lambda: results.extend(run() for _ in range(20))) for _ in range(4)]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join()
+    assert len({r.ctypes.data for r in results}) == len(results) == 80  # all held: all distinct
+    assert all(np.array_equal(r, b + 3.0) for r in results)
+    results.clear()
     # below REUSE_BYTES, and with zeroed outputs, no pool: each run's array is the allocator's
     small = lt_mlir.compile(programs.pointwise_add(n // 2)).bind_inputs(a[: n // 2], b[: n // 2], zero_outputs=False)
     for fresh in (small, kernel.bind_inputs(a, b)):

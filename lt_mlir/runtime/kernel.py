@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ctypes
 import sys
+import threading
 
 import numpy as np
 
@@ -95,17 +96,19 @@ class Kernel(EntryPoint):
         if not zero_outputs and len(shapes) == 1 and np.prod(shapes[0][0]) * np.dtype(shapes[0][1]).itemsize >= REUSE_BYTES:
             (shape, dtype), = shapes
             pool: list = []  # the outputs of the last calls; one nothing else holds any more is written again
+            lock = threading.Lock()  # two threads' runs never take the same array
 
             def run(inputs=inputs, kernel=self, char=ctypes.c_char, address=ctypes.addressof, refcount=sys.getrefcount):
-                for k in range(len(pool)):
-                    if refcount(pool[k]) == 2:  # the pool's reference and the argument's: the caller dropped it
-                        out = pool[k]
-                        break
-                else:
-                    out = new(shape, dtype)
-                    pool.append(out)
-                    if len(pool) > 2:
-                        del pool[0]
+                with lock:
+                    for k in range(len(pool)):
+                        if refcount(pool[k]) == 2:  # the pool's reference and the argument's: the caller dropped it
+                            out = pool[k]
+                            break
+                    else:
+                        out = new(shape, dtype)
+                        pool.append(out)
+                        if len(pool) > 2:
+                            del pool[0]
                 fn(*pointers, address(char.from_buffer(out)))
                 return out
         elif len(shapes) == 1 and int(np.prod(shapes[0][0])) > 0:
