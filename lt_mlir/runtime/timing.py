@@ -44,6 +44,15 @@ OPENMP_SETTLE_S = 0.3
 WARM_S = 0.02
 
 
+def warm_up(run: Callable[[], object], calls: int, seconds: float) -> None:
+    """Run ``run`` untimed ``calls`` times, and on until ``seconds`` have passed since the first."""
+    start = time.perf_counter()
+    for _ in range(calls):
+        run()
+    while time.perf_counter() - start < seconds:
+        run()
+
+
 def block_medians(fns: dict, rounds: int = 5, per_block: int = 4, settle_s: float = OPENMP_SETTLE_S,
                   warm_s: float = WARM_S) -> dict:
     """Median seconds of each callable, timed in blocks that alternate:
@@ -59,10 +68,7 @@ def block_medians(fns: dict, rounds: int = 5, per_block: int = 4, settle_s: floa
     for _ in range(max(1, rounds)):
         for name, fn in fns.items():
             time.sleep(settle_s)
-            start = time.perf_counter()
-            fn()
-            while time.perf_counter() - start < warm_s:
-                fn()
+            warm_up(fn, 1, warm_s)
             for _ in range(max(1, per_block)):
                 start = time.perf_counter()
                 fn()
@@ -111,11 +117,7 @@ def time_call(run: Callable[[], object], samples: int = 10, min_sample_s: float 
     ``samples`` samples.  ``budget_s`` bounds the whole (fewer samples, at
     least 3, when one sample is long).  ``warm_s``: the warm-up lasts
     that long at least (after a pause: ``WARM_S``)."""
-    start = time.perf_counter()
-    for _ in range(warmup):
-        run()
-    while time.perf_counter() - start < warm_s:
-        run()
+    warm_up(run, warmup, warm_s)
     number = 1
     while True:
         start = time.perf_counter()
