@@ -449,6 +449,8 @@ for _kind in (
     MoveKind("factor", _simple("lt-factor"), "a factor invariant in the reduced loop taken out of the sum (needs reassoc)"),
     MoveKind("online_softmax", _simple("lt-online-softmax"), "the max loop and the loops summing exp(x - max) after it as one, sums rescaled as it grows (reassoc)"),
     MoveKind("expand", _simple("lt-expand"), "each scratch buffer allocated in the loop's body given an axis over its dim, allocated before it"),
+    MoveKind("expand_values", lambda m, mod, t: f"lt-expand{{{_loop_option(m)} values=true}}",
+             "each value one part of the loop's body computes and another uses stored into a scratch buffer over its dim (then it distributes)"),
     MoveKind("hoist", _simple("lt-hoist"), "an expression invariant in the loop computed once before it, into a scratch buffer over the dims it uses"),
     MoveKind("symmetric", _simple("lt-symmetric"), "a symmetric output's blocks below the diagonal skipped, the upper triangle mirrored"),
     MoveKind("cache", _with_int("lt-cache", "operand"), "argument OPERAND's tile copied into a local buffer each iteration"),

@@ -57,7 +57,7 @@ from __future__ import annotations
 import math
 
 from .analysis import vector_plan
-from .analysis.dependence import accesses, reads_dim
+from .analysis.dependence import accesses, is_pure_index_op, reads_dim
 from .dialect import lt
 from .dialect.loop_tree import preorder_loops
 from .errors import LtError, PassError
@@ -647,6 +647,110 @@ def vector_loops(schedule: Schedule, width: int | None = None, parallel: bool = 
         except PassError:
             continue
     return schedule
+
+
+def row_tile(schedule: Schedule, rows: int = 4, width: int | None = None, parallel: bool = False) -> Schedule:
+    """Reduce ``rows`` rows side by side, each row's sum in a vector
+    register, against one load of what the rows share: what BLAS's
+    matrix-vector kernels do, and what a person does to gesummv (``y = a A
+    x + b B x``) once one row at a time is stuck below the memory's
+    bandwidth (one row a time reads one stream; several rows keep several
+    in flight and load ``x`` once for all of them).  For each top-level
+    nest ``for i { .. for j { acc[i] += f(A[i, j], ..) } .. }`` whose row
+    reduction ``j`` reads whole vectors along ``j``: ``i`` is split by
+    ``rows``; the values that cross the row's parts are expanded over the
+    ``rows`` rows and the row loop distributed (``expand_values``,
+    ``distribute``), so that each reduction gets a row loop of its own;
+    then each row reduction's ``j`` is split by ``width`` (default: this
+    CPU's widest vector), its blocks moved outside the row loop, the rows
+    unrolled and the block vectorized::
+
+        for i in N/rows : L0 [parallel]
+         for i' in rows : L1           acc[i] <- 0
+         for j in M/W : L2
+          for i' in rows : L3 [unroll full]
+           for j' in W : L4 [vectorize W]     acc[i] += A[i, j] * x[j]
+         for i' in rows : L5           y[i] <- .. acc[i] ..
+
+    The lowering keeps each row's vector sum in a register across the
+    blocks (``lowering/vectorize.py``) and reduces its lanes once a row.
+    ``parallel``: the outer row loop of each nest on every core.  Refuses
+    (``PassError``) a module with no such nest."""
+    module = schedule.module  # kept alive while its loops are read
+    width = width or host_vector_width(lt.element_bytes(module.operation))
+    tops = sum(1 for loop in preorder_loops(module) if not lt.enclosing_loops(loop))
+    del module
+    tiled = [k for k in reversed(range(tops)) if _row_tile_nest(schedule, k, rows, width, parallel)]
+    if not tiled:
+        raise PassError(f"error: row_tile found no loop of at least {rows} rows around a row reduction of at least "
+                        f"{width} elements that reads whole vectors")
+    return schedule
+
+
+def _row_reduction(loop, width: int) -> bool:
+    """Whether ``loop`` is an innermost loop of at least ``width`` iterations
+    that vectorizes without gathers and reduces into places its dim does not
+    index (a row's sum)."""
+    if lt.inner_levels(loop) or any(lt.is_loop(op) for op in lt.body_ops(lt.loop_body(loop))):
+        return False
+    if lt.loop_size(loop) < width or vector_plan.plan(loop) is not None or vector_plan.gather_distances(loop):
+        return False
+    dim = lt.loop_dim(loop)
+    reduces = [a for a in accesses(loop) if a.kind.startswith("reduce:")]
+    return bool(reduces) and not any(reads_dim(v.owner.operation, dim) if not isinstance(v.owner, ir.Block) else False
+                                     for a in reduces for v in a.indices)
+
+
+def _row_tile_nest(schedule: Schedule, k: int, rows: int, width: int, parallel: bool) -> bool:
+    """``row_tile`` on the ``k``-th top-level nest; whether it applied (the
+    schedule is unchanged where it did not)."""
+    module = schedule.module  # kept alive while its loops are read
+    loops = preorder_loops(module)
+    outer = [loop for loop in loops if not lt.enclosing_loops(loop)][k]
+    top, dim = loops.index(outer), lt.loop_dim(outer)
+    if (lt.loop_size(outer) < rows or lt.inner_levels(outer)
+            or not any(lt.loop_dim(kid) != dim and _row_reduction(kid, width) for kid in _inner_loops(outer))):
+        return False
+    del module, loops, outer
+    mark, remarks = len(schedule.steps), len(schedule.remarks)
+    try:
+        schedule.split(top, rows)
+        for move in (lambda: schedule.expand(top + 1, values=True), lambda: schedule.distribute(top + 1)):
+            try:
+                move()
+            except PassError:
+                pass  # nothing crosses the row's parts; the row loop holds one part
+        module = schedule.module
+        loops = preorder_loops(module)
+        candidates = [loops.index(row) for row in _inner_loops(loops[top])
+                      if _only_loop(row) is not None and _row_reduction(_only_loop(row), width)]
+        del module, loops
+        if not candidates:
+            raise PassError("error: row_tile: no row loop holds a row reduction alone")
+        for at in reversed(candidates):  # the later first: the earlier keep their numbers
+            schedule.split(at + 1, width).swap(at).unroll(at + 1).vectorize(at + 2, width)
+    except PassError:
+        for _ in range(len(schedule.steps) - mark):
+            schedule.undo()
+        del schedule.remarks[remarks:]
+        return False
+    if parallel:
+        try:
+            schedule.parallel(top)
+        except PassError:
+            pass
+    return True
+
+
+def _inner_loops(loop) -> list:
+    return [op for op in lt.body_ops(lt.loop_body(loop)) if lt.is_loop(op)]
+
+
+def _only_loop(loop):
+    """The one statement of ``loop``'s body when it is a loop (index
+    computations aside), else None."""
+    ops = [op for op in lt.body_ops(lt.loop_body(loop)) if not is_pure_index_op(op)]
+    return ops[0] if len(ops) == 1 and lt.is_loop(ops[0]) else None
 
 
 # The interchanges that turn m, m', m'', n, n', n'', k, k' (L2..L9 after the

@@ -385,12 +385,15 @@ class Schedule:
         to allow reassociation."""
         return self._move("online_softmax", loop)
 
-    def expand(self, loop: int) -> "Schedule":
+    def expand(self, loop: int, values: bool = False) -> "Schedule":
         """Give each scratch buffer allocated in loop ``loop``'s body an axis
         over the loop's dim and allocate it before the loop (array
         expansion: the loop can then be distributed or moved inward;
-        ``shrink_buffers`` sizes the buffer again)."""
-        return self._move("expand", loop)
+        ``shrink_buffers`` sizes the buffer again).  ``values``: instead,
+        store each value that one part of the body computes and another
+        uses into a new buffer over the loop's dim (scalar expansion), so
+        that ``distribute`` can cut the loop apart."""
+        return self._move("expand_values" if values else "expand", loop)
 
     def symmetric(self, loop: int) -> "Schedule":
         """Compute only the blocks of a symmetric output (``A^T A``,

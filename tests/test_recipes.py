@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 import lt_mlir as lt
-from lt_mlir.recipes import default_rows, register_tile, register_tile_shapes, vector_loops, vector_registers, vector_rows
+from lt_mlir.recipes import default_rows, register_tile, register_tile_shapes, row_tile, vector_loops, vector_registers, vector_rows
+from lt_mlir.search import space
 from lt_mlir.testing.guard import guarded_copy
 
 
@@ -235,6 +236,56 @@ def test_vector_loops_vectorizes_each_row_whole_and_runs_the_rows_on_every_core(
     out = guarded_copy(np.full(ref.shape, np.nan, np.float32))
     s.compile()(*[guarded_copy(a, readonly=True) for a in inputs], out)
     np.testing.assert_allclose(out, ref, rtol=1e-4, atol=1e-4 * np.abs(ref).max())
+
+
+@pytest.mark.parametrize("n,m,rows,width,parallel", [(29, 37, 4, 8, False), (29, 37, 4, 8, True), (64, 64, 8, 16, True),
+                                                    (5, 9, 4, 8, False), (8, 64, 8, 4, False)])
+def test_row_tile_reduces_rows_side_by_side_and_matches_numpy(n, m, rows, width, parallel):
+    """gesummv's rows in groups of ``rows`` (29 = 7 x 4 + 1, 5 = 4 + 1: a
+    tail group), each of its two dot products in blocks of ``width`` (37 =
+    4 x 8 + 5: a tail block) with the rows unrolled inside the block loop
+    and the block vectorized; the value crossing the row's parts (1.5 A x)
+    expanded over the group.  Replayable as moves (a search's seed); the
+    result matches float64 NumPy on guard pages."""
+    inputs, y, ref = gesummv(n, m)
+    s = row_tile(y.schedule, rows=rows, width=width, parallel=parallel)
+    loops = [line.strip() for line in s.loop_tree.splitlines() if line.strip().startswith("for ")]
+    groups, blocks = f"{n // rows}" + (f" r {n % rows}" if n % rows else ""), f"{m // width}" + (f" r {m % width}" if m % width else "")
+    assert loops == [f"for i in {groups} : L0" + (" [parallel]" if parallel else ""), f"for i' in {rows} : L1",
+                     f"for j in {blocks} : L2", f"for i' in {rows} : L3 [unroll full]", f"for j' in {width} : L4 [vectorize {width}]",
+                     f"for i' in {rows} : L5",
+                     f"for j in {blocks} : L6", f"for i' in {rows} : L7 [unroll full]", f"for j' in {width} : L8 [vectorize {width}]",
+                     f"for i' in {rows} : L9"]
+    assert s.moves is not None and space.replay(y.schedule, s.moves).key == s.key
+    out = guarded_copy(np.full(ref.shape, np.nan, np.float32))
+    s.compile()(*[guarded_copy(a, readonly=True) for a in inputs], out)
+    np.testing.assert_allclose(out, ref, rtol=1e-4, atol=1e-4 * np.abs(ref).max())
+
+
+def test_row_tile_takes_each_row_nest_and_refuses_without_one():
+    """Row sums beside column sums: the row sums' nest is tiled, the column
+    sums' (a reduction down a column: it would gather) and the element-wise
+    nest are left as they were; a module with only column sums, rows
+    shorter than a vector or fewer rows than a group is refused, unchanged."""
+    X = np.random.default_rng(5).standard_normal((40, 27)).astype(np.float32)
+    s = lt.SymbolGenerator()
+    x = lt.Tensor(X).to(s.r, s.c)
+    y = x.sum(s.c).to(s.r) + x.transpose(s.c, s.r).sum(s.r).to(s.c)
+    sched = row_tile(y.schedule, rows=4, width=8)
+    loops = [line.strip() for line in sched.loop_tree.splitlines() if line.strip().startswith("for ")]
+    assert loops[:5] == ["for r in 10 : L0", "for r' in 4 : L1", "for c in 3 r 3 : L2", "for r' in 4 : L3 [unroll full]",
+                         "for c' in 8 : L4 [vectorize 8]"]
+    untouched = [line.strip() for line in y.schedule.loop_tree.splitlines() if line.strip().startswith("for ")][2:]
+    assert [line.split(" : ")[0] for line in loops[5:]] == [line.split(" : ")[0] for line in untouched]
+    out = sched.compile()(guarded_copy(X, readonly=True))
+    x64 = X.astype(np.float64)
+    np.testing.assert_allclose(out, x64.sum(1)[:, None] + x64.sum(0)[None, :], rtol=1e-4, atol=1e-4)
+    for t, why in ((x.transpose(s.c, s.r).sum(s.r), "columns"), (lt.Tensor(np.ones((64, 3), np.float32)).to(s.i, s.j).sum(s.j), "short rows"),
+                   (lt.Tensor(np.ones((3, 64), np.float32)).to(s.i, s.j).sum(s.j), "three rows")):
+        before = t.schedule
+        with pytest.raises(lt.PassError, match="row_tile found no loop of at least 4 rows around a row reduction"):
+            row_tile(before, rows=4, width=8)
+        assert before.steps == [], why
 
 
 def test_vector_loops_leaves_strided_and_short_loops_scalar_and_refuses_when_none_is_left():

@@ -164,24 +164,31 @@ class _Vectorizer(BodyPlan):
         """``acc[i] <kind>= reduce(vec)`` in the vector loop -> a vector
         accumulator carried across it, reduced into ``acc[i]`` once after
         (when the loop is an scf.for around ``op``, the reduction is not
-        atomic, and nothing else in the loop uses ``acc`` -- but copies of
-        the same reduction, which share the accumulator -- or varies its
-        indices).  ``op`` may sit under ``scf.if``s in the loop (a masked
-        group of a loop of bounds known at run time, a body under a mask):
-        ``vec``'s off lanes then hold the identity, and an iteration that
-        skips ``op`` adds nothing.  Returns whether it did; ``op`` is then
-        dead."""
-        loop = op.parent
-        while loop.name == "scf.if":
-            loop = loop.parent
-        if loop.name != "scf.for" or "lt.atomic" in op.attributes or any(op == a for a in self.atomic):
+        atomic, and nothing else in the loop uses ``acc`` but reductions of
+        the same kind -- copies of this one, which share the accumulator,
+        or other rows' -- and ``i`` is the same in every iteration).
+        Carried across every enclosing ``scf.for`` that keeps those
+        conditions, not only the vector loop: a row's reduction vectorized
+        in blocks of W (``for j { for i' [unroll] { for j' [vectorize] }
+        }``: gesummv's rows side by side) keeps one vector a row across the
+        blocks instead of reducing each block's lanes.  ``op`` may sit under
+        ``scf.if``s in the loop (a masked group of a loop of bounds known at
+        run time, a body under a mask): ``vec``'s off lanes then hold the
+        identity, and an iteration that skips ``op`` adds nothing.  Returns
+        whether it did; ``op`` is then dead."""
+        if "lt.atomic" in op.attributes or any(op == a for a in self.atomic):
             return False
         _value, acc, *indices = list(op.operands)
-        if any(_inside(v, loop) for v in [acc, *indices]):
-            return False
-        others = []
-        loop.walk(lambda o: (others.append(o) if o != op and any(v == acc for v in o.operands) else None, ir.WalkResult.ADVANCE)[1])
-        if not all(self._same_reduction(o, kind, acc, indices) for o in others):
+        loop = None
+        outer = op.parent
+        while True:
+            while outer.name == "scf.if":
+                outer = outer.parent
+            if outer.name != "scf.for" or not self._carries_across(outer, op, kind, acc, indices):
+                break
+            loop = outer
+            outer = outer.parent
+        if loop is None:
             return False
         for done, k, a, idx, carried in self.carried:  # a copy of the same reduction (a mask's other branch) shares it
             if done == loop and k == kind and _same_place(a, idx, acc, indices):
@@ -199,13 +206,27 @@ class _Vectorizer(BodyPlan):
         self._start_carried(loop, kind, element, carried)
         self._accumulate(op, kind, vec, carried)
         self.carried.append((loop, kind, acc, indices, carried))
+        hoisted: list = []
+        where = [_hoisted(v, loop, hoisted) for v in indices]  # the place, computed before the loop
         with ir.InsertionPoint.after(loop), op.location:
             zero = arith.ConstantOp(ir.IndexType.get(), 0).result
             total = vector.LoadOp(self._vector_type(element), carried, [zero]).result
             reduced = _lanes_reduction(element, ir.Attribute.parse(f"#vector.kind<{combining}>"), total)
-            memref.StoreOp(combine(kind, memref.LoadOp(acc, indices).result, reduced), acc, indices)
+            memref.StoreOp(combine(kind, memref.LoadOp(acc, where).result, reduced), acc, where)
         self.dead.append(op)
         return True
+
+    def _carries_across(self, loop, op, kind: str, acc, indices) -> bool:
+        """Whether ``op``'s reduction may accumulate in a vector across
+        ``loop``: its place is the same in every iteration, and whatever
+        else in ``loop`` uses ``acc`` is a non-atomic reduction of the same
+        kind (they commute with this one; no load or store sees ``acc``
+        before the carried sum lands after the loop)."""
+        if _inside(acc, loop) or not all(_invariant(v, loop) for v in indices):
+            return False
+        others = []
+        loop.walk(lambda o: (others.append(o) if o != op and any(v == acc for v in o.operands) else None, ir.WalkResult.ADVANCE)[1])
+        return all(self._same_kind_reduction(o, kind) for o in others)
 
     def _start_carried(self, loop, kind: str, element, carried) -> None:
         """The accumulator holds the identity each time ``loop`` starts."""
@@ -220,16 +241,11 @@ class _Vectorizer(BodyPlan):
             vt = self._vector_type(ir.VectorType(vec.type).element_type)
             vector.StoreOp(combine(kind, vector.LoadOp(vt, carried, [zero]).result, vec), carried, [zero])
 
-    def _same_reduction(self, o, kind: str, acc, indices) -> bool:
-        """Whether ``o`` is another non-atomic ``lt.reduce`` of ``kind`` into
-        ``acc[indices]`` (the same values): a copy of the reduction being
-        carried (an if's masked twin), which may share its accumulator."""
+    def _same_kind_reduction(self, o, kind: str) -> bool:
+        """Whether ``o`` is another non-atomic ``lt.reduce`` of ``kind``."""
         if o.name != "lt.reduce" or "lt.atomic" in o.attributes or any(o == a for a in self.atomic):
             return False
-        if ir.StringAttr(o.attributes["kind"]).value != kind:
-            return False
-        _value, other, *where = list(o.operands)
-        return _same_place(other, where, acc, indices)
+        return ir.StringAttr(o.attributes["kind"]).value == kind
 
     def emit_reduce_lanes(self, op, kind: str, value, lead, base, mask=None) -> None:
         vec = self.as_vector(value, op)
@@ -288,6 +304,40 @@ def _lanes_reduction(element, kind, vec):
     if is_float(element):
         op.operation.attributes[LANES_ATTR] = ir.UnitAttr.get()
     return op.result
+
+
+_PURE_INDEX_OPS = ("arith.constant", "arith.addi", "arith.subi", "arith.muli", "arith.divsi", "arith.divui",
+                   "arith.remsi", "arith.remui", "arith.floordivsi", "arith.ceildivsi", "arith.minsi", "arith.maxsi",
+                   "arith.minui", "arith.maxui", "arith.index_cast")
+
+
+def _invariant(value, loop) -> bool:
+    """Whether ``value`` is the same in every iteration of ``loop``: defined
+    outside it, or by index arithmetic inside it on such values (an
+    unrolled row's ``base + 2``)."""
+    if not _inside(value, loop):
+        return True
+    owner = value.owner
+    if isinstance(owner, ir.Block) or owner.operation.name not in _PURE_INDEX_OPS:
+        return False
+    return all(_invariant(v, loop) for v in owner.operation.operands)
+
+
+def _hoisted(value, loop, done: list):
+    """``value`` (``_invariant`` in ``loop``) computed before ``loop``: itself
+    when defined outside, else a copy of its computation placed there."""
+    if not _inside(value, loop):
+        return value
+    key = value.owner.operation
+    for k, v in done:
+        if k == key:
+            return v
+    operands = [_hoisted(v, loop, done) for v in key.operands]
+    clone = key.clone(ip=ir.InsertionPoint(loop))
+    for i, v in enumerate(operands):
+        clone.operands[i] = v
+    done.append((key, clone.results[0]))
+    return clone.results[0]
 
 
 def _inside(value, op) -> bool:

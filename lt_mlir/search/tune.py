@@ -457,8 +457,9 @@ def recipe_seeds(start: Schedule, target="cpu") -> list[Candidate]:
     move sequences a search can mutate: ``register_tile``'s variants on a
     CPU target (of the start's largest contraction, whatever its loop
     order, and of every contraction the start has, largest first) and
-    ``vector_rows``', ``vector_loops``' and ``channel_tile``'s (one core and
-    all; ``channel_tile`` also on every convolution it takes),
+    ``vector_rows``', ``vector_loops``', ``row_tile``'s (4 or 8 rows, one or
+    two vectors a block) and ``channel_tile``'s (one core and all;
+    ``channel_tile`` also on every convolution it takes),
     ``gpu_tiled_matmul``'s on a GPU target.  A recipe that refuses the
     start gives no seed; duplicates are dropped."""
     from .. import recipes
@@ -474,6 +475,8 @@ def recipe_seeds(start: Schedule, target="cpu") -> list[Candidate]:
         tries = [(recipes.register_tile, dict(options, width=width)) for options in tiles]
         tries += [(recipes.vector_rows, dict(width=width, parallel=par)) for par in (False, True)]
         tries += [(recipes.vector_loops, dict(width=width, parallel=par)) for par in (False, True)]
+        tries += [(recipes.row_tile, dict(rows=rows, width=width * vectors, parallel=par))
+                  for par in (False, True) for rows, vectors in ((4, 1), (8, 1), (4, 2), (8, 2))]
         tries += [(recipes.channel_tile, dict(width=width, parallel=par)) for par in (False, True)]
     out, seen = [], {start.key}
     for recipe, options in tries:
