@@ -658,10 +658,13 @@ def row_tile(schedule: Schedule, rows: int = 4, width: int | None = None, parall
     in flight and load ``x`` once for all of them).  For each top-level
     nest ``for i { .. for j { acc[i] += f(A[i, j], ..) } .. }`` whose row
     reduction ``j`` reads whole vectors along ``j``: ``i`` is split by
-    ``rows``; the values that cross the row's parts are expanded over the
-    ``rows`` rows and the row loop distributed (``expand_values``,
-    ``distribute``), so that each reduction gets a row loop of its own;
-    then each row reduction's ``j`` is split by ``width`` (default: this
+    ``rows``; the scratch buffers of the row's body and the values that
+    cross its parts are expanded over the ``rows`` rows and the row loop
+    distributed (``expand``, ``expand_values``, ``distribute``), so that
+    each reduction gets a row loop of its own; then each such loop over
+    ``j`` -- a row's sum, or a row's values added into a vector over ``j``
+    (``g[j] += A[i, j] * p[i]``: logistic regression's gradient, Sinkhorn's
+    ``K.T @ u`` beside ``K @ v``) -- is split by ``width`` (default: this
     CPU's widest vector), its blocks moved outside the row loop, the rows
     unrolled and the block vectorized::
 
@@ -691,14 +694,22 @@ def _row_reduction(loop, width: int) -> bool:
     """Whether ``loop`` is an innermost loop of at least ``width`` iterations
     that vectorizes without gathers and reduces into places its dim does not
     index (a row's sum)."""
+    if not _row_stage(loop, width):
+        return False
+    dim = lt.loop_dim(loop)
+    return not any(reads_dim(v.owner.operation, dim) if not isinstance(v.owner, ir.Block) else False
+                   for a in accesses(loop) if a.kind.startswith("reduce:") for v in a.indices)
+
+
+def _row_stage(loop, width: int) -> bool:
+    """Whether ``loop`` is an innermost loop of at least ``width`` iterations
+    that vectorizes without gathers and reduces (a row's sum, or a row's
+    values added into a vector over its dim: ``g[k] += X[i, k] * p[i]``)."""
     if lt.inner_levels(loop) or any(lt.is_loop(op) for op in lt.body_ops(lt.loop_body(loop))):
         return False
     if lt.loop_size(loop) < width or vector_plan.plan(loop) is not None or vector_plan.gather_distances(loop):
         return False
-    dim = lt.loop_dim(loop)
-    reduces = [a for a in accesses(loop) if a.kind.startswith("reduce:")]
-    return bool(reduces) and not any(reads_dim(v.owner.operation, dim) if not isinstance(v.owner, ir.Block) else False
-                                     for a in reduces for v in a.indices)
+    return any(a.kind.startswith("reduce:") for a in accesses(loop))
 
 
 def _row_tile_nest(schedule: Schedule, k: int, rows: int, width: int, parallel: bool) -> bool:
@@ -715,15 +726,16 @@ def _row_tile_nest(schedule: Schedule, k: int, rows: int, width: int, parallel: 
     mark, remarks = len(schedule.steps), len(schedule.remarks)
     try:
         schedule.split(top, rows)
-        for move in (lambda: schedule.expand(top + 1, values=True), lambda: schedule.distribute(top + 1)):
+        for move in (lambda: schedule.expand(top + 1), lambda: schedule.expand(top + 1, values=True),
+                     lambda: schedule.distribute(top + 1)):
             try:
                 move()
             except PassError:
-                pass  # nothing crosses the row's parts; the row loop holds one part
+                pass  # no scratch buffer in the row's body, nothing crosses its parts; the row loop holds one part
         module = schedule.module
         loops = preorder_loops(module)
         candidates = [loops.index(row) for row in _inner_loops(loops[top])
-                      if _only_loop(row) is not None and _row_reduction(_only_loop(row), width)]
+                      if _only_loop(row) is not None and _row_stage(_only_loop(row), width)]
         del module, loops
         if not candidates:
             raise PassError("error: row_tile: no row loop holds a row reduction alone")

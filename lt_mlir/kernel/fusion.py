@@ -18,7 +18,12 @@ in a buffer) goes through one of three strategies:
   the fastmath mode allows reassociation (``lt-factor``, type 1); the
   remaining nests that iterate the same rows are merged (``lt-merge``) and
   their temporaries shrunk to the rows live at once
-  (``lt-shrink-buffers``): the partial fusion of SpMM-MM.
+  (``lt-shrink-buffers``): the partial fusion of SpMM-MM; a dense row nest
+  whose loops over a row reduce (a row's dot product, a row added into a
+  vector: Sinkhorn's rotated iteration, logistic regression's step) runs
+  ``ROWS`` rows side by side in blocks of two vectors
+  (``recipes.row_tile``): K's rows read once for the ``ROWS`` rows' blocks
+  of ``v``, and ``ROWS`` times the independent sums.
 
 Then, for every strategy, the outermost loops run in parallel where the
 dependence test of ``lt-parallel`` allows it (the row loops of CSR nests,
@@ -35,6 +40,7 @@ from ..dialect import lt
 from ..dialect.loop_tree import preorder_loops
 from ..errors import PassError
 from ..mlir import ir
+from ..recipes import row_tile
 from ..schedule import Schedule
 
 STRATEGIES = ("redundancy-aware", "maximal", "none")
@@ -237,7 +243,7 @@ def vectorize(s: Schedule, width: int) -> None:
     innermost loop of bounds known at run time (a CSR row's stored
     positions: PageRank's gathering dot product) marked to run in masked
     groups of ``width`` where its body allows (``lt-vectorize-data``)."""
-    for k in innermost_loops(s):
+    for k in innermost_loops(s, unvectorized=True):  # (row_tile's blocks are vectorized already)
         applies(s, f"lt-vectorize{{loop={k} width={width}}}")
     for k in range(s.data_loops()):
         applies(s, f"lt-vectorize-data{{loop={k} width={width}}}")
@@ -271,9 +277,11 @@ def _dot_loops(s: Schedule) -> list:
     return out
 
 
-def innermost_loops(s: Schedule) -> list[int]:
-    """Pre-order indices of the loops with no loop inside."""
-    return [k for k, loop in enumerate(preorder_loops(s.parsed)) if not _has_inner_loop(loop)]
+def innermost_loops(s: Schedule, unvectorized: bool = False) -> list[int]:
+    """Pre-order indices of the loops with no loop inside (``unvectorized``:
+    and no vectorize annotation)."""
+    return [k for k, loop in enumerate(preorder_loops(s.parsed))
+            if not _has_inner_loop(loop) and not (unvectorized and "vectorize" in lt.annotations(loop))]
 
 
 def rows_private(s: Schedule, k: int) -> bool:
@@ -347,6 +355,9 @@ def _rows_private(s: Schedule, k: int, shared_reductions: bool = False) -> bool:
     return all(dependence.same_shift(firsts, dim, loop) for _, firsts in groups)
 
 
+ROWS = 4  # rows side by side in a dense row nest (recipes.row_tile)
+
+
 def schedule(text: str, owners: list, keep: set, strategy: str, *, parallel: bool, width: int, sparse: bool) -> tuple:
     """(Schedule, ids of the nodes fused) for ``strategy``."""
     s = Schedule(text)
@@ -360,6 +371,10 @@ def schedule(text: str, owners: list, keep: set, strategy: str, *, parallel: boo
         merge_rows(s)
         if width > 1:
             tile_rows(s, width)
+            try:
+                row_tile(s, rows=ROWS, width=2 * width)
+            except PassError:
+                pass  # no dense row nest
     if parallel:
         parallelize(s, sparse)
     if strategy == "redundancy-aware":

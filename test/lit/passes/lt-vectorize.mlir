@@ -399,8 +399,10 @@ func.func @transpose_load(%A: memref<32x2xf32> {lt.name = "A"}, %B: memref<2x32x
 // under a mask: the lanes' comparison is a vector<8xi1>; where every lane
 // holds, the body runs unmasked; where some but not all do, its loads and
 // stores are masked and the max-reduction into S[r] takes -inf (max's
-// identity) on the lanes that are off.  The tail (37 = 4 x 8 + 5) stays
-// scalar under the scalar guard.  The sums are the scalar code's.
+// identity) on the lanes that are off.  S[r] is the same place in every
+// group, so both branches' maxima go into one vector carried across the
+// groups, its lanes reduced once a row, after them.  The tail (37 = 4 x 8
+// + 5) stays scalar under the scalar guard.  The sums are the scalar code's.
 // TREE-NEXT:for r in 5 : L0
 // TREE-NEXT: for i in 37 : L1 [vectorize 8]
 // TREE-NEXT:  %0 <- cmpi slt(i, r*8 + 3)
@@ -424,14 +426,20 @@ func.func @transpose_load(%A: memref<32x2xf32> {lt.name = "A"}, %B: memref<2x32x
 // LOWER-NEXT:    scf.if %[[EVERY]] {
 // LOWER-NEXT:      %[[A:.*]] = vector.load %{{.*}} : memref<5x37xf32>, vector<8xf32>
 // LOWER:           vector.store %{{.*}} : memref<5x37xf32>, vector<8xf32>
-// LOWER-NEXT:      vector.reduction <maximumf>, %[[A]] fastmath<reassoc,nsz> : vector<8xf32> into f32
+// LOWER-NEXT:      %[[OLD:.*]] = vector.load %[[ACC:.*]][%{{.*}}] : memref<8xf32>, vector<8xf32>
+// LOWER-NEXT:      %[[MAX:.*]] = arith.maximumf %[[OLD]], %[[A]] fastmath<nsz> : vector<8xf32>
+// LOWER-NEXT:      vector.store %[[MAX]], %[[ACC]][%{{.*}}] : memref<8xf32>, vector<8xf32>
 // LOWER:         scf.if %[[PARTLY]] {
 // LOWER-NEXT:      %[[MA:.*]] = vector.maskedload %{{.*}}, %[[MASK]], %[[ZERO]] : memref<5x37xf32>, vector<8xi1>, vector<8xf32> into vector<8xf32>
 // LOWER-NEXT:      vector.maskedload %{{.*}}, %[[MASK]], %[[ZERO]]
 // LOWER-NEXT:      %[[SUM:.*]] = arith.addf
 // LOWER-NEXT:      vector.maskedstore %{{.*}}, %[[MASK]], %[[SUM]] : memref<5x37xf32>, vector<8xi1>, vector<8xf32>
 // LOWER-NEXT:      %[[OFF:.*]] = arith.select %[[MASK]], %[[MA]], %[[NEGINF]] : vector<8xi1>, vector<8xf32>
-// LOWER-NEXT:      vector.reduction <maximumf>, %[[OFF]] fastmath<reassoc,nsz> : vector<8xf32> into f32
+// LOWER-NEXT:      %[[OLD2:.*]] = vector.load %[[ACC]][%{{.*}}] : memref<8xf32>, vector<8xf32>
+// LOWER-NEXT:      arith.maximumf %[[OLD2]], %[[OFF]] fastmath<nsz> : vector<8xf32>
+// LOWER-NOT:       vector.reduction
+// LOWER:         %[[ALL:.*]] = vector.load %[[ACC]][%{{.*}}] : memref<8xf32>, vector<8xf32>
+// LOWER-NEXT:    vector.reduction <maximumf>, %[[ALL]] fastmath<reassoc,nsz> : vector<8xf32> into f32
 // LOWER:         scf.for %{{.*}} = %{{.*}} to %[[C5:.*]] step
 // LOWER:           %[[C:.*]] = arith.cmpi slt, %{{.*}}, %{{.*}} : index
 // LOWER-NEXT:      scf.if %[[C]] {
