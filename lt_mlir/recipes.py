@@ -649,7 +649,7 @@ def vector_loops(schedule: Schedule, width: int | None = None, parallel: bool = 
     return schedule
 
 
-def row_tile(schedule: Schedule, rows: int = 4, width: int | None = None, parallel: bool = False) -> Schedule:
+def row_tile(schedule: Schedule, rows: int = 4, width: int | None = None, parallel: bool = False, min_blocks: int = 1) -> Schedule:
     """Reduce ``rows`` rows side by side, each row's sum in a vector
     register, against one load of what the rows share: what BLAS's
     matrix-vector kernels do, and what a person does to gesummv (``y = a A
@@ -677,13 +677,14 @@ def row_tile(schedule: Schedule, rows: int = 4, width: int | None = None, parall
 
     The lowering keeps each row's vector sum in a register across the
     blocks (``lowering/vectorize.py``) and reduces its lanes once a row.
-    ``parallel``: the outer row loop of each nest on every core.  Refuses
+    ``parallel``: the outer row loop of each nest on every core;
+    ``min_blocks``: only rows of at least that many blocks.  Refuses
     (``PassError``) a module with no such nest."""
     module = schedule.module  # kept alive while its loops are read
     width = width or host_vector_width(lt.element_bytes(module.operation))
     tops = sum(1 for loop in preorder_loops(module) if not lt.enclosing_loops(loop))
     del module
-    tiled = [k for k in reversed(range(tops)) if _row_tile_nest(schedule, k, rows, width, parallel)]
+    tiled = [k for k in reversed(range(tops)) if _row_tile_nest(schedule, k, rows, width, parallel, min_blocks)]
     if not tiled:
         raise PassError(f"error: row_tile found no loop of at least {rows} rows around a row reduction of at least "
                         f"{width} elements that reads whole vectors")
@@ -712,7 +713,7 @@ def _row_stage(loop, width: int) -> bool:
     return any(a.kind.startswith("reduce:") for a in accesses(loop))
 
 
-def _row_tile_nest(schedule: Schedule, k: int, rows: int, width: int, parallel: bool) -> bool:
+def _row_tile_nest(schedule: Schedule, k: int, rows: int, width: int, parallel: bool, min_blocks: int = 1) -> bool:
     """``row_tile`` on the ``k``-th top-level nest; whether it applied (the
     schedule is unchanged where it did not)."""
     module = schedule.module  # kept alive while its loops are read
@@ -720,7 +721,7 @@ def _row_tile_nest(schedule: Schedule, k: int, rows: int, width: int, parallel: 
     outer = [loop for loop in loops if not lt.enclosing_loops(loop)][k]
     top, dim = loops.index(outer), lt.loop_dim(outer)
     if (lt.loop_size(outer) < rows or lt.inner_levels(outer)
-            or not any(lt.loop_dim(kid) != dim and _row_reduction(kid, width) for kid in _inner_loops(outer))):
+            or not any(lt.loop_dim(kid) != dim and _row_reduction(kid, width * max(1, min_blocks)) for kid in _inner_loops(outer))):
         return False
     del module, loops, outer
     mark, remarks = len(schedule.steps), len(schedule.remarks)

@@ -291,7 +291,7 @@ def test_sinkhorn_host_loop_rotated_reads_K_once_an_iteration():
     """Sinkhorn's iteration reads K twice (``K.T @ u``, then ``M @ v``);
     its ``M @ v`` is left for the next iteration's kernel (``graph.rotated``),
     where each row's dot product and the same row's update of ``K.T @ u``
-    follow each other, 4 rows side by side: one pass over K.  Four kernels: the first iteration
+    follow each other: one pass over K.  Four kernels: the first iteration
     (1/r computed, and kept: Intrepydd's LICM), the second without its
     ``M @ v``, the steady one, and the last ``M @ v`` at the return."""
     r = RNG.random(40) + 0.5
@@ -302,14 +302,37 @@ def test_sinkhorn_host_loop_rotated_reads_K_once_an_iteration():
     assert sinkhorn.compiles - before == 4
     assert sinkhorn.hoisted == [("div", (40,))]  # 1/r, invariant in the while loop, computed once
     steady = sinkhorn.modules[before + 2].loop_tree
-    rows = steady[steady.index("for i in 10"):]  # 4 rows side by side (recipes.row_tile)
+    rows = steady[steady.index("for i in 40"):]
     rows = rows[: rows.index("\nfor ")]
-    # the rows' dot products and their update of K.T @ u, in one row loop: each in blocks of two vectors
-    # (30 = 3 x 8 + 6), the 4 rows unrolled inside the block
-    assert rows.count("for k in 3 r 6") == 2 and rows.count("[unroll full]") == 2, steady
+    assert rows.count("for k in 30") == 2, steady  # the row's dot product and its update of K.T @ u, in one row loop
     for n in (0, 1, 2, 3, 7):
         np.testing.assert_allclose(sinkhorn(r, c, K, n), sinkhorn.fn(r, c, K, n), rtol=1e-12)
     assert sinkhorn.compiles - before == 4
+
+
+def test_sinkhorn_long_rows_run_four_rows_side_by_side():
+    """Rows of at least ``fusion.ROW_BLOCKS`` blocks of two vectors (1030
+    float64s: 128 blocks of 8 and a tail of 6 with AVX2's 4 lanes, 64 and
+    a tail with AVX-512's 8): the steady kernel's row loop takes 4 rows at a
+    time (recipes.row_tile; 41 = 10 x 4 + 1 rows), the rows' dot products
+    and their update of ``K.T @ u`` each in blocks with the rows unrolled
+    inside; results as NumPy's."""
+    from lt_mlir.kernel import fusion
+    from lt_mlir.targets import get_target
+
+    r = RNG.random(41) + 0.5
+    c = RNG.random(1030) + 0.5
+    K = RNG.random((41, 1030))
+    before = sinkhorn.compiles
+    np.testing.assert_allclose(sinkhorn(r, c, K, 6), sinkhorn.fn(r, c, K, 6), rtol=1e-12)
+    block = 2 * get_target("cpu").vector_width(8)
+    assert 1030 // block >= fusion.ROW_BLOCKS
+    steady = sinkhorn.modules[before + 2].loop_tree
+    rows = steady[steady.index("for i in 10 r 1"):]
+    rows = rows[: rows.index("\nfor ")]
+    blocks = f"for k in {1030 // block} r {1030 % block}"
+    assert rows.count(blocks) == 2 and rows.count("[unroll full]") == 2, steady
+    assert rows.count(f"[vectorize {block}]") == 2, steady
 
 
 def test_power_iteration_with_a_converging_condition():
@@ -562,8 +585,7 @@ def test_logistic_step_reads_X_once():
     """X @ w and X.T @ (p - y) become one nest over X's rows
     (lt-merge{rename=true}): each row's dot product, then the same row's
     update of the gradient (a private tile a thread), the init of the
-    gradient moved before it, 4 rows side by side; results as NumPy's,
-    rows with a tail."""
+    gradient moved before it; results as NumPy's, rows with a tail."""
 
     @kernel
     def step(X: Array(float32, 2), y: Array(float32, 1), w: Array(float32, 1)):
@@ -580,8 +602,7 @@ def test_logistic_step_reads_X_once():
     s = step.modules[-1]
     assert "rename=true" in s.pipeline, s.pipeline
     rows = [line for line in s.loop_tree.splitlines() if line.startswith("for ")]
-    # 37 rows in 4-row groups side by side (recipes.row_tile; a tail group of 1)
-    assert [r.split(" : ")[0] for r in rows] == ["for i in 19", "for i in 9 r 1", "for i in 19"], s.loop_tree
+    assert [r.split(" : ")[0] for r in rows] == ["for i in 19", "for i in 37", "for i in 19"], s.loop_tree
     assert s.loop_tree.count("read x0[i, k]") == 2, s.loop_tree  # both reads of X in the one row nest
 
 
