@@ -622,31 +622,27 @@ class LoopEmitter:
             # take new stack.
             ops = _entry_allocas(ops, self.loop)
         if width > 1:
-            ops = _outer_dims(ops, self.ctx, self.dim)
+            ops = self._outer_dims(ops)
             ops = vectorize.vectorize_ops(ops, self.dim, width, offset, iteration, arg)
             arg.replace_all_uses_with(iteration)
         copy.erase()
         avail = clip.get(self.dim, self.step)
         self.lowering.lower_ops(ops, {**self.ctx, self.dim: (offset, avail)})
 
-
-def _outer_dims(ops: list, ctx: dict, dim: str) -> list:
-    """Lower the ``lt.dim`` ops of ``ops`` (a vector body) over other dims
-    than ``dim`` now, as ``lower_dim`` would after vectorizing: the same
-    value in every lane, and index arithmetic the vectorizer can see
-    through (a row's place ``i - i0`` then shows itself the same in every
-    block of the row, so its sum is carried across them); the rest."""
-    rest = []
-    for op in ops:
-        if op.name == "lt.dim":
-            d = ir.StringAttr(op.attributes["dim"]).value
-            offset = ctx.get(d, (None, None))[0]
-            if d != dim and offset is not None:
-                op.results[0].replace_all_uses_with(offset)
-                op.erase()
-                continue
-        rest.append(op)
-    return rest
+    def _outer_dims(self, ops: list) -> list:
+        """Lower the ``lt.dim`` ops of ``ops`` (a vector body) over the dims
+        around it now rather than after vectorizing (``lower_dim``: the same
+        value in every lane), so that the vectorizer sees index arithmetic
+        on values from outside (a row's place ``i - i0`` then shows itself
+        the same in every block of the row, and its sum is carried across
+        them); the rest."""
+        rest = []
+        for op in ops:
+            if op.name == "lt.dim" and ir.StringAttr(op.attributes["dim"]).value in self.ctx.keys() - {self.dim}:
+                self.lowering.lower_dim(op, self.ctx)
+            else:
+                rest.append(op)
+        return rest
 
 
 def _entry_allocas(ops: list, anchor) -> list:

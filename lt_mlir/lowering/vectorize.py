@@ -15,6 +15,7 @@ location selects the reduction's identity where the mask is off.
 
 from __future__ import annotations
 
+from ..analysis.dependence import is_pure_index_op
 from ..analysis.vector_plan import PREDICATES, BodyPlan
 from ..dialect import lt
 from ..mlir import arith, ir, memref, scf, vector
@@ -306,11 +307,6 @@ def _lanes_reduction(element, kind, vec):
     return op.result
 
 
-_PURE_INDEX_OPS = ("arith.constant", "arith.addi", "arith.subi", "arith.muli", "arith.divsi", "arith.divui",
-                   "arith.remsi", "arith.remui", "arith.floordivsi", "arith.ceildivsi", "arith.minsi", "arith.maxsi",
-                   "arith.minui", "arith.maxui", "arith.index_cast")
-
-
 def _invariant(value, loop) -> bool:
     """Whether ``value`` is the same in every iteration of ``loop``: defined
     outside it, or by index arithmetic inside it on such values (an
@@ -318,7 +314,7 @@ def _invariant(value, loop) -> bool:
     if not _inside(value, loop):
         return True
     owner = value.owner
-    if isinstance(owner, ir.Block) or owner.operation.name not in _PURE_INDEX_OPS:
+    if isinstance(owner, ir.Block) or owner.operation.name == "lt.dim" or not is_pure_index_op(owner.operation):
         return False
     return all(_invariant(v, loop) for v in owner.operation.operands)
 
