@@ -81,14 +81,16 @@ def test_spmm_mm_partial_fusion(fusion):
         assert re.search(r"alloc f32\[i, j\] \((9|18|27|36) elements\)", tree), tree
 
 
-@pytest.mark.parametrize("width, J, rows", [(16, 48, 4), (8, 32, 2), (8, 64, 1)])
-def test_spmm_mm_row_tiles(width, J, rows):
+@pytest.mark.parametrize("width, J, rows, tile", [(16, 48, 4, 0), (8, 32, 2, 0), (8, 64, 4, 16), (8, 70, 4, 8), (4, 64, 4, 8)])
+def test_spmm_mm_row_tiles(width, J, rows, tile):
     """fusion.tile_rows: the dense stage of SpMM-MM takes R rows at a time
     (C's row loaded once for R rows, R x J/width accumulators within half
     the vector registers: 32 with 16 f32 lanes, else 16), rows with no
-    stored value and a tail of rows included; R = 1 (J = 64 on 8 lanes: 8
-    chains already) leaves the nest as it was.  R comes from the width the
-    schedule is made for, not the host's."""
+    stored value and a tail of rows included.  Where a row's J leaves no
+    room for 2 rows (64 or 70 on 8 lanes: 8 or 9 vectors), 4 rows take J
+    in column tiles of ``tile`` (R x tile/width accumulators, at most half
+    the registers; 70 in tiles of 8 with a tail of 6), their loop outside
+    k.  R comes from the width the schedule is made for, not the host's."""
     from lt_mlir.kernel import fusion as F
 
     A = _csr(42, 23, 0.2, power_law=True, seed=4)
@@ -114,13 +116,15 @@ def test_spmm_mm_row_tiles(width, J, rows):
     ref = (A.astype(np.float64) @ B.astype(np.float64)) @ C.astype(np.float64)
     np.testing.assert_allclose(out, ref, rtol=1e-5, atol=1e-5)
     s = made[-1]
-    if rows == 1:
-        assert "lt-split" not in s.pipeline and "for i in 42 : L0 [parallel]" in s.loop_tree
-        return
     head = f"for i in {42 // rows}" + (f" r {42 % rows}" if 42 % rows else "") + " : L0 [parallel]"
     assert head in s.loop_tree and f"lt-split{{loop=0 factor={rows}}}" in s.pipeline, s.loop_tree
-    assert f"for i' in {rows} : L8 [unroll full]" in s.loop_tree, s.loop_tree
-
+    if not tile:
+        assert f"for i' in {rows} : L8 [unroll full]" in s.loop_tree, s.loop_tree
+        return
+    blocks = f"{J // tile}" + (f" r {J % tile}" if J % tile else "")
+    nest = (f"for j in {blocks} : L7\n  for k in 9 : L8\n   for i' in {rows} : L9 [unroll full]\n"
+            f"    for j' in {tile} : L10 [unroll full, vectorize {width}]")
+    assert nest in s.loop_tree, s.loop_tree
 
 @pytest.mark.parametrize("fusion", STRATEGIES)
 def test_sparse_softmax_over_stored_values(fusion):
@@ -414,8 +418,9 @@ def test_bad_arguments_and_annotations():
 
 
 def test_sddmm_on_guard_paged_buffers(tmp_path):
-    """SDDMM's gathers (C's rows by column index) and the stored positions
-    stay inside their arrays: every buffer flush against a guard page."""
+    """SDDMM's gathers (C's rows by column index), the stored positions and
+    SpMM-MM's row and column tiles stay inside their arrays: every buffer
+    flush against a guard page."""
     script = tmp_path / "guarded.py"
     script.write_text(textwrap.dedent(
         """
@@ -435,6 +440,10 @@ def test_sddmm_on_guard_paged_buffers(tmp_path):
         def spmv(A: CSR(float32), x: Array(float32, 1)):
             return A @ x
 
+        @kernel
+        def spmm_mm(A: CSR(float32), B: Array(float32, 2), C: Array(float32, 2)):
+            return (A @ B) @ C  # 4-row tiles (33 rows: a tail), 70 columns in tiles (a tail)
+
         A = sp.random(33, 21, density=0.2, format="csr", dtype=np.float32, random_state=2)
         rng = np.random.default_rng(0)
         B = rng.random((33, 7), dtype=np.float32); C = rng.random((21, 7), dtype=np.float32); D = rng.random((21, 5), dtype=np.float32)
@@ -445,6 +454,8 @@ def test_sddmm_on_guard_paged_buffers(tmp_path):
             assert np.allclose(spmm(G, guarded_copy(D, side)), A @ D, rtol=1e-5)
             x = guarded_copy(D[:, 0].copy(), side)
             assert np.allclose(spmv(G, x), A @ D[:, 0], rtol=1e-5)  # masked vector groups of each row
+            E = rng.random((5, 70), dtype=np.float32)
+            assert np.allclose(spmm_mm(G, guarded_copy(D, side), guarded_copy(E, side)), (A @ D) @ E, rtol=1e-5)
         print("ok")
         """
     ))
