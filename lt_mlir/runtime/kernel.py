@@ -95,21 +95,24 @@ class Kernel(EntryPoint):
 
         if not zero_outputs and len(shapes) == 1 and np.prod(shapes[0][0]) * np.dtype(shapes[0][1]).itemsize >= REUSE_BYTES:
             (shape, dtype), = shapes
-            pool: list = []  # the outputs of the last calls; one nothing else holds any more is written again
+            # the outputs of the last calls, each with the arguments of a call that
+            # writes it (its address taken once); one nothing else holds any more is
+            # written again
+            pool: list = []
             lock = threading.Lock()  # two threads' runs never take the same array
 
-            def run(inputs=inputs, kernel=self, char=ctypes.c_char, address=ctypes.addressof, refcount=sys.getrefcount):
+            def run(inputs=inputs, kernel=self, refcount=sys.getrefcount):
                 with lock:
-                    for k in range(len(pool)):
-                        if refcount(pool[k]) == 2:  # the pool's reference and the argument's: the caller dropped it
-                            out = pool[k]
+                    for out, arguments in pool:
+                        if refcount(out) == 3:  # the pool's entry, this loop's name and the argument's: the caller dropped it
                             break
                     else:
                         out = new(shape, dtype)
-                        pool.append(out)
+                        arguments = (*pointers, ctypes.addressof(ctypes.c_char.from_buffer(out)))
+                        pool.append((out, arguments))
                         if len(pool) > 2:
                             del pool[0]
-                fn(*pointers, address(char.from_buffer(out)))
+                fn(*arguments)
                 return out
         elif len(shapes) == 1 and int(np.prod(shapes[0][0])) > 0:
             (shape, dtype), = shapes
