@@ -345,6 +345,7 @@ class Tensor:
         self._schedule = None
         self._result = None
         self._bound = None  # (the key of _result, the kernel bound to the inputs, _CLEARED then)
+        self._fast = None  # (_stamp() then, the key, the bound kernel): _run's shortcut on the default target
         self._code = None  # (epoch, Lowered, scheduled text)
         _EPOCH[0] += 1
         for x in self._inputs:
@@ -957,6 +958,19 @@ class Tensor:
         return self.compile().llvm_ir
 
     def _run(self, target: str | None = None) -> np.ndarray:
+        fast = self._fast
+        if fast is not None and target is None and fast[0] == (_EPOCH[0], _DATA_VERSION[0], _CLEARED[0], _DEFAULT_HARDWARE[0]):
+            # nothing that makes the module, its inputs or the target changed since the
+            # kernel was bound: run it (a microsecond of a 15 us kernel, as below, is 7%)
+            result = self._result
+            if result is not None and result[0] is fast[1]:
+                return result[1]
+            out = fast[2]()
+            stats["runs"] += 1
+            self._result = (fast[1], out)
+            return out
+        stamp = (_EPOCH[0], _DATA_VERSION[0], _CLEARED[0], _DEFAULT_HARDWARE[0])
+        default = target is None
         target = _target(target)
         if self._op == "leaf":
             if self._data is None:
@@ -975,6 +989,7 @@ class Tensor:
             # Every program the frontend emits writes each element of its
             # output before anything reads it, so the output need not be zeroed.
             bound = self._bound = (key, _kernel(text, target).bind_inputs(*arrays, zero_outputs=False), _CLEARED[0])
+        self._fast = (stamp, key, bound[1]) if default else None
         out = bound[1]()
         stats["runs"] += 1
         self._result = (key, out)
