@@ -234,6 +234,12 @@ _CLEARED = [0]  # clear_cache() calls so far
 _DATA_VERSION = [0]  # data given to any tensor so far: a result computed before another set() may be stale
 
 
+def _stamp() -> tuple:
+    """What a tensor's kernel for the default target depends on beyond the
+    tensor: schedules and graphs (the epoch), data, clears, the hardware."""
+    return (_EPOCH[0], _DATA_VERSION[0], _CLEARED[0], _DEFAULT_HARDWARE[0])
+
+
 def clear_cache() -> None:
     """Forget every compiled kernel (tests use it to count compiles)."""
     _KERNELS.clear()
@@ -345,7 +351,7 @@ class Tensor:
         self._schedule = None
         self._result = None
         self._bound = None  # (the key of _result, the kernel bound to the inputs, _CLEARED then)
-        self._fast = None  # (epoch, data version, clears and hardware then, the key, the bound kernel): _run's shortcut
+        self._fast = None  # _stamp() when _bound was made for the default target: _run's shortcut
         self._code = None  # (epoch, Lowered, scheduled text)
         _EPOCH[0] += 1
         for x in self._inputs:
@@ -958,43 +964,41 @@ class Tensor:
         return self.compile().llvm_ir
 
     def _run(self, target: str | None = None) -> np.ndarray:
-        fast = self._fast
-        if fast is not None and target is None and fast[0] == (_EPOCH[0], _DATA_VERSION[0], _CLEARED[0], _DEFAULT_HARDWARE[0]):
+        if target is None and self._fast == _stamp():
             # nothing that makes the module, its inputs or the target changed since the
-            # kernel was bound: run it (the way below costs a microsecond more, 7% of a
-            # 15 us kernel)
-            result = self._result
-            if result is not None and result[0] is fast[1]:
-                return result[1]
-            out = fast[2]()
-            stats["runs"] += 1
-            self._result = (fast[1], out)
-            return out
-        stamp = (_EPOCH[0], _DATA_VERSION[0], _CLEARED[0], _DEFAULT_HARDWARE[0])
-        default = target is None
-        target = _target(target)
-        if self._op == "leaf":
-            if self._data is None:
-                raise FrontendError(f"{self._describe()} has no data: call .set(array) on it first")
-            return self._array(self._leaf_dtype() or "f32", 0)
+            # kernel was bound for the default target: run it without finding it again
+            # (a microsecond, 7% of a 15 us kernel)
+            key, run = self._bound[0], self._bound[1]
+        else:
+            stamp, default, target = _stamp(), target is None, _target(target)
+            if self._op == "leaf":
+                if self._data is None:
+                    raise FrontendError(f"{self._describe()} has no data: call .set(array) on it first")
+                return self._array(self._leaf_dtype() or "f32", 0)
+            key, run = self._bind(target)
+            self._fast = stamp if default else None
+        result = self._result
+        if result is not None and result[0] == key:
+            return result[1]
+        out = run()
+        stats["runs"] += 1
+        self._result = (key, out)
+        return out
+
+    def _bind(self, target: Target) -> tuple:
+        """(the key of a result, the kernel for ``target`` bound to the inputs)."""
         low, text = self._current()
         # the leaves are this tensor's graph's (fixed while ``text`` is): any
         # data given to any tensor since makes a new key (cheaper to form,
         # a call, than each leaf's own version)
         key = (text, target.name, _DATA_VERSION[0])
-        if self._result is not None and self._result[0] == key:
-            return self._result[1]
         bound = self._bound
         if bound is None or bound[0] != key or bound[2] != _CLEARED[0]:
             arrays = [leaf._array(low.dtype, i) for i, leaf in enumerate(low.leaves)]
             # Every program the frontend emits writes each element of its
             # output before anything reads it, so the output need not be zeroed.
             bound = self._bound = (key, _kernel(text, target).bind_inputs(*arrays, zero_outputs=False), _CLEARED[0])
-        self._fast = (stamp, key, bound[1]) if default else None
-        out = bound[1]()
-        stats["runs"] += 1
-        self._result = (key, out)
-        return out
+        return key, bound[1]
 
     @property
     def arguments(self) -> list:
