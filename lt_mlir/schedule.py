@@ -320,8 +320,8 @@ class Schedule:
     def vectorize_data(self, loop: int, width: int = 8) -> "Schedule":
         """Run loop ``loop`` of those whose bounds are known at run time (a
         CSR row's stored positions; counted among those loops alone, in the
-        order the loop tree prints them) in masked groups of ``width``
-        (``lt-vectorize-data``).  Refuses loops that carry values, hold
+        order the loop tree prints them) in groups of ``width``, the rest
+        scalar (``lt-vectorize-data``).  Refuses loops that carry values, hold
         another loop, or scatter."""
         return self.apply(f"lt-vectorize-data{{loop={_int('loop', loop)} width={_int('width', width)}}}")
 

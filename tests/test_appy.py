@@ -414,7 +414,7 @@ def test_an_index_from_the_data_outside_its_array_is_a_located_error():
 def test_property_random_csr_matrices_and_index_data(seed):
     """Data-dependent bounds and gathers on random CSR matrices (empty
     rows, both index widths, either backend, the row loop scalar or
-    vectorized in masked groups) against the dense product;
+    vectorized in groups and a scalar rest) against the dense product;
     one corrupted index is always reported, never read past an array."""
     rng = np.random.default_rng(100 + seed)
     m, n = int(rng.integers(1, 40)), int(rng.integers(1, 40))

@@ -154,11 +154,11 @@ def test_spmv_one_column_and_row_sums():
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-def test_csr_row_loops_run_in_masked_vector_groups(dtype):
+def test_csr_row_loops_run_in_vector_groups(dtype):
     """A CSR row's loop over its stored positions (bounds known at run time)
-    is vectorized (``lt-vectorize-data``): groups of the host's width, the
-    last one masked, the row's sum or max carried in a vector across the
-    groups.  Rows of every length -- empty, shorter than a vector, several
+    is vectorized (``lt-vectorize-data``): whole groups of the host's width,
+    then the rest scalar, the row's sum or max carried in a vector across
+    the groups.  Rows of every length -- empty, shorter than a vector, several
     vectors and a part -- against SciPy."""
     @kernel
     def rows32(A: CSR(float32), x: Array(float32, 1)):
@@ -418,9 +418,9 @@ def test_bad_arguments_and_annotations():
 
 
 def test_sddmm_on_guard_paged_buffers(tmp_path):
-    """SDDMM's gathers (C's rows by column index), the stored positions and
-    SpMM-MM's row and column tiles stay inside their arrays: every buffer
-    flush against a guard page."""
+    """SDDMM's gathers (C's rows by column index), the stored positions, an
+    SpMV's vector groups and scalar rest, and SpMM-MM's row and column tiles
+    stay inside their arrays: every buffer flush against a guard page."""
     script = tmp_path / "guarded.py"
     script.write_text(textwrap.dedent(
         """
@@ -453,7 +453,12 @@ def test_sddmm_on_guard_paged_buffers(tmp_path):
             assert np.allclose(out.data, A.multiply(B @ C.T).tocsr().data, rtol=1e-5)
             assert np.allclose(spmm(G, guarded_copy(D, side)), A @ D, rtol=1e-5)
             x = guarded_copy(D[:, 0].copy(), side)
-            assert np.allclose(spmv(G, x), A @ D[:, 0], rtol=1e-5)  # masked vector groups of each row
+            assert np.allclose(spmv(G, x), A @ D[:, 0], rtol=1e-5)  # rows shorter than a vector: the scalar rest alone
+            # rows of 14 to 24 entries: whole vector groups (the last ending at the arrays' end), then a scalar rest
+            W = sp.random(33, 40, density=0.5, format="csr", dtype=np.float32, random_state=5)
+            GW = (guarded_copy(W.data, side), guarded_copy(W.indices, side), guarded_copy(W.indptr, side), W.shape)
+            xw = rng.random(40, dtype=np.float32)
+            assert np.allclose(spmv(GW, guarded_copy(xw, side)), W @ xw, rtol=1e-5)
             E = rng.random((5, 70), dtype=np.float32)
             assert np.allclose(spmm_mm(G, guarded_copy(D, side), guarded_copy(E, side)), (A @ D) @ E, rtol=1e-5)
         print("ok")

@@ -62,9 +62,8 @@ def gather_distances(loop) -> list:
 def plan_data_loop(for_op) -> NotVectorizable | None:
     """Why the body of ``for_op``, an ``scf.for`` with bounds known at run
     time (step 1, no carried values), cannot run W iterations at once, or
-    None.  The lowering runs it in groups of W from its lower bound, its
-    body under the mask of the lanes below the upper bound (so the plan
-    classifies it as under a mask)."""
+    None.  The lowering runs its whole groups of W from its lower bound
+    unmasked, then the rest of its iterations as the scalar loop."""
     body = list(for_op.regions[0].blocks)[0]
     if len(list(body.arguments)) != 1 or len(for_op.results):
         return NotVectorizable("a loop that carries values cannot be vectorized", for_op)
@@ -81,7 +80,6 @@ def plan_data_loop(for_op) -> NotVectorizable | None:
     if why is not None:
         return why
     p = BodyPlan("", body.arguments[0])
-    p.mask_depth = 1
     try:
         p.run(ops)
     except NotVectorizable as e:

@@ -35,7 +35,7 @@ from __future__ import annotations
 from ..analysis import bounds
 from ..analysis.dependence import is_pure_index_op, shared_reductions
 from ..analysis.prefetch import prefetchable_rows
-from ..analysis.vector_plan import PREDICATES, plan, plan_data_loop
+from ..analysis.vector_plan import plan, plan_data_loop
 from ..dialect import lt
 from ..errors import CompileError, format_location
 from ..mlir import arith, ir, memref, scf
@@ -468,31 +468,40 @@ class LtToScf:
 
     def lower_vector_data_loop(self, op, ctx: dict) -> None:
         """An ``scf.for`` with bounds known at run time, marked
-        ``lt.vectorize = W``: groups of W iterations from its lower bound,
-        the body under the mask of the lanes below its upper bound (the last
-        group's tail is masked, not scalar); see analysis/vector_plan.py."""
+        ``lt.vectorize = W``: the whole groups of W iterations from its
+        lower bound unmasked, then the rest (fewer than W) as the scalar
+        loop; see analysis/vector_plan.py.  A reduction into one location
+        sums in a vector across the groups, is reduced once after them, and
+        the rest adds to it.
+
+        Masking each group's lanes instead (a compare a group and, on AVX2,
+        each lane of a gather under its own branch in the last one) took
+        PageRank's SpMV 0.48 ms against 0.40 this way (2-core AMD EPYC,
+        2026-11-27); no access leaves the loop's bounds either way."""
         problem = plan_data_loop(op)
         if problem is not None:
             raise _located(problem.op or op, f"cannot vectorize: {problem}")
         width = ir.IntegerAttr(op.attributes[VECTOR_ATTR]).value
         lo, hi = list(op.operands)[:2]
-        body = list(op.regions[0].blocks)[0]
         with ir.InsertionPoint(op), op.location:
-            groups = scf.ForOp(lo, hi, index(width))
+            count = arith.MaxSIOp(arith.SubIOp(hi, lo).result, index(0)).result  # an empty loop when hi < lo
+            whole = arith.MulIOp(arith.DivUIOp(count, index(width)).result, index(width)).result
+            split = arith.AddIOp(lo, whole).result
+            groups = scf.ForOp(lo, split, index(width))
             with ir.InsertionPoint(groups.body):
-                first = groups.induction_variable
-                slt = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), PREDICATES.index("slt"))
-                inside = arith.CmpIOp(slt, first, hi)
-                guard = scf.IfOp(inside.result)
-                with ir.InsertionPoint(guard.then_block):
-                    end = scf.YieldOp([])
-                scf.YieldOp([])
+                end = scf.YieldOp([])
+        rest = op.clone(ip=ir.InsertionPoint(op))
+        rest.operands[0] = split
+        del rest.attributes[VECTOR_ATTR]
+        first = groups.induction_variable
+        body = list(op.regions[0].blocks)[0]
         body.arguments[0].replace_all_uses_with(first)
-        for o in list(body.operations)[:-1]:
+        moved = list(body.operations)[:-1]
+        for o in moved:
             o.move_before(end)
         op.erase()
-        ops = vectorize.vectorize_ops([inside.operation, guard.operation], "", width, None, first, first)
-        self.lower_ops(ops, ctx)
+        self.lower_ops(vectorize.vectorize_ops(moved, "", width, None, first, first), ctx)
+        self.lower_ops([rest], ctx)
 
     def lower_nested(self, op, ctx: dict) -> None:
         """An op of the program's own with regions (scf.if, ...)."""

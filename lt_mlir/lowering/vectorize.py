@@ -173,8 +173,7 @@ class _Vectorizer(BodyPlan):
         in blocks of W (``for j { for i' [unroll] { for j' [vectorize] }
         }``: gesummv's rows side by side) keeps one vector a row across the
         blocks instead of reducing each block's lanes.  ``op`` may sit under
-        ``scf.if``s in the loop (a masked group of a loop of bounds known at
-        run time, a body under a mask): ``vec``'s off lanes then hold the
+        ``scf.if``s in the loop (a body under a mask): ``vec``'s off lanes then hold the
         identity, and an iteration that skips ``op`` adds nothing.  Returns
         whether it did; ``op`` is then dead."""
         if "lt.atomic" in op.attributes or any(op == a for a in self.atomic):

@@ -6,12 +6,12 @@ Such a loop is an ``scf.for`` inside the lt loops, not an ``lt.loop``: it has
 no L-number, and ``K`` counts these loops alone, in the order the loop tree
 prints them (``for v3 in lo .. hi (bounds known at run time)`` is loop 0
 when it is the first).  The pass sets ``lt.vectorize = W`` on it;
-``lower-lt-to-scf`` runs it in groups of W from its lower bound, each group's
-body under the mask of the lanes below the upper bound, so a row's last,
-partial group is masked (there is no scalar remainder).  A reduction into
-one location accumulates in a vector across the groups and is reduced once
-after the loop, like a vectorized ``lt.loop``'s (``lowering/vectorize.py``);
-that reassociates it, as vectorizing any reduction does.
+``lower-lt-to-scf`` runs its whole groups of W from its lower bound as vector
+code, unmasked, then the rest (fewer than W iterations: a row's last, partial
+group) as the scalar loop.  A reduction into one location accumulates in a
+vector across the groups and is reduced once after them, like a vectorized
+``lt.loop``'s (``lowering/vectorize.py``), and the rest adds to it; that
+reassociates it, as vectorizing any reduction does.
 
 Refuses: no such loop K; W < 2; a loop that carries values, of a step other
 than 1, or holding another loop; a body that writes memory not contiguous
@@ -43,7 +43,7 @@ def data_loops(module_op) -> list:
     Option("width", int, 8, "lanes per vector"),
 )
 def vectorize_data(module_op, loop: int, width: int = 8) -> None:
-    """Vectorize a loop whose bounds are known at run time, in masked groups of `width`."""
+    """Vectorize a loop whose bounds are known at run time, in groups of `width` and a scalar rest."""
     loops = data_loops(module_op)
     if not 0 <= loop < len(loops):
         have = "none" if not loops else f"0..{len(loops) - 1}"

@@ -194,7 +194,7 @@ def spmv(A_data, A_indptr, A_indices, x, M):
 @appy.jit
 def spmv_simd(A_data, A_indptr, A_indices, x, M):
     """CSR SpMV as APPy's README writes it: the row's loop, of bounds known
-    at run time, under ``#pragma simd`` (masked groups, gathers of x)."""
+    at run time, under ``#pragma simd`` (vector groups and a scalar rest, gathers of x)."""
     y = np.empty(M, dtype=x.dtype)
     #pragma parallel for
     for i in range(M):

@@ -1,13 +1,13 @@
 // An scf.for whose bounds are data (a CSR row), marked lt.vectorize = 4 (as
 // lt_mlir.appy marks a `#pragma simd` loop over range(indptr[i], indptr[i+1])):
-// lower-lt-to-scf runs it in groups of 4 from its lower bound, each group's
-// body under the mask of the lanes below the upper bound, so a row's last,
-// partial group is masked (the tail case: rows of 0 to 6 entries here, never
-// a multiple of 4 throughout).  val[j] and col[j] are vector loads (masked in
-// a partial group), x[col[j]] a vector.gather by the clamped index vector,
-// the row sum accumulates in one vector across the groups (masked lanes
-// add 0), reduced once after the loop; the check's flag (a max of one value) runs
-// once where any lane of its mask holds.  The sums are the scalar loop's.
+// lower-lt-to-scf runs its whole groups of 4 from its lower bound unmasked,
+// then the rest (a row's last, partial group: the tail case, rows of 0 to 6
+// entries here, never a multiple of 4 throughout) as the scalar loop.
+// val[j] and col[j] are vector loads, x[col[j]] a vector.gather by the
+// clamped index vector; the row sum accumulates in one vector across the
+// groups, is reduced once after them, and the rest adds to it; the check's
+// flag (a max of one value) runs once a group where any lane's check holds.
+// The sums are the scalar loop's.
 // RUN: lt-opt %s -p 'builtin.module(lower-lt-to-scf, canonicalize)' | filecheck %s --check-prefix=LOWER
 // RUN: lt-opt %s --emit=loop-tree | filecheck %s --check-prefix=TREE --match-full-lines
 // RUN: lt-opt %s --run --repeat 1 | filecheck %s --check-prefix=SUM
@@ -27,22 +27,20 @@
 // TREE: {{.*}}for v{{[0-9]+}} in maxsi({{.*}}, 0) .. minsi({{.*}}, 6) (bounds known at run time) [vectorize 4]
 //
 // LOWER-LABEL: func.func @spmv
-// LOWER:         scf.for %[[G:.*]] = %[[LO:.*]] to %[[HI:.*]] step %c4 {
-// LOWER-NEXT:      %[[BASE:.*]] = vector.broadcast %[[G]] : index to vector<4xindex>
-// LOWER-NEXT:      %[[STEP:.*]] = vector.step : vector<4xindex>
-// LOWER-NEXT:      %[[LANES:.*]] = arith.addi %[[BASE]], %[[STEP]] : vector<4xindex>
-// LOWER-NEXT:      %[[END:.*]] = vector.broadcast %[[HI]] : index to vector<4xindex>
-// LOWER-NEXT:      %[[MASK:.*]] = arith.cmpi slt, %[[LANES]], %[[END]] : vector<4xindex>
-// LOWER:           scf.if %{{.*}} {
-// LOWER:             vector.load %{{.*}}[%[[G]]] : memref<6xf64>, vector<4xf64>
-// LOWER:             vector.gather %{{.*}}[%{{.*}}] [%{{.*}}], %{{.*}}, %{{.*}} : memref<4xf64>, vector<4xindex>, vector<4xi1>, vector<4xf64> into vector<4xf64>
-// LOWER:             arith.addf %{{.*}} : vector<4xf64>
-// LOWER:           scf.if %{{.*}} {
-// LOWER:             vector.maskedload %{{.*}}[%[[G]]], %[[MASK]], %{{.*}} : memref<6xf64>, vector<4xi1>, vector<4xf64> into vector<4xf64>
-// LOWER:             vector.gather
-// LOWER:             arith.select %[[MASK]]
-// LOWER:             arith.addf %{{.*}} : vector<4xf64>
+// LOWER:         %[[N:.*]] = arith.subi %[[HI:.*]], %[[LO:.*]] : index
+// LOWER-NEXT:    %[[N0:.*]] = arith.maxsi %[[N]], %c0 : index
+// LOWER-NEXT:    %[[G4:.*]] = arith.divui %[[N0]], %c4 : index
+// LOWER-NEXT:    %[[W:.*]] = arith.muli %[[G4]], %c4 : index
+// LOWER-NEXT:    %[[SPLIT:.*]] = arith.addi %[[LO]], %[[W]] : index
+// LOWER:         scf.for %[[G:.*]] = %[[LO]] to %[[SPLIT]] step %c4 {
+// LOWER-NOT:       vector.maskedload
+// LOWER:           vector.load %{{.*}}[%[[G]]] : memref<6xf64>, vector<4xf64>
+// LOWER:           vector.gather %{{.*}}[%{{.*}}] [%{{.*}}], %{{.*}}, %{{.*}} : memref<4xf64>, vector<4xindex>, vector<4xi1>, vector<4xf64> into vector<4xf64>
+// LOWER:           arith.addf %{{.*}} : vector<4xf64>
 // LOWER:         vector.reduction <add>
+// LOWER:         scf.for %[[R:.*]] = %[[SPLIT]] to %[[HI]] step %c1 {
+// LOWER:           memref.load %{{.*}}[%[[R]]] : memref<6xf64>
+// LOWER:           arith.addf %{{.*}} : f64
 func.func @spmv(%ptr: memref<5xi64> {lt.name = "ptr"}, %col: memref<6xi64> {lt.name = "col"}, %val: memref<6xf64> {lt.name = "val"}, %x: memref<4xf64> {lt.name = "x"}, %flag: memref<1xi64> {lt.name = "flag"}, %y: memref<4xf64> {lt.name = "y"}) {
   %c1 = arith.constant 1 : index
   %c0 = arith.constant 0 : index

@@ -1,16 +1,16 @@
 // lt-vectorize-data{loop=K width=W}: mark the K-th loop whose bounds are known
 // only at run time (an scf.for: a CSR row's stored positions) lt.vectorize = W.
-// lower-lt-to-scf runs it in groups of W from its lower bound, each group's
-// body under the mask of the lanes below its upper bound; the row sum
-// accumulates in one vector across the groups (the full groups' branch and
-// the masked one share it) and is reduced into y[i] once after the loop.
+// lower-lt-to-scf runs the whole groups of W from its lower bound unmasked,
+// then the rest (fewer than W) as the scalar loop; the row sum accumulates in
+// one vector across the groups, is reduced into y[i] once after them, and the
+// rest adds to y[i].
 //
 // Normal case: the row loop of an SpMV, groups of 4.
 // RUN: lt-opt %s -p 'builtin.module(lt-vectorize-data{loop=0 width=4})' --emit=loop-tree | filecheck %s --check-prefix=TREE --match-full-lines
 // RUN: lt-opt %s -p 'builtin.module(lt-vectorize-data{loop=0 width=4}, lower-lt-to-scf, canonicalize)' | filecheck %s --check-prefix=LOWER
 // Tail case: rows of 0 to 6 stored entries, never a multiple of 4 throughout
-// (a masked last group), and of 2 (W=8 wider than every row): the sums are
-// the scalar loop's.
+// (a scalar rest after the groups, or no group at all), and of 2 (W=8 wider
+// than every row: the scalar loop alone): the sums are the scalar loop's.
 // RUN: lt-opt %s --run --repeat 1 | filecheck %s --check-prefix=SUM
 // RUN: lt-opt %s --run --repeat 1 -p 'builtin.module(lt-vectorize-data{loop=0 width=4})' | filecheck %s --check-prefix=SUM
 // RUN: lt-opt %s --run --repeat 1 -p 'builtin.module(lt-vectorize-data{loop=0 width=8})' | filecheck %s --check-prefix=SUM
@@ -35,21 +35,25 @@
 // LOWER-LABEL: func.func @spmv
 // LOWER:         %[[ACC:.*]] = memref.alloca() : memref<4xf64>
 // LOWER:         scf.for %[[I:.*]] = %{{.*}} to %{{.*}} step %c1 {
+// LOWER:           %[[LO:.*]] = arith.maxsi %{{.*}}, %c0 : index
+// LOWER:           %[[HI:.*]] = arith.minsi %{{.*}}, %c6 : index
+// LOWER:           %[[N:.*]] = arith.subi %[[HI]], %[[LO]] : index
+// LOWER:           %[[N0:.*]] = arith.maxsi %[[N]], %c0 : index
+// LOWER:           %[[G4:.*]] = arith.divui %[[N0]], %c4 : index
+// LOWER:           %[[W:.*]] = arith.muli %[[G4]], %c4 : index
+// LOWER:           %[[SPLIT:.*]] = arith.addi %[[LO]], %[[W]] : index
 // LOWER:           vector.store %[[ZERO:.*]], %[[ACC]][%c0] : memref<4xf64>, vector<4xf64>
-// LOWER:           scf.for %[[G:.*]] = %{{.*}} to %[[HI:.*]] step %c4 {
-// LOWER:             scf.if %{{.*}} {
-// LOWER:               vector.load %{{.*}}[%[[G]]] : memref<6xf64>, vector<4xf64>
-// LOWER:               vector.gather
-// LOWER:               %[[OLD:.*]] = vector.load %[[ACC]][%c0]
-// LOWER:               arith.addf %[[OLD]]
-// LOWER:               vector.store %{{.*}}, %[[ACC]][%c0]
-// LOWER:             scf.if %{{.*}} {
-// LOWER:               vector.maskedload
-// LOWER:               arith.select
-// LOWER:               vector.load %[[ACC]][%c0]
-// LOWER:               vector.store %{{.*}}, %[[ACC]][%c0]
+// LOWER:           scf.for %[[G:.*]] = %[[LO]] to %[[SPLIT]] step %c4 {
+// LOWER-NOT:         vector.maskedload
+// LOWER:             vector.load %{{.*}}[%[[G]]] : memref<6xf64>, vector<4xf64>
+// LOWER:             vector.gather
+// LOWER:             %[[OLD:.*]] = vector.load %[[ACC]][%c0]
+// LOWER:             arith.addf %[[OLD]]
+// LOWER:             vector.store %{{.*}}, %[[ACC]][%c0]
 // LOWER:           %[[TOTAL:.*]] = vector.load %[[ACC]][%c0]
 // LOWER-NEXT:      vector.reduction <add>, %[[TOTAL]]
+// LOWER:           scf.for %[[R:.*]] = %[[SPLIT]] to %[[HI]] step %c1 {
+// LOWER:             memref.load %{{.*}}[%[[R]]] : memref<6xf64>
 func.func @spmv(%ptr: memref<5xi64> {lt.name = "ptr"}, %col: memref<6xi64> {lt.name = "col"}, %val: memref<6xf64> {lt.name = "val"}, %x: memref<4xf64> {lt.name = "x"}, %flag: memref<1xi64> {lt.name = "flag"}, %y: memref<4xf64> {lt.name = "y"}) {
   %c1 = arith.constant 1 : index
   %c0 = arith.constant 0 : index
