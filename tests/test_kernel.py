@@ -140,6 +140,41 @@ def test_sparse_softmax_over_stored_values(fusion):
     np.testing.assert_allclose(out.data, _sparse_softmax_ref(A).data, rtol=1e-12)
 
 
+def test_rows_of_stored_positions_kept_between_calls_only_for_the_same_indptr():
+    """An element-wise op that broadcasts a row's value over its stored
+    positions reads the row of each position (``rows``), kept from the last
+    call while ``indptr`` is the same (``csr.RowMemo``): reused for the same
+    matrix and for new values at the same positions, made again for another
+    structure of the same shape and for an ``indptr`` changed in place."""
+
+    @kernel
+    def softmax(A: CSR(float64)):
+        m = A.max(axis=1)
+        e = np.exp(A - m[:, None])
+        return e / e.sum(axis=1)[:, None]
+
+    A = _csr(30, 17, 0.3, dtype=np.float64, power_law=True, seed=5)
+    B = _csr(30, 17, 0.3, dtype=np.float64, power_law=True, seed=6)  # same shape, other rows
+    assert not np.array_equal(A.indptr, B.indptr)
+    memo = lambda: softmax._row_memos["A"]._last[2]  # noqa: E731
+    np.testing.assert_allclose(softmax(A).data, _sparse_softmax_ref(A).data, rtol=1e-12)
+    first = memo()
+    np.testing.assert_array_equal(first, np.repeat(np.arange(30), np.diff(A.indptr)))
+    A2 = sp.csr_array((A.data * 3.0, A.indices.copy(), A.indptr.copy()), shape=A.shape)  # new arrays, same structure
+    np.testing.assert_allclose(softmax(A2).data, _sparse_softmax_ref(A2).data, rtol=1e-12)
+    assert memo() is first
+    np.testing.assert_allclose(softmax(B).data, _sparse_softmax_ref(B).data, rtol=1e-12)
+    np.testing.assert_array_equal(memo(), np.repeat(np.arange(30), np.diff(B.indptr)))
+    # a row's last entry moved to the start of the next row, in place (still sorted: a valid CSR)
+    ends = B.indptr[1:-1]
+    r = next(r for r in range(29) if B.indptr[r + 1] - B.indptr[r] > 1
+             and (B.indptr[r + 2] == ends[r] or B.indices[ends[r]] > B.indices[ends[r] - 1]))
+    B.indptr[r + 1] -= 1
+    B.has_canonical_format = False  # SciPy's cached flag: the structure changed under it
+    np.testing.assert_allclose(softmax(B).data, _sparse_softmax_ref(B).data, rtol=1e-12)
+    np.testing.assert_array_equal(memo(), np.repeat(np.arange(30), np.diff(B.indptr)))
+
+
 def test_spmv_one_column_and_row_sums():
     @kernel
     def f(A: CSR(float32), x: Array(float32, 1)):

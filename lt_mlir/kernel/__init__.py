@@ -74,7 +74,7 @@ from ..schedule import Schedule
 from ..targets import get_target
 from . import expr as E
 from . import fusion
-from .csr import as_csr, to_scipy
+from .csr import RowMemo, as_csr, to_scipy
 from .errors import KernelError
 from .graph import Graph
 from .lower import Lowering, leaves, signature, structures
@@ -158,6 +158,7 @@ class Kernel:
         self.compiles = 0
         self.hoisted: list = []  # (op, shape) of the invariant values the last call computed once and kept
         self.launches = 0  # kernels the last call ran
+        self._row_memos: dict = {}  # CSR argument -> csr.RowMemo (its rows array, kept between calls)
         functools.update_wrapper(self, fn)
 
     # -------------------------------------------------------------- calls
@@ -188,7 +189,8 @@ class Kernel:
             return a(v)
         if isinstance(a, CSR):
             indptr, indices, data, shape = as_csr(v, a.dtype, where)
-            return graph.node(E.CSRInput, name, indptr, indices, data, shape)
+            memo = self._row_memos.setdefault(name, RowMemo())
+            return graph.node(E.CSRInput, name, indptr, indices, data, shape, memo)
         if not isinstance(v, np.ndarray):
             raise KernelError(f"error: {where}: expected a NumPy array ({a!r}), got {type(v).__name__}")
         if v.dtype != a.dtype or v.ndim != a.ndim:

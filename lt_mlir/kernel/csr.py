@@ -73,6 +73,27 @@ def as_csr(v, dtype: np.dtype, where: str) -> tuple:
     return indptr, indices, data, (rows, cols)
 
 
+class RowMemo:
+    """The row of each stored position (COO's row array) of the last CSR
+    matrix one argument of a kernel was given, kept between calls: a call
+    with the same ``indptr`` (compared element by element, O(rows)) reuses
+    it instead of spreading the rows over the positions again (O(nnz); at
+    167K stored values, 0.1 ms of a 1 ms sparse softmax call)."""
+
+    def __init__(self):
+        self._last = None  # (indptr's bytes, dtype, rows): replaced whole, never mutated
+
+    def rows(self, indptr: np.ndarray, n_rows: int, dtype) -> np.ndarray:
+        key, dtype = indptr.tobytes(), np.dtype(dtype)
+        last = self._last
+        if last is not None and last[1] == dtype and last[0] == key:
+            return last[2]
+        rows = np.repeat(np.arange(n_rows, dtype=dtype), np.diff(indptr))
+        rows.flags.writeable = False
+        self._last = (key, dtype, rows)
+        return rows
+
+
 def to_scipy(structure, data: np.ndarray):
     """A ``scipy.sparse.csr_array`` of ``data`` at ``structure``'s positions."""
     import scipy.sparse

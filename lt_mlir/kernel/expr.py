@@ -375,10 +375,11 @@ class Sparse(Lazy):
 class CSRInput(Sparse):
     """A CSR argument: ``indptr``, ``indices``, ``data`` (validated)."""
 
-    def __init__(self, graph, name: str, indptr: np.ndarray, indices: np.ndarray, data: np.ndarray, shape):
+    def __init__(self, graph, name: str, indptr: np.ndarray, indices: np.ndarray, data: np.ndarray, shape, memo=None):
         super().__init__(graph, shape, data.dtype)
         self.name = name
         self.indptr, self.indices, self.value = indptr, indices, data
+        self._memo = memo  # a csr.RowMemo kept by the kernel for this argument, or None
 
     @property
     def structure(self):
@@ -390,12 +391,15 @@ class CSRInput(Sparse):
 
     @property
     def rows(self) -> np.ndarray:
-        """The row of each stored position (COO's row array), made once:
-        what an element-wise operation over the positions reads to
-        broadcast a value along the rows (``m[:, None]``)."""
+        """The row of each stored position (COO's row array), made once a
+        call (or kept from the last call with the same ``indptr``: the
+        argument's ``RowMemo``): what an element-wise operation over the
+        positions reads to broadcast a value along the rows (``m[:, None]``)."""
         if getattr(self, "_rows", None) is None:
-            counts = np.diff(self.indptr)
-            self._rows = np.repeat(np.arange(self.shape[0], dtype=self.indices.dtype), counts)
+            if self._memo is not None:
+                self._rows = self._memo.rows(self.indptr, self.shape[0], self.indices.dtype)
+            else:
+                self._rows = np.repeat(np.arange(self.shape[0], dtype=self.indices.dtype), np.diff(self.indptr))
         return self._rows
 
     @property
