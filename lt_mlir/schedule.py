@@ -325,6 +325,14 @@ class Schedule:
         another loop, or scatter."""
         return self.apply(f"lt-vectorize-data{{loop={_int('loop', loop)} width={_int('width', width)}}}")
 
+    def prefetch_data(self, loop: int, distance: int = 16) -> "Schedule":
+        """Prefetch, at each iteration of loop ``loop`` of those whose bounds
+        are known at run time (counted as ``vectorize_data`` counts), the
+        rows its body reads through an index it loads, ``distance``
+        iterations ahead (``lt-prefetch-data``).  Refuses vectorized loops
+        and loops that gather no row."""
+        return self.apply(f"lt-prefetch-data{{loop={_int('loop', loop)} distance={_int('distance', distance)}}}")
+
     def data_loops(self) -> int:
         """How many loops of bounds known at run time the module holds."""
         return len(data_loops(self.parsed.operation))

@@ -48,6 +48,25 @@ def _dim_op(value):
     return op if op.name == "lt.dim" else None
 
 
+def row_lines(t: ir.MemRefType, axis: int) -> tuple:
+    """(the indices, on the axes after ``axis``, of each cache line of a
+    row of ``t`` there, the row's bytes)."""
+    trailing = list(t.shape[axis + 1:])
+    elem = lt.nbytes([1], t.element_type)
+    count = 1
+    for s in trailing:
+        count *= s
+    step = max(1, LINE_BYTES // elem)
+    lines = []
+    for flat in range(0, count, step):
+        pos, rest = [], flat
+        for s in reversed(trailing):
+            pos.append(rest % s)
+            rest //= s
+        lines.append(tuple(reversed(pos)))
+    return tuple(lines), count * elem
+
+
 def prefetchable_rows(loop) -> list[Row]:
     """The rows (distinct by buffer, leading indices and axis) that the
     reads in ``loop``'s body read along its dim, in program order."""
@@ -71,25 +90,115 @@ def prefetchable_rows(loop) -> list[Row]:
                 continue
             if any(defined_inside(v, loop) for v in indices[:axis]):
                 continue
-            trailing = list(t.shape[axis + 1:])
-            elem = lt.nbytes([1], t.element_type)
-            count = 1
-            for s in trailing:
-                count *= s
-            if count * elem > MAX_ROW_BYTES:
+            lines, row_bytes = row_lines(t, axis)
+            if row_bytes > MAX_ROW_BYTES:
                 continue
             key = (buffer, tuple(indices[:axis]), axis)
             if key in seen:
                 break
             seen.add(key)
-            step = max(1, LINE_BYTES // elem)
-            lines = []
-            for flat in range(0, count, step):
-                pos, rest = [], flat
-                for s in reversed(trailing):
-                    pos.append(rest % s)
-                    rest //= s
-                lines.append(tuple(reversed(pos)))
-            rows.append(Row(buffer, tuple(indices[:axis]), axis, t.shape[axis], tuple(lines), count * elem))
+            rows.append(Row(buffer, tuple(indices[:axis]), axis, t.shape[axis], lines, row_bytes))
+            break
+    return rows
+
+
+# ---------------------------------------------------------------- gathers
+
+_CHAIN_OPS = ("arith.index_cast", "arith.maxsi", "arith.minsi")
+
+
+@dataclass(frozen=True)
+class GatheredRow:
+    """A row read through an index loaded at a data loop's variable
+    (``X[u.., clamp(I[q]), ..]``): ``source`` is ``I`` (1-D, of
+    ``source_extent`` elements), ``chain`` the ops that make the row's
+    index from ``I[q]`` (casts and clamps by constants), in order."""
+
+    buffer: ir.Value
+    leading: tuple
+    axis: int
+    lines: tuple
+    row_bytes: int
+    source: ir.Value
+    source_extent: int
+    chain: tuple
+
+
+def _constant(value):
+    owner = value.owner
+    if isinstance(owner, ir.Block) or owner.operation.name != "arith.constant":
+        return None
+    return owner.operation
+
+
+def index_chain(value, variable):
+    """(the index buffer I, its extent, the ops from ``I[variable]`` to
+    ``value``) when ``value`` is ``I[variable]`` cast and clamped by
+    constants (``minsi(maxsi(index_cast(I[q]), 0), E - 1)``, what the
+    frontends write for an index from data), else None."""
+    chain = []
+    v = value
+    for _ in range(16):
+        owner = v.owner
+        if isinstance(owner, ir.Block):
+            return None
+        op = owner.operation
+        if op.name == "memref.load":
+            operands = list(op.operands)
+            t = operands[0].type
+            if len(operands) != 2 or operands[1] != variable or not isinstance(t, ir.MemRefType):
+                return None
+            t = ir.MemRefType(t)
+            if t.rank != 1 or t.shape[0] < 1 or ir.ShapedType(t).is_dynamic_dim(0):
+                return None
+            return operands[0], t.shape[0], tuple(reversed(chain))
+        if op.name not in _CHAIN_OPS:
+            return None
+        operands = list(op.operands)
+        if op.name == "arith.index_cast":
+            v = operands[0]
+        else:
+            consts = [k for k, o in enumerate(operands) if _constant(o) is not None]
+            if len(consts) != 1:
+                return None
+            v = operands[1 - consts[0]]
+        chain.append(op)
+    return None
+
+
+def gathered_rows(for_op) -> list[GatheredRow]:
+    """The rows a data loop's body (an ``scf.for`` of bounds known at run
+    time) reads through an index loaded at the loop's variable, whole rows
+    of at most ``MAX_ROW_BYTES`` after that axis (an SpMM's row of B for
+    each stored value), the axes before it fixed while the loop runs;
+    distinct by buffer, leading indices, axis and index chain."""
+    body = list(for_op.regions[0].blocks)[0]
+    variable = body.arguments[0]
+    reads = []
+    for_op.walk(lambda o: (reads.append(o) if o.name == "memref.load" else None, ir.WalkResult.ADVANCE)[1])
+    rows: list[GatheredRow] = []
+    seen = set()
+    for r in reads:
+        buffer, indices = r.operands[0], list(r.operands)[1:]
+        if defined_inside(buffer, for_op) or not isinstance(buffer.type, ir.MemRefType):
+            continue
+        t = ir.MemRefType(buffer.type)
+        if any(ir.ShapedType(t).is_dynamic_dim(k) for k in range(t.rank)):
+            continue
+        for axis, index in enumerate(indices):
+            found = index_chain(index, variable)
+            if found is None:
+                continue
+            source, extent, chain = found
+            if any(defined_inside(v, for_op) for v in indices[:axis]):
+                break
+            lines, row_bytes = row_lines(t, axis)
+            if row_bytes > MAX_ROW_BYTES:
+                break
+            key = (buffer, tuple(indices[:axis]), axis, source, tuple(o.name for o in chain))
+            if key in seen:
+                break
+            seen.add(key)
+            rows.append(GatheredRow(buffer, tuple(indices[:axis]), axis, lines, row_bytes, source, extent, chain))
             break
     return rows

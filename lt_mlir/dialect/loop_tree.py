@@ -155,8 +155,8 @@ class _Printer:
                 self.names[arg] = f"{var}.carried{k}"
             results = self._define(op) + " <- " if len(op.results) else ""
             by = "" if step == "1" else f" step {step}"
-            width = op.attributes["lt.vectorize"].value if "lt.vectorize" in op.attributes else 0
-            note = f" [vectorize {width}]" if width else ""
+            notes = [f"{name} {op.attributes['lt.' + name].value}" for name in ("vectorize", "prefetch") if "lt." + name in op.attributes]
+            note = f" [{', '.join(notes)}]" if notes else ""
             self.lines.append(f"{pad}{results}for {var} in {lo} .. {hi}{by} (bounds known at run time){note}")
             self._block(body, depth + 1, primes)
         else:

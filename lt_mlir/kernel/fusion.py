@@ -401,4 +401,22 @@ def schedule(text: str, owners: list, keep: set, strategy: str, *, parallel: boo
         applies(s, "lt-shrink-buffers")  # after lt-parallel: a parallel loop's scratch is one tile per thread
     if width > 1:
         vectorize(s, width)
+    prefetch_gathers(s)
     return s, fused
+
+
+PREFETCH_DISTANCE = 16  # stored positions ahead
+
+
+def prefetch_gathers(s: Schedule) -> None:
+    """``lt-prefetch-data`` on every scalar loop of bounds known at run time
+    that reads rows through the indices it loads: a CSR row's loop in SpMM
+    (``A @ B``: B's row for each stored value, 256 bytes at 64 float32
+    columns) asks for the row ``PREFETCH_DISTANCE`` positions ahead, which
+    the out-of-order core cannot see coming that far (the loop's body is
+    dozens of instructions a position): SpMM-MM 4096^2 1% x 64 columns,
+    its kernel 1.03-1.08 ms without, 0.87-0.94 at 16 (0.89-0.93 at 8,
+    0.95-1.01 at 32; 2-core AMD EPYC, one process).  The vectorized loops
+    (a gathered element a lane: SpMV) take none."""
+    for k in range(s.data_loops()):
+        applies(s, f"lt-prefetch-data{{loop={k} distance={PREFETCH_DISTANCE}}}")

@@ -34,7 +34,7 @@ from __future__ import annotations
 
 from ..analysis import bounds
 from ..analysis.dependence import is_pure_index_op, shared_reductions
-from ..analysis.prefetch import prefetchable_rows
+from ..analysis.prefetch import gathered_rows, prefetchable_rows
 from ..analysis.vector_plan import plan, plan_data_loop
 from ..dialect import lt
 from ..errors import CompileError, format_location
@@ -282,6 +282,41 @@ def expand_prefetches(f) -> None:
                 for line in row.lines:
                     rest = [arith.ConstantOp(ir.IndexType.get(), k).result for k in line]
                     memref.PrefetchOp(row.buffer, [*row.leading, index, *rest], isWrite=False, localityHint=3, isDataCache=True)
+    data = []
+    f.walk(lambda o: (data.append(o) if o.name == "scf.for" and "lt.prefetch" in o.attributes else None, ir.WalkResult.ADVANCE)[1])
+    for loop in data:
+        distance = ir.IntegerAttr(loop.attributes["lt.prefetch"]).value
+        del loop.attributes["lt.prefetch"]
+        if VECTOR_ATTR not in loop.attributes:
+            _prefetch_gathers(loop, distance)
+
+
+def _prefetch_gathers(loop, distance: int) -> None:
+    """At the start of a data loop's body (``lt-prefetch-data``): for each
+    row ``analysis.prefetch.gathered_rows`` finds, the index ``distance``
+    positions ahead, ``I[min(max(q + distance, 0), E - 1)]`` through the
+    same casts and clamps, and a ``memref.prefetch`` (into L2 and below:
+    a gathered row is read once, a few iterations later) of each cache
+    line of its row."""
+    body = list(loop.regions[0].blocks)[0]
+    q = body.arguments[0]
+    index_type = ir.IndexType.get()
+    with ir.InsertionPoint.at_block_begin(body), loop.location:
+        for row in gathered_rows(loop):
+            ahead = arith.AddIOp(q, arith.ConstantOp(index_type, distance).result).result
+            ahead = arith.MaxSIOp(ahead, arith.ConstantOp(index_type, 0).result).result
+            ahead = arith.MinSIOp(ahead, arith.ConstantOp(index_type, row.source_extent - 1).result).result
+            v = memref.LoadOp(row.source, [ahead]).result
+            for op in row.chain:
+                if op.name == "arith.index_cast":
+                    v = arith.IndexCastOp(op.results[0].type, v).result
+                else:
+                    c = next(o for o in op.operands if o.owner.operation.name == "arith.constant")
+                    bound = arith.ConstantOp(c.type, ir.IntegerAttr(c.owner.operation.attributes["value"]).value).result
+                    v = (arith.MaxSIOp if op.name == "arith.maxsi" else arith.MinSIOp)(v, bound).result
+            for line in row.lines:
+                rest = [arith.ConstantOp(index_type, k).result for k in line]
+                memref.PrefetchOp(row.buffer, [*row.leading, v, *rest], isWrite=False, localityHint=2, isDataCache=True)
 
 
 def check_annotations(f) -> None:

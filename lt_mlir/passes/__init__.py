@@ -18,6 +18,7 @@ from . import (  # noqa: F401
     pad,
     parallel,
     prefetch,
+    prefetch_data,
     prepack,
     resize,
     shrink_buffers,

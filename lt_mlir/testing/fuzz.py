@@ -568,7 +568,7 @@ def _choose_options(rng: random.Random, info, loops: list) -> dict:
                 i = rng.choice(parts) if parts else i
             values["loop"] = i
             target = loops[i]
-            if info.name == "lt-vectorize-data":
+            if info.name in ("lt-vectorize-data", "lt-prefetch-data"):
                 # counted among the loops of bounds known at run time (mostly one that exists)
                 from ..passes.vectorize_data import data_loops
 
@@ -592,6 +592,8 @@ def _choose_options(rng: random.Random, info, loops: list) -> dict:
                 values[name] = opt.default  # e.g. full unrolling
         elif name == "width":
             values[name] = rng.choice(WIDTHS)
+        elif name == "distance":  # lt-prefetch, lt-prefetch-data: mostly ahead within a row, sometimes past every array's end
+            values[name] = rng.choice((0, 1, 2, 4, 16, 64, 10**6))
         elif name == "delta":  # lt-resize: mostly one iteration, sometimes a few, rarely none
             r = rng.random()
             magnitude = 1 if r < 0.8 else rng.randint(2, 5) if r < 0.97 else 0
