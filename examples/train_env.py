@@ -9,7 +9,9 @@ speedup over the start minus one (the return of the env's ``speedup``
 reward, measured once an episode instead of every step: a compile an
 episode, not ten; programs of every size weigh alike; ``--reward log``:
 its logarithm, the geometric mean the benchmark reports -- three seeds
-of each scored alike, README), the observation
+of each scored alike, README; ``--reward normalized``: the speedup as a
+fraction of the program's best recipe, minus one -- two seeds of it each
+lost softmax to random search, README), the observation
 ``loops_tensor`` of 12 loops, log-scaled (``lt_mlir.agent.policy_features``).
 Each episode starts one of the ``TRAINING`` programs (matmuls, clipped
 matmuls, convolutions, softmax, row sums) drawn at random; the
@@ -23,7 +25,7 @@ layers of 64) is written as NumPy arrays (``lt_mlir.agent.Policy.save``):
 
     .venv/bin/pip install -e '.[rl]'      # stable-baselines3, sb3-contrib, torch (CPU)
     .venv/bin/python examples/train_env.py [--minutes 15] [--seed 0] [--out lt_mlir/data/policy.npz]
-                                           [--png docs/env-learning.png] [--space recipes]
+                                           [--png docs/env-learning.png] [--space recipes] [--reward linear|log|normalized]
 """
 
 from __future__ import annotations
@@ -40,7 +42,7 @@ sys.path.insert(0, os.path.dirname(HERE))
 
 import gymnasium as gym  # noqa: E402
 
-from lt_mlir.agent import POLICY_LOOPS, Policy, policy_transform  # noqa: E402
+from lt_mlir.agent import POLICY_LOOPS, RECIPE_ACTIONS, Policy, policy_transform  # noqa: E402
 from lt_mlir.env import HELD_OUT, TRAINING, LoopToolEnv, RandomOrderBenchmarks  # noqa: E402
 from lt_mlir.env.datasets import benchmark  # noqa: E402
 from lt_mlir.errors import LtError  # noqa: E402
@@ -69,17 +71,39 @@ LOG_FLOOR = 1e-3  # the speedup a schedule that cannot be measured within the en
 class FinalSpeedup(gym.Wrapper):
     """Episodes of ``steps`` steps, reward 0 until the last, then the final
     schedule's measured speedup over the start: the speedup minus one
-    (``linear``; -1 when it cannot be measured within the env's limits)
-    or its logarithm (``log``; that of ``LOG_FLOOR`` then)."""
+    (``linear``; -1 when it cannot be measured within the env's limits),
+    its logarithm (``log``; that of ``LOG_FLOOR`` then), or the speedup as
+    a fraction of the program's reference minus one (``normalized``: the
+    reference is the best of the start and of each recipe action the mask
+    allows on it, measured once a program; a slowdown of a 1 us kernel
+    then weighs what a matmul's missed speedup of the same fraction does,
+    where ``linear`` weighs the matmul's tens of times more)."""
 
     def __init__(self, env, base: LoopToolEnv, steps: int, reward: str = "linear"):
         super().__init__(env)
         self.base, self.steps, self.reward = base, steps, reward
+        self.reference: dict = {}  # program URI -> its reference speedup over the start (normalized)
 
     def reset(self, **kwargs):
         obs, info = self.env.reset(**kwargs)
         self.t, self.start = 0, float(self.base.observe("flops")[0])
+        uri = self.base.benchmark.uri
+        if self.reward == "normalized" and uri not in self.reference:
+            self.reference[uri] = self._reference()
+            obs, info = self.base.reset()  # the same program and inputs, from the start again
         return obs, info
+
+    def _reference(self) -> float:
+        best, allowed = self.start, self.base.action_masks()
+        for k, name in enumerate(self.base.actions):
+            if name in RECIPE_ACTIONS and allowed[k]:
+                self.base.reset()
+                self.base.step(k)
+                try:
+                    best = max(best, float(self.base.observe("flops")[0]))
+                except LtError:
+                    pass
+        return best / self.start
 
     def step(self, action):
         obs, reward, terminated, truncated, info = self.env.step(action)
@@ -89,7 +113,12 @@ class FinalSpeedup(gym.Wrapper):
                 speedup = float(self.base.observe("flops")[0]) / self.start
             except LtError:
                 speedup = 0.0
-            reward = float(np.log(max(speedup, LOG_FLOOR))) if self.reward == "log" else speedup - 1.0
+            if self.reward == "log":
+                reward = float(np.log(max(speedup, LOG_FLOOR)))
+            elif self.reward == "normalized":
+                reward = speedup / self.reference[self.base.benchmark.uri] - 1.0
+            else:
+                reward = speedup - 1.0
             info["speedup"], truncated = speedup, True
         return obs, reward, terminated, truncated, info
 
@@ -122,7 +151,8 @@ def main() -> None:
     p.add_argument("--out", default=os.path.join("lt_mlir", "data", "policy.npz"))
     p.add_argument("--png", default="")
     p.add_argument("--envs", type=int, default=2, help="environments stepped side by side (processes)")
-    p.add_argument("--reward", default="linear", choices=("linear", "log"), help="the final speedup minus one, or its logarithm")
+    p.add_argument("--reward", default="linear", choices=("linear", "log", "normalized"),
+                   help="the final speedup minus one, its logarithm, or its fraction of the program's best recipe minus one")
     p.add_argument("--space", default=SPACE, choices=("recipes", "extended", "looptune"), help="the action space")
     args = p.parse_args()
     try:
@@ -168,6 +198,9 @@ def main() -> None:
     if finals:
         k = max(1, len(finals) // 5)
         print(f"  final speedup of an episode: first {k} episodes {np.mean(finals[:k]):.2f}x, last {k} {np.mean(finals[-k:]):.2f}x")
+    if args.envs == 1 and args.reward == "normalized":
+        for uri, ref in sorted(env.env.env.reference.items()):  # ActionMasker(LogLoops(FinalSpeedup))
+            print(f"  reference {uri:<36} {ref:6.2f}x the start (the best recipe)")
     for uri, speedup, trace in evaluate(policy, HELD_OUT):
         print(f"  held out {uri:<36} {speedup:6.2f}x the start after {', '.join(trace)}")
     if args.png and finals:

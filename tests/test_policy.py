@@ -201,3 +201,32 @@ def test_ui_suggest_of_a_recipe_is_one_undoable_step(tmp_path, monkeypatch):
     name, error = session.suggest()
     assert error is None and name == "register_tile" and "unroll" in session.schedule.loop_tree
     assert session.undo() is None and session.schedule.text == before
+
+
+def test_training_reward_normalized_by_the_programs_best_recipe():
+    """``examples/train_env.py --reward normalized``: a program's reference
+    is the best of its start and of each recipe action its mask allows,
+    measured once, after which the episode starts from the start schedule;
+    the last step's reward is the final speedup over the start as a
+    fraction of the reference, minus one."""
+    pytest.importorskip("sb3_contrib", reason="the rl extra is not installed")
+    import importlib.util
+
+    path = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "examples", "train_env.py")
+    spec = importlib.util.spec_from_file_location("train_env", path)
+    train = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(train)
+    uri = "benchmark://matmul-v0/24x16x32"
+    env, base = train.make_env(0, benchmarks=[uri], reward="normalized")
+    env.reset(seed=0)
+    final = env.env.env  # ActionMasker(LogLoops(FinalSpeedup))
+    reference = final.reference[uri]
+    assert reference >= 1.0  # the start is among what it is the best of
+    assert base.steps == 0 and not base.history and base.schedule.text == lt_mlir.Schedule(benchmark(uri).text).text
+    down = base.actions.index("down")
+    for t in range(train.STEPS):
+        _, reward, _, truncated, info = env.step(down)
+        assert truncated == (t == train.STEPS - 1)
+    assert reward == pytest.approx(info["speedup"] / reference - 1.0)
+    env.reset()
+    assert final.reference == {uri: reference}  # measured once a program
