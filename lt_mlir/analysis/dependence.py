@@ -284,3 +284,19 @@ def index_slice(value, stop, allowed_args=frozenset()) -> list | None:
         return True
 
     return out if visit(value) else None
+
+
+def repeats(buffer) -> bool:
+    """Whether ``buffer`` is a function argument marked ``lt.repeats``: an
+    index array whose values repeat along the loops that read it (the row
+    of each stored position of a CSR matrix), so a value read through it
+    is not read once per iteration."""
+    owner = buffer.owner
+    if not isinstance(owner, ir.Block):
+        return False
+    func = owner.owner
+    func = func.operation if func is not None else None
+    if func is None or func.name != "func.func" or "arg_attrs" not in func.attributes:
+        return False
+    attrs = ir.ArrayAttr(func.attributes["arg_attrs"])[ir.BlockArgument(buffer).arg_number]
+    return "lt.repeats" in ir.DictAttr(attrs)

@@ -12,7 +12,12 @@ when
 * the axes after it span at most ``MAX_ROW_BYTES`` of ``X`` (the row a
   prefetch fetches whole, a cache line at a time);
 * ``X`` is defined outside L (an argument or a scratch buffer made before
-  L).
+  L) and has more than one axis (L walking a 1-D array an element an
+  iteration is a stream the hardware prefetches: asking for it again each
+  iteration only costs instructions: SDDMM 4096^2 1% K=64's kernel took
+  1.04-1.11 ms with its three 1-D streams prefetched beside C's gathered
+  rows, as without prefetches (1.03-1.10), and 0.95-0.99 with the
+  gathered rows alone; 2-core AMD EPYC, one process).
 
 ``Row`` says what to prefetch: ``X[u.., min(d + distance, extent - 1),
 line offsets..]`` for each cache line of the row.
@@ -24,7 +29,7 @@ from dataclasses import dataclass
 
 from ..dialect import lt
 from ..mlir import ir
-from .dependence import defined_inside
+from .dependence import defined_inside, repeats
 
 LINE_BYTES = 64
 MAX_ROW_BYTES = 1024
@@ -80,6 +85,8 @@ def prefetchable_rows(loop) -> list[Row]:
         if defined_inside(buffer, loop) or not isinstance(buffer.type, ir.MemRefType):
             continue
         t = ir.MemRefType(buffer.type)
+        if t.rank < 2:
+            continue
         for axis, index in enumerate(indices):
             d = _dim_op(index)
             if d is None or ir.StringAttr(d.attributes["dim"]).value != dim:
@@ -131,11 +138,11 @@ def _constant(value):
     return owner.operation
 
 
-def index_chain(value, variable):
-    """(the index buffer I, its extent, the ops from ``I[variable]`` to
-    ``value``) when ``value`` is ``I[variable]`` cast and clamped by
-    constants (``minsi(maxsi(index_cast(I[q]), 0), E - 1)``, what the
-    frontends write for an index from data), else None."""
+def index_chain(value, is_variable):
+    """(the index buffer I, its extent, the ops from ``I[q]`` to ``value``)
+    when ``value`` is ``I[q]`` cast and clamped by constants
+    (``minsi(maxsi(index_cast(I[q]), 0), E - 1)``, what the frontends write
+    for an index from data), ``is_variable(q)`` true, else None."""
     chain = []
     v = value
     for _ in range(16):
@@ -146,7 +153,7 @@ def index_chain(value, variable):
         if op.name == "memref.load":
             operands = list(op.operands)
             t = operands[0].type
-            if len(operands) != 2 or operands[1] != variable or not isinstance(t, ir.MemRefType):
+            if len(operands) != 2 or not is_variable(operands[1]) or not isinstance(t, ir.MemRefType):
                 return None
             t = ir.MemRefType(t)
             if t.rank != 1 or t.shape[0] < 1 or ir.ShapedType(t).is_dynamic_dim(0):
@@ -166,31 +173,52 @@ def index_chain(value, variable):
     return None
 
 
-def gathered_rows(for_op) -> list[GatheredRow]:
-    """The rows a data loop's body (an ``scf.for`` of bounds known at run
-    time) reads through an index loaded at the loop's variable, whole rows
-    of at most ``MAX_ROW_BYTES`` after that axis (an SpMM's row of B for
-    each stored value), the axes before it fixed while the loop runs;
-    distinct by buffer, leading indices, axis and index chain."""
-    body = list(for_op.regions[0].blocks)[0]
-    variable = body.arguments[0]
+def _steps_with(loop):
+    """Whether a value is what moves by one each iteration of ``loop``: an
+    ``scf.for``'s variable, or ``lt.dim d`` of an lt loop over d with no
+    level over d between the loop and where it is read."""
+    if loop.name == "scf.for":
+        variable = list(loop.regions[0].blocks)[0].arguments[0]
+        return lambda v: v == variable
+    dim = lt.loop_dim(loop)
+
+    def is_variable(v) -> bool:
+        d = _dim_op(v)
+        if d is None or ir.StringAttr(d.attributes["dim"]).value != dim:
+            return False
+        around = lt.enclosing_loops(d)
+        return loop in around and not any(lt.loop_dim(x) == dim for x in around[: around.index(loop)])
+
+    return is_variable
+
+
+def gathered_rows(loop) -> list[GatheredRow]:
+    """The rows a loop's body reads through an index it loads at the
+    loop's variable -- an ``scf.for`` of bounds known at run time (an
+    SpMM's row of B for each stored value) or an lt loop (SDDMM's row of
+    C for each stored position) --, whole rows of at most
+    ``MAX_ROW_BYTES`` after that axis, the axes before it fixed while the
+    loop runs; distinct by buffer, leading indices, axis and index chain.
+    An index array marked ``lt.repeats`` (the row of each stored position:
+    the same row for a run of positions) is no such index."""
+    is_variable = _steps_with(loop)
     reads = []
-    for_op.walk(lambda o: (reads.append(o) if o.name == "memref.load" else None, ir.WalkResult.ADVANCE)[1])
+    loop.walk(lambda o: (reads.append(o) if o.name == "memref.load" else None, ir.WalkResult.ADVANCE)[1])
     rows: list[GatheredRow] = []
     seen = set()
     for r in reads:
         buffer, indices = r.operands[0], list(r.operands)[1:]
-        if defined_inside(buffer, for_op) or not isinstance(buffer.type, ir.MemRefType):
+        if defined_inside(buffer, loop) or not isinstance(buffer.type, ir.MemRefType):
             continue
         t = ir.MemRefType(buffer.type)
         if any(ir.ShapedType(t).is_dynamic_dim(k) for k in range(t.rank)):
             continue
         for axis, index in enumerate(indices):
-            found = index_chain(index, variable)
-            if found is None:
+            found = index_chain(index, is_variable)
+            if found is None or repeats(found[0]):
                 continue
             source, extent, chain = found
-            if any(defined_inside(v, for_op) for v in indices[:axis]):
+            if any(defined_inside(v, loop) for v in indices[:axis]):
                 break
             lines, row_bytes = row_lines(t, axis)
             if row_bytes > MAX_ROW_BYTES:

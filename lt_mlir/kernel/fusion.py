@@ -35,6 +35,7 @@ validated, without it), and innermost loops are vectorized where
 from __future__ import annotations
 
 from ..analysis import dependence
+from ..analysis.prefetch import gathered_rows
 from ..analysis.work import partial_tiles, reduction_groups
 from ..dialect import lt
 from ..dialect.loop_tree import preorder_loops
@@ -420,3 +421,7 @@ def prefetch_gathers(s: Schedule) -> None:
     (a gathered element a lane: SpMV) take none."""
     for k in range(s.data_loops()):
         applies(s, f"lt-prefetch-data{{loop={k} distance={PREFETCH_DISTANCE}}}")
+    module = s.parsed  # held while its loops are read
+    gathering = [k for k, loop in enumerate(preorder_loops(module)) if "vectorize" not in lt.annotations(loop) and gathered_rows(loop)]
+    for k in gathering:
+        applies(s, f"lt-prefetch{{loop={k} distance={PREFETCH_DISTANCE}}}")

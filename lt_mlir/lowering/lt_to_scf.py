@@ -270,12 +270,13 @@ def expand_prefetches(f) -> None:
         del loop.attributes["lt.prefetch"]
         if "vectorize" in lt.annotations(loop):
             continue
-        rows = prefetchable_rows(loop)
-        if not rows:
+        rows, gathered = prefetchable_rows(loop), gathered_rows(loop)
+        if not rows and not gathered:
             continue
         with ir.InsertionPoint.at_block_begin(lt.loop_body(loop)), loop.location:
             here = ir.Operation.create("lt.dim", results=[ir.IndexType.get()],
                                        attributes={"dim": ir.StringAttr.get(lt.loop_dim(loop))}).result
+            _prefetch_gathers(gathered, here, distance)
             for row in rows:
                 ahead = arith.AddIOp(here, arith.ConstantOp(ir.IndexType.get(), distance).result).result
                 index = arith.MinSIOp(ahead, arith.ConstantOp(ir.IndexType.get(), row.extent - 1).result).result
@@ -288,35 +289,34 @@ def expand_prefetches(f) -> None:
         distance = ir.IntegerAttr(loop.attributes["lt.prefetch"]).value
         del loop.attributes["lt.prefetch"]
         if VECTOR_ATTR not in loop.attributes:
-            _prefetch_gathers(loop, distance)
+            body = list(loop.regions[0].blocks)[0]
+            with ir.InsertionPoint.at_block_begin(body), loop.location:
+                _prefetch_gathers(gathered_rows(loop), body.arguments[0], distance)
 
 
-def _prefetch_gathers(loop, distance: int) -> None:
-    """At the start of a data loop's body (``lt-prefetch-data``): for each
-    row ``analysis.prefetch.gathered_rows`` finds, the index ``distance``
-    positions ahead, ``I[min(max(q + distance, 0), E - 1)]`` through the
-    same casts and clamps, and a ``memref.prefetch`` (into L2 and below:
-    a gathered row is read once, a few iterations later) of each cache
-    line of its row."""
-    body = list(loop.regions[0].blocks)[0]
-    q = body.arguments[0]
+def _prefetch_gathers(rows: list, q, distance: int) -> None:
+    """Before the insertion point, for each of ``rows``
+    (``analysis.prefetch.gathered_rows`` of a loop whose variable is
+    ``q``): the index ``distance`` iterations ahead, ``I[min(max(q +
+    distance, 0), E - 1)]`` through the same casts and clamps, and a
+    ``memref.prefetch`` (into L2 and below: a gathered row is read once, a
+    few iterations later) of each cache line of its row."""
     index_type = ir.IndexType.get()
-    with ir.InsertionPoint.at_block_begin(body), loop.location:
-        for row in gathered_rows(loop):
-            ahead = arith.AddIOp(q, arith.ConstantOp(index_type, distance).result).result
-            ahead = arith.MaxSIOp(ahead, arith.ConstantOp(index_type, 0).result).result
-            ahead = arith.MinSIOp(ahead, arith.ConstantOp(index_type, row.source_extent - 1).result).result
-            v = memref.LoadOp(row.source, [ahead]).result
-            for op in row.chain:
-                if op.name == "arith.index_cast":
-                    v = arith.IndexCastOp(op.results[0].type, v).result
-                else:
-                    c = next(o for o in op.operands if o.owner.operation.name == "arith.constant")
-                    bound = arith.ConstantOp(c.type, ir.IntegerAttr(c.owner.operation.attributes["value"]).value).result
-                    v = (arith.MaxSIOp if op.name == "arith.maxsi" else arith.MinSIOp)(v, bound).result
-            for line in row.lines:
-                rest = [arith.ConstantOp(index_type, k).result for k in line]
-                memref.PrefetchOp(row.buffer, [*row.leading, v, *rest], isWrite=False, localityHint=2, isDataCache=True)
+    for row in rows:
+        ahead = arith.AddIOp(q, arith.ConstantOp(index_type, distance).result).result
+        ahead = arith.MaxSIOp(ahead, arith.ConstantOp(index_type, 0).result).result
+        ahead = arith.MinSIOp(ahead, arith.ConstantOp(index_type, row.source_extent - 1).result).result
+        v = memref.LoadOp(row.source, [ahead]).result
+        for op in row.chain:
+            if op.name == "arith.index_cast":
+                v = arith.IndexCastOp(op.results[0].type, v).result
+            else:
+                c = next(o for o in op.operands if o.owner.operation.name == "arith.constant")
+                bound = arith.ConstantOp(c.type, ir.IntegerAttr(c.owner.operation.attributes["value"]).value).result
+                v = (arith.MaxSIOp if op.name == "arith.maxsi" else arith.MinSIOp)(v, bound).result
+        for line in row.lines:
+            rest = [arith.ConstantOp(index_type, k).result for k in line]
+            memref.PrefetchOp(row.buffer, [*row.leading, v, *rest], isWrite=False, localityHint=2, isDataCache=True)
 
 
 def check_annotations(f) -> None:

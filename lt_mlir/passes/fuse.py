@@ -70,7 +70,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..analysis.dependence import accesses, inside, is_pure_index_op
+from ..analysis.dependence import accesses, inside, is_pure_index_op, repeats
 from ..dialect import lt
 from ..dialect.loop_tree import value_names
 from ..mlir import ir
@@ -625,22 +625,6 @@ def _index_text(value, names: dict) -> str:
     return f"{op.name.split('.', 1)[-1]}({', '.join(args)})"
 
 
-def _repeats(buffer) -> bool:
-    """Whether ``buffer`` is a function argument marked ``lt.repeats``: an
-    index array whose values repeat along the loops that read it (the row
-    of each stored position of a CSR matrix), so a value read through it
-    is not read once per iteration."""
-    owner = buffer.owner
-    if not isinstance(owner, ir.Block):
-        return False
-    func = owner.owner
-    func = func.operation if func is not None else None
-    if func is None or func.name != "func.func" or "arg_attrs" not in func.attributes:
-        return False
-    attrs = ir.ArrayAttr(func.attributes["arg_attrs"])[ir.BlockArgument(buffer).arg_number]
-    return "lt.repeats" in ir.DictAttr(attrs)
-
-
 def _loops_between(op, loop) -> list:
     """The loops around ``op`` that are inside ``loop``."""
     out = []
@@ -668,7 +652,7 @@ def _depends(value, loop, memo: dict) -> bool:
             result = lt.is_loop(loop) and _dim_name(op) == lt.loop_dim(loop)
         elif len(op.regions):
             result = True
-        elif op.name == "memref.load" and _repeats(op.operands[0]):
+        elif op.name == "memref.load" and repeats(op.operands[0]):
             result = False  # its values repeat from one iteration to the next (a CSR's row of each position)
         elif op.name == "memref.load":
             indices = list(op.operands)[1:]

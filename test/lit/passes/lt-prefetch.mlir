@@ -46,7 +46,7 @@
 // RUN: not lt-opt %s -p 'builtin.module(lt-prefetch{loop=1 distance=0})' 2>&1 | filecheck %s --check-prefix=DIST
 // RUN: not lt-opt %s -p 'builtin.module(lt-vectorize{loop=2 width=8}, lt-prefetch{loop=2})' 2>&1 | filecheck %s --check-prefix=VEC
 // RUN: not lt-opt %s -p 'builtin.module(lt-prefetch{loop=9})' 2>&1 | filecheck %s --check-prefix=LOOP
-// NOROW: lt-prefetch.mlir:56:3: error: lt-prefetch: no read in L0 "for j in 8" reads a row of at most 1 KB along dim 'j' with the axes before it fixed in the loop
+// NOROW: lt-prefetch.mlir:56:3: error: lt-prefetch: no read in L0 "for j in 8" reads a row of at most 1 KB along dim 'j' or through an index loaded there, with the axes before it fixed in the loop
 // DIST: lt-prefetch.mlir:61:3: error: lt-prefetch: distance must be at least 1, got 0
 // VEC: lt-prefetch.mlir:64:5: error: lt-prefetch: L2 "for j in 8" is annotated 'vectorize': prefetches are for a scalar CPU loop
 // LOOP: error: lt-prefetch: no loop L9 (the loop tree has L0..L2)
