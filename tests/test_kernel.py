@@ -453,7 +453,7 @@ def test_bad_arguments_and_annotations():
 
 
 def test_sddmm_on_guard_paged_buffers(tmp_path):
-    """SDDMM's gathers (C's rows by column index), the stored positions, an
+    """SDDMM's gathers (C's rows by column index, and their prefetches), the stored positions, an
     SpMV's vector groups and scalar rest, SpMM's prefetches of the rows 16
     positions ahead (the last positions' clamped into the index array) and
     SpMM-MM's row and column tiles stay inside their arrays: every buffer
@@ -499,6 +499,7 @@ def test_sddmm_on_guard_paged_buffers(tmp_path):
             E = rng.random((5, 70), dtype=np.float32)
             assert np.allclose(spmm_mm(G, guarded_copy(D, side), guarded_copy(E, side)), (A @ D) @ E, rtol=1e-5)
         assert "lt-prefetch-data" in spmm.modules[-1].pipeline and "lt-prefetch-data" in spmm_mm.modules[-1].pipeline
+        assert "lt-prefetch{" in sddmm.modules[-1].pipeline  # C's rows 16 positions ahead, the last clamped
         print("ok")
         """
     ))
