@@ -45,12 +45,28 @@ class Row:
     row_bytes: int
 
 
-def _dim_op(value):
+def _defining(value, name: str):
+    """The op of kind ``name`` that defines ``value``, else None."""
     owner = value.owner
     if isinstance(owner, ir.Block):
         return None
     op = owner.operation
-    return op if op.name == "lt.dim" else None
+    return op if op.name == name else None
+
+
+def _dim_op(value):
+    return _defining(value, "lt.dim")
+
+
+def _outside_reads(loop):
+    """(buffer, indices, its memref type) of each read in ``loop``'s body
+    of a buffer defined outside it, in program order."""
+    reads = []
+    loop.operation.walk(lambda o: (reads.append(o) if o.name == "memref.load" else None, ir.WalkResult.ADVANCE)[1])
+    for r in reads:
+        buffer, indices = r.operands[0], list(r.operands)[1:]
+        if not defined_inside(buffer, loop) and isinstance(buffer.type, ir.MemRefType):
+            yield buffer, indices, ir.MemRefType(buffer.type)
 
 
 def row_lines(t: ir.MemRefType, axis: int) -> tuple:
@@ -76,15 +92,9 @@ def prefetchable_rows(loop) -> list[Row]:
     """The rows (distinct by buffer, leading indices and axis) that the
     reads in ``loop``'s body read along its dim, in program order."""
     dim = lt.loop_dim(loop)
-    reads = []
-    loop.operation.walk(lambda o: (reads.append(o) if o.name == "memref.load" else None, ir.WalkResult.ADVANCE)[1])
     rows: list[Row] = []
     seen = set()
-    for r in reads:
-        buffer, indices = r.operands[0], list(r.operands)[1:]
-        if defined_inside(buffer, loop) or not isinstance(buffer.type, ir.MemRefType):
-            continue
-        t = ir.MemRefType(buffer.type)
+    for buffer, indices, t in _outside_reads(loop):
         if t.rank < 2:
             continue
         for axis, index in enumerate(indices):
@@ -132,10 +142,7 @@ class GatheredRow:
 
 
 def _constant(value):
-    owner = value.owner
-    if isinstance(owner, ir.Block) or owner.operation.name != "arith.constant":
-        return None
-    return owner.operation
+    return _defining(value, "arith.constant")
 
 
 def index_chain(value, is_variable):
@@ -202,15 +209,9 @@ def gathered_rows(loop) -> list[GatheredRow]:
     An index array marked ``lt.repeats`` (the row of each stored position:
     the same row for a run of positions) is no such index."""
     is_variable = _steps_with(loop)
-    reads = []
-    loop.walk(lambda o: (reads.append(o) if o.name == "memref.load" else None, ir.WalkResult.ADVANCE)[1])
     rows: list[GatheredRow] = []
     seen = set()
-    for r in reads:
-        buffer, indices = r.operands[0], list(r.operands)[1:]
-        if defined_inside(buffer, loop) or not isinstance(buffer.type, ir.MemRefType):
-            continue
-        t = ir.MemRefType(buffer.type)
+    for buffer, indices, t in _outside_reads(loop):
         if any(ir.ShapedType(t).is_dynamic_dim(k) for k in range(t.rank)):
             continue
         for axis, index in enumerate(indices):

@@ -27,7 +27,7 @@ from ..analysis.prefetch import gathered_rows
 from ..mlir import ir
 from .common import refuse
 from .registry import Option, register
-from .vectorize_data import data_loops
+from .vectorize_data import find_data_loop
 
 NAME = "lt-prefetch-data"
 
@@ -39,11 +39,7 @@ NAME = "lt-prefetch-data"
 )
 def prefetch_data(module_op, loop: int, distance: int = 16) -> str:
     """Prefetch the rows a loop of bounds known at run time gathers, distance iterations ahead."""
-    loops = data_loops(module_op)
-    if not 0 <= loop < len(loops):
-        have = "none" if not loops else f"0..{len(loops) - 1}"
-        raise refuse(NAME, f"no loop {loop} of bounds known at run time (the module has {have})")
-    target = loops[loop]
+    target = find_data_loop(module_op, loop, NAME)
     if distance < 1:
         raise refuse(NAME, f"distance must be at least 1, got {distance}", target)
     if "lt.vectorize" in target.attributes:

@@ -37,6 +37,16 @@ def data_loops(module_op) -> list:
     return loops
 
 
+def find_data_loop(module_op, loop: int, pass_name: str):
+    """Loop ``loop`` among the module's loops of bounds known at run time
+    (``data_loops``), or a refusal naming the ones there are."""
+    loops = data_loops(module_op)
+    if not 0 <= loop < len(loops):
+        have = "none" if not loops else f"0..{len(loops) - 1}"
+        raise refuse(pass_name, f"no loop {loop} of bounds known at run time (the module has {have})")
+    return loops[loop]
+
+
 @register(
     NAME,
     Option("loop", int, help="the loop of bounds known at run time to vectorize, counted among those loops"),
@@ -44,11 +54,7 @@ def data_loops(module_op) -> list:
 )
 def vectorize_data(module_op, loop: int, width: int = 8) -> None:
     """Vectorize a loop whose bounds are known at run time, in groups of `width` and a scalar rest."""
-    loops = data_loops(module_op)
-    if not 0 <= loop < len(loops):
-        have = "none" if not loops else f"0..{len(loops) - 1}"
-        raise refuse(NAME, f"no loop {loop} of bounds known at run time (the module has {have})")
-    target = loops[loop]
+    target = find_data_loop(module_op, loop, NAME)
     if width < 2:
         raise refuse(NAME, f"width must be at least 2, got {width}", target)
     problem = plan_data_loop(target)
