@@ -128,8 +128,9 @@ _CHAIN_OPS = ("arith.index_cast", "arith.maxsi", "arith.minsi")
 class GatheredRow:
     """A row read through an index loaded at a data loop's variable
     (``X[u.., clamp(I[q]), ..]``): ``source`` is ``I`` (1-D, of
-    ``source_extent`` elements), ``chain`` the ops that make the row's
-    index from ``I[q]`` (casts and clamps by constants), in order."""
+    ``source_extent`` elements), ``chain`` the steps that make the row's
+    index from ``I[q]``, in order: ``("arith.index_cast", result type)``
+    or ``("arith.maxsi" | "arith.minsi", the constant bound)``."""
 
     buffer: ir.Value
     leading: tuple
@@ -146,7 +147,8 @@ def _constant(value):
 
 
 def index_chain(value, is_variable):
-    """(the index buffer I, its extent, the ops from ``I[q]`` to ``value``)
+    """(the index buffer I, its extent, the steps from ``I[q]`` to ``value``
+    as ``GatheredRow.chain`` holds them)
     when ``value`` is ``I[q]`` cast and clamped by constants
     (``minsi(maxsi(index_cast(I[q]), 0), E - 1)``, what the frontends write
     for an index from data), ``is_variable(q)`` true, else None."""
@@ -171,12 +173,13 @@ def index_chain(value, is_variable):
         operands = list(op.operands)
         if op.name == "arith.index_cast":
             v = operands[0]
+            chain.append((op.name, op.results[0].type))
         else:
             consts = [k for k, o in enumerate(operands) if _constant(o) is not None]
             if len(consts) != 1:
                 return None
             v = operands[1 - consts[0]]
-        chain.append(op)
+            chain.append((op.name, ir.IntegerAttr(_constant(operands[consts[0]]).attributes["value"]).value))
     return None
 
 
@@ -224,7 +227,7 @@ def gathered_rows(loop) -> list[GatheredRow]:
             lines, row_bytes = row_lines(t, axis)
             if row_bytes > MAX_ROW_BYTES:
                 break
-            key = (buffer, tuple(indices[:axis]), axis, source, tuple(o.name for o in chain))
+            key = (buffer, tuple(indices[:axis]), axis, source, tuple((name, str(x)) for name, x in chain))
             if key in seen:
                 break
             seen.add(key)

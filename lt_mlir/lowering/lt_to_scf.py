@@ -307,13 +307,12 @@ def _prefetch_gathers(rows: list, q, distance: int) -> None:
         ahead = arith.MaxSIOp(ahead, arith.ConstantOp(index_type, 0).result).result
         ahead = arith.MinSIOp(ahead, arith.ConstantOp(index_type, row.source_extent - 1).result).result
         v = memref.LoadOp(row.source, [ahead]).result
-        for op in row.chain:
-            if op.name == "arith.index_cast":
-                v = arith.IndexCastOp(op.results[0].type, v).result
+        for name, x in row.chain:
+            if name == "arith.index_cast":
+                v = arith.IndexCastOp(x, v).result
             else:
-                c = next(o for o in op.operands if o.owner.operation.name == "arith.constant")
-                bound = arith.ConstantOp(c.type, ir.IntegerAttr(c.owner.operation.attributes["value"]).value).result
-                v = (arith.MaxSIOp if op.name == "arith.maxsi" else arith.MinSIOp)(v, bound).result
+                bound = arith.ConstantOp(v.type, x).result
+                v = (arith.MaxSIOp if name == "arith.maxsi" else arith.MinSIOp)(v, bound).result
         for line in row.lines:
             rest = [arith.ConstantOp(index_type, k).result for k in line]
             memref.PrefetchOp(row.buffer, [*row.leading, v, *rest], isWrite=False, localityHint=2, isDataCache=True)
