@@ -456,8 +456,8 @@ def test_sddmm_on_guard_paged_buffers(tmp_path):
     """SDDMM's gathers (C's rows by column index, and their prefetches), the stored positions, an
     SpMV's vector groups and scalar rest, SpMM's prefetches of the rows 16
     positions ahead (the last positions' clamped into the index array) and
-    SpMM-MM's row and column tiles stay inside their arrays: every buffer
-    flush against a guard page."""
+    SpMM-MM's row and column tiles and a host loop run in one kernel stay
+    inside their arrays: every buffer flush against a guard page."""
     script = tmp_path / "guarded.py"
     script.write_text(textwrap.dedent(
         """
@@ -481,6 +481,12 @@ def test_sddmm_on_guard_paged_buffers(tmp_path):
         def spmm_mm(A: CSR(float32), B: Array(float32, 2), C: Array(float32, 2)):
             return (A @ B) @ C  # 4-row tiles (33 rows: a tail), 70 columns in tiles (a tail)
 
+        @kernel
+        def damped(A: CSR(float32), x: Array(float32, 1), steps: int):
+            for _ in range(steps):
+                x = 0.5 * (A @ x) + 0.25 * x  # steps 2.. in one kernel (hostloop.py)
+            return x
+
         A = sp.random(33, 21, density=0.2, format="csr", dtype=np.float32, random_state=2)
         rng = np.random.default_rng(0)
         B = rng.random((33, 7), dtype=np.float32); C = rng.random((21, 7), dtype=np.float32); D = rng.random((21, 5), dtype=np.float32)
@@ -498,6 +504,12 @@ def test_sddmm_on_guard_paged_buffers(tmp_path):
             assert np.allclose(spmv(GW, guarded_copy(xw, side)), W @ xw, rtol=1e-5)
             E = rng.random((5, 70), dtype=np.float32)
             assert np.allclose(spmm_mm(G, guarded_copy(D, side), guarded_copy(E, side)), (A @ D) @ E, rtol=1e-5)
+            S = sp.random(33, 33, density=0.3, format="csr", dtype=np.float32, random_state=6)
+            GS = (guarded_copy(S.data, side), guarded_copy(S.indices, side), guarded_copy(S.indptr, side), S.shape)
+            ref = xs = rng.random(33, dtype=np.float32)
+            for _ in range(6):
+                ref = 0.5 * (S @ ref) + 0.25 * ref
+            assert np.allclose(damped(GS, guarded_copy(xs, side), 6), ref, rtol=1e-5) and damped.trips == 5
         assert "lt-prefetch-data" in spmm.modules[-1].pipeline and "lt-prefetch-data" in spmm_mm.modules[-1].pipeline
         assert "lt-prefetch{" in sddmm.modules[-1].pipeline  # C's rows 16 positions ahead, the last clamped
         print("ok")
@@ -529,7 +541,7 @@ def test_pagerank_keeps_the_gathered_vector_a_buffer():
         x = 0.85 * (G @ (x / deg)) + 0.15 / 60
     np.testing.assert_allclose(pagerank(G, deg, 0.85, 7), x, rtol=1e-12)
     tree = pagerank.modules[-1].loop_tree
-    spmv = tree[tree.index("(bounds known at run time)"):]
+    spmv = tree[tree.rindex("(bounds known at run time)"):]  # the row's positions (the first: the host loop's trips)
     assert "div(" in tree and "div(" not in spmv
 
 
@@ -608,7 +620,7 @@ def test_host_loop_alternates_two_output_arrays():
     alternate over 12 iterations, no fresh pages a step); results as NumPy's."""
     import lt_mlir.runtime.kernel as runtime
 
-    @kernel
+    @kernel(host_loops=False)  # a kernel an iteration (hostloop.py would run 11 of them in one)
     def power(A: Array(float64, 2), x: Array(float64, 1), steps: int):
         for _ in range(steps):
             x = A @ x / 2.0
@@ -726,3 +738,106 @@ def test_kernel_fastmath_reaches_the_passes(fastmath):
         tree = s.loop_tree
         product_in_sum = re.search(r"for k in \d+ : L1.*\n(?:  .*\n)*?  %\d+ <- mul\(%2, %\d+\)", tree) is not None
         assert product_in_sum == sunk, tree
+
+
+# ------------------------------------------------- host loops in one kernel
+
+
+@kernel
+def _damped(A: CSR(float64), d: Array(float64, 1), c: float, steps: int):
+    n = d.shape[0]
+    x = np.full(n, 1.0 / n)
+    y = x
+    for _ in range(steps):
+        y = A @ (x / d)
+        x = c * y + (1.0 - c) / n + 0.01 * x[::1]
+    return x, y
+
+
+def _damped_reference(A, d, c, steps):
+    n = d.shape[0]
+    x = y = np.full(n, 1.0 / n)
+    for _ in range(steps):
+        y = A @ (x / d)
+        x = c * y + (1.0 - c) / n + 0.01 * x
+    return x, y
+
+
+@pytest.mark.parametrize("steps", [0, 1, 2, 3, 4, 9])
+def test_for_loop_of_array_steps_runs_the_iterations_left_in_one_kernel(steps):
+    """``for _ in range(steps)`` whose body only assigns array expressions
+    (hostloop.py): the first two iterations a kernel each, then the ones
+    left in one kernel whose nests sit in a loop over a trip count given at
+    run time, x copied from its output to its input after each trip; both
+    names the body assigns (x carried, y not) hold their last values, as
+    NumPy's.  Loops of 0..2 iterations run as Python's."""
+    A = _csr(50, 50, 0.1, dtype=np.float64, seed=21)
+    d = np.maximum(np.asarray(abs(A).sum(axis=0)).ravel(), 1.0)
+    x, y = _damped(A, d, 0.85, steps)
+    rx, ry = _damped_reference(A, d, 0.85, steps)
+    np.testing.assert_allclose(x, rx, rtol=1e-12)
+    np.testing.assert_allclose(y, ry, rtol=1e-12)
+    assert _damped.launches == (steps if steps <= 2 else 2), _damped.launches
+    assert _damped.trips == (steps - 1 if steps > 2 else 0)
+    if steps > 2:
+        tree = _damped.modules[-1].loop_tree
+        assert "read trips[]" in tree and "copy(out" in tree, tree
+
+
+def test_host_loops_false_runs_a_kernel_an_iteration_with_the_same_result():
+    plain = kernel(host_loops=False)(_damped.fn)
+    A = _csr(40, 40, 0.15, dtype=np.float64, seed=22)
+    d = np.maximum(np.asarray(abs(A).sum(axis=0)).ravel(), 1.0)
+    got, ref = _damped(A, d, 0.5, 6), plain(A, d, 0.5, 6)
+    assert plain.launches == 6 and _damped.launches == 2
+    for a, b in zip(got, ref):
+        np.testing.assert_allclose(a, b, rtol=1e-13)
+
+
+def _count(x):
+    _count.calls += 1
+    return x
+
+
+_count.calls = 0
+
+
+@kernel
+def _reads_its_variable(x: Array(float64, 1), steps: int):
+    for i in range(steps):
+        x = x * 0.5 + i
+    return x
+
+
+@kernel
+def _calls_python(x: Array(float64, 1), steps: int):
+    for _ in range(steps):
+        x = _count(x * 0.5 + 1.0)
+    return x
+
+
+@kernel
+def _reads_a_number(x: Array(float64, 1), steps: int):
+    total = 0.0
+    for _ in range(steps):
+        x = x * 0.5
+        total = total + float(np.sum(x))
+    return x, total
+
+
+def test_for_loops_that_are_not_array_steps_run_as_python():
+    """The loop variable read, a Python function called (it runs every
+    iteration), a number read from an array: a kernel an iteration."""
+    x = RNG.random(7)
+    ref = x.copy()
+    for i in range(5):
+        ref = ref * 0.5 + i
+    np.testing.assert_allclose(_reads_its_variable(x, 5), ref, rtol=1e-14)
+    assert _reads_its_variable.launches == 5 and _reads_its_variable.trips == 0
+    before = _count.calls
+    np.testing.assert_allclose(_calls_python(x, 5), _calls_python.fn(x, 5), rtol=1e-14)
+    assert _count.calls - before == 10 and _calls_python.launches == 5  # (fn ran it 5 times too)
+    got, total = _reads_a_number(x, 5)
+    ref, rtotal = _reads_a_number.fn(x, 5)
+    np.testing.assert_allclose(got, ref, rtol=1e-14)
+    assert abs(total - rtotal) < 1e-12 and _reads_a_number.trips == 0

@@ -77,6 +77,7 @@ from . import fusion
 from .csr import RowMemo, as_csr, to_scipy
 from .errors import KernelError
 from .graph import Graph
+from .hostloop import HostLoop, body_names, repeat_module, take_over
 from .lower import Lowering, leaves, signature, structures
 
 float32 = np.float32
@@ -113,9 +114,9 @@ class CSR:
 
 
 def kernel(fn=None, *, fusion: str = "redundancy-aware", parallel: bool = True, vectorize: bool = True,
-           fastmath: str | None = None, dump: bool = False):
+           fastmath: str | None = None, dump: bool = False, host_loops: bool = True):
     """Compile ``fn`` as an lt kernel (see the module's documentation)."""
-    options = dict(fusion=fusion, parallel=parallel, vectorize=vectorize, fastmath=fastmath, dump=dump)
+    options = dict(fusion=fusion, parallel=parallel, vectorize=vectorize, fastmath=fastmath, dump=dump, host_loops=host_loops)
     if fusion not in _fusion_strategies():
         raise KernelError(f"error: kernel: fusion={fusion!r} is not one of {', '.join(_fusion_strategies())}")
     if fn is None:
@@ -130,9 +131,10 @@ def _fusion_strategies():
 class Kernel:
     """A decorated kernel: call it like the function."""
 
-    def __init__(self, fn, *, fusion: str, parallel: bool, vectorize: bool, fastmath, dump: bool):
+    def __init__(self, fn, *, fusion: str, parallel: bool, vectorize: bool, fastmath, dump: bool, host_loops: bool = True):
         self.fn = fn
         self.fusion, self.parallel, self.vectorize, self.fastmath, self.dump = fusion, parallel, vectorize, fastmath, dump
+        self.host_loops = host_loops
         self.signature = inspect.signature(fn)
         self.annotations = {}
         filename = inspect.getsourcefile(fn) or "<kernel>"
@@ -158,6 +160,7 @@ class Kernel:
         self.compiles = 0
         self.hoisted: list = []  # (op, shape) of the invariant values the last call computed once and kept
         self.launches = 0  # kernels the last call ran
+        self.trips = 0  # host-loop iterations the last call ran inside kernels (hostloop.py)
         self._row_memos: dict = {}  # CSR argument -> csr.RowMemo (its rows array, kept between calls)
         functools.update_wrapper(self, fn)
 
@@ -168,15 +171,18 @@ class Kernel:
         except TypeError as e:
             raise KernelError(f"error: {self.fn.__name__}: {e}") from None
         graph = Graph(self._run)
-        self.hoisted, self.launches = [], 0
+        self.hoisted, self.launches, self.trips = [], 0, 0
         values = {}
         for name, v in bound.arguments.items():
             values[name] = self._argument(graph, name, v)
         try:
-            result = self._traced(**values, __lt_cut__=_cut)
+            result = self._traced(**values, __lt_cut__=_cut, __lt_loop__=self._host_loop)
             return self._result(graph, result)
         finally:
             graph.release()
+
+    def _host_loop(self, iterable, names: tuple) -> HostLoop:
+        return HostLoop(iterable, names, enabled=self.host_loops)
 
     def _argument(self, graph, name: str, v):
         a = self.annotations[name]
@@ -236,12 +242,16 @@ class Kernel:
             collect = convert = None  # noqa: F841
 
     # ---------------------------------------------------------- compiling
-    def _run(self, graph: Graph, roots: list, todo: list) -> None:
+    def _run(self, graph: Graph, roots: list, todo: list, loop: tuple | None = None) -> None:
+        """Compute ``todo`` (``roots`` the values wanted); ``loop``: ``(carried,
+        trips)``, the nests run ``trips`` times, ``carried`` the (leaf, root)
+        positions whose root's value is the next trip's leaf (``hostloop.py``)."""
         lv, st = leaves(todo), structures(todo)
-        key = (signature(todo, roots, lv, st), graph.looping)
+        carried = loop[0] if loop else None
+        key = (signature(todo, roots, lv, st), graph.looping, carried)
         entry = self.cache.get(key)
         if entry is None:
-            entry = self.cache[key] = self._compile(todo, roots, graph.looping)
+            entry = self.cache[key] = self._compile(todo, roots, graph.looping, carried)
         compiled, kept_positions = entry
         kept = [todo[k] for k in kept_positions]
         outputs = roots + kept
@@ -251,7 +261,11 @@ class Kernel:
             if role in ("indptr", "indices", "rows"):
                 arrays.append(getattr(st[index], role))
             elif role == "in":
-                arrays.append(np.asarray(lv[index].value))
+                a = np.asarray(lv[index].value)
+                # a carried leaf is the loop's working copy: the kernel writes it
+                arrays.append(a.copy() if carried and any(index == c[0] for c in carried) else a)
+            elif role == "trips":
+                arrays.append(np.array(loop[1], np.int64))
             else:
                 n = outputs[index]
                 # an output array of an earlier run that nothing holds any
@@ -278,6 +292,7 @@ class Kernel:
             compiled.kernel(*arrays)
             compiled.checked = True
         self.launches += 1
+        self.trips += loop[1] if loop else 0
         for n, a in out_arrays:
             n.value = a.view(np.bool_) if n.dtype == np.bool_ else a
             if not n.invariant:
@@ -289,7 +304,7 @@ class Kernel:
                 n.operands = ()
         self.hoisted += [(getattr(n, "op", getattr(n, "kind", type(n).__name__)), n.shape) for n in kept]
 
-    def _compile(self, todo: list, roots: list, looping: bool):
+    def _compile(self, todo: list, roots: list, looping: bool, carried: tuple | None = None):
         width = 1
         if self.vectorize:
             width = get_target("cpu").vector_width(np.dtype(todo[-1].dtype if todo[-1].dtype != np.bool_ else np.float32).itemsize)
@@ -298,9 +313,9 @@ class Kernel:
         concordant = self.fusion == "maximal"
         # the fastmath mode on the function, for the passes (lt-factor, lt-sink-factor) as for the compile
         attributes = None if self.fastmath is None else {"lt.fastmath": self.fastmath}
-        low, text = _lowered(todo, roots, concordant, attributes)
+        low, text = _lowered(todo, roots, concordant, attributes, trips=bool(carried))
         kept = []
-        if looping:
+        if looping and not carried:
             # the invariant values that stay buffers after fusion are kept
             # for the call: which ones, lt-fuse on this module tells
             fused: set = set()
@@ -313,6 +328,11 @@ class Kernel:
             low, text = _lowered(todo, outputs, concordant, attributes)
         keep = {id(n) for n in outputs} | {id(n) for n in todo if isinstance(n, E.Copy)}  # a layout copy is the point: never fused away
         s, _ = fusion.schedule(text, low.owners, keep, self.fusion, parallel=self.parallel, width=width, sparse=sparse)
+        if carried:
+            position = {(a.role, id(a.node)): k for k, a in enumerate(low.arguments)}
+            lv = leaves(todo)
+            copies = [(position["out", id(roots[r])], position["in", id(lv[x])]) for x, r in carried]
+            s = Schedule(repeat_module(s.module, len(low.arguments) - 1, copies))
         options = {} if self.fastmath is None else {"fastmath": self.fastmath}
         kern = compile_module(s.module, **options)
         self.compiles += 1
@@ -327,6 +347,8 @@ class Kernel:
                 plan.append((a.role, next(k for k, x in enumerate(st) if x is a.node)))
             elif a.role == "in":
                 plan.append(("in", next(k for k, x in enumerate(lv) if x is a.node)))
+            elif a.role == "trips":
+                plan.append(("trips", None))
             else:
                 plan.append(("out", next(k for k, x in enumerate(outputs) if x is a.node)))
         return _Compiled(kern, plan), kept
@@ -339,19 +361,23 @@ class _Compiled:
         self.spare: dict = {}  # output position -> the arrays the last two runs wrote (reused once nothing else holds them)
 
 
-def _lowered(todo: list, outputs: list, concordant: bool = False, attributes: dict | None = None) -> tuple:
+def _lowered(todo: list, outputs: list, concordant: bool = False, attributes: dict | None = None, trips: bool = False) -> tuple:
     """(the Lowering: its arguments and the node of each outermost loop, the module text)."""
-    low = Lowering(todo, outputs, concordant=concordant, attributes=attributes)
+    low = Lowering(todo, outputs, concordant=concordant, attributes=attributes, trips=trips)
     return low, low.text()
 
 
 # ------------------------------------------------------- host-loop cuts
 
 
-def _cut(frame_locals: dict) -> None:
-    """The end of a host loop's iteration: compute the lazy values bound to
-    the function's variables (one kernel), so the next iteration's graph
-    starts from values."""
+def _cut(frame_locals: dict, loop: HostLoop | None = None, end: bool = False) -> None:
+    """The start or end of a host loop's iteration: compute the lazy values
+    bound to the function's variables (one kernel), so the next iteration's
+    graph starts from values.  ``loop``: a pure-array-step ``for`` loop's
+    iterator (``hostloop.py``): at the end of its second iteration the
+    iterations left run in one kernel instead, if they can."""
+    if loop is not None and end and take_over(frame_locals, loop):
+        return
     graphs: dict = {}
     for v in frame_locals.values():
         if isinstance(v, E.Lazy) and v.value is None:
@@ -359,9 +385,19 @@ def _cut(frame_locals: dict) -> None:
     for graph, values in graphs.values():
         graph.looping = True  # from now on, invariant values that stay buffers are kept for the call
         graph.sync(values)
+    if loop is not None and not end:
+        loop.start = {name: frame_locals.get(name) for name in loop.names}
 
 
 class _AddCuts(ast.NodeTransformer):
+    """Cuts at the start and end of each host loop's body; a pure-array-step
+    ``for`` loop (``hostloop.body_names``) iterates through a ``HostLoop``
+    (``__lt_loop__``) that its cuts are given."""
+
+    def __init__(self, numpy_names: set):
+        self.numpy_names = numpy_names
+        self.loops = 0
+
     def visit_FunctionDef(self, node):  # nested functions keep their own semantics
         if getattr(self, "_top", None) is None:
             self._top = node
@@ -371,12 +407,23 @@ class _AddCuts(ast.NodeTransformer):
     visit_AsyncFunctionDef = visit_FunctionDef
 
     def _loop(self, node):
+        names = body_names(node, self._top, self.numpy_names) if isinstance(node, ast.For) else None
         self.generic_visit(node)
-        cut = ast.parse("__lt_cut__(locals())").body[0]
+        start, end = "__lt_cut__(locals())", "__lt_cut__(locals())"
+        if names is not None:
+            it = f"__lt_loop{self.loops}__"
+            self.loops += 1
+            node.iter = ast.copy_location(ast.NamedExpr(
+                target=ast.Name(it, ast.Store()),
+                value=ast.Call(ast.Name("__lt_loop__", ast.Load()), [node.iter, ast.Constant(names)], []),
+            ), node.iter)
+            start, end = f"__lt_cut__(locals(), {it})", f"__lt_cut__(locals(), {it}, True)"
+        cut = ast.parse(end).body[0]
         ast.copy_location(cut, node.body[-1])
         ast.fix_missing_locations(cut)
         node.body.append(cut)
-        node.body.insert(0, ast.fix_missing_locations(ast.copy_location(ast.parse("__lt_cut__(locals())").body[0], node.body[0])))
+        node.body.insert(0, ast.fix_missing_locations(ast.copy_location(ast.parse(start).body[0], node.body[0])))
+        ast.fix_missing_locations(node)
         return node
 
     visit_While = _loop
@@ -401,9 +448,11 @@ def _with_cuts(fn):
     if not isinstance(fdef, ast.FunctionDef):
         raise KernelError(f"{filename}:{fn.__code__.co_firstlineno}: error: @kernel takes a function defined with def")
     fdef.decorator_list = []
-    fdef = _AddCuts().visit(fdef)
-    fdef.args.kwonlyargs.append(ast.arg(arg="__lt_cut__"))
-    fdef.args.kw_defaults.append(None)
+    numpy_names = {name for name, v in fn.__globals__.items() if v is np}
+    fdef = _AddCuts(numpy_names).visit(fdef)
+    for arg in ("__lt_cut__", "__lt_loop__"):
+        fdef.args.kwonlyargs.append(ast.arg(arg=arg))
+        fdef.args.kw_defaults.append(None)
     ast.fix_missing_locations(fdef)
     ast.increment_lineno(tree, fn.__code__.co_firstlineno - 1)
     code = compile(tree, filename, "exec")

@@ -245,6 +245,10 @@ class Graph:
             self._run(self, [r for r in roots if r.value is None], todo)
         return [r.value for r in roots]
 
+    def rotation(self, todo: list, roots: list):
+        """The root ``sync`` leaves for the next iteration (``rotated``), or None."""
+        return rotated(todo, roots) if self.looping and any(_row_product(r) for r in roots) else None
+
     def sync(self, values) -> None:
         """Compute every lazy value among ``values`` (a host loop's
         iteration ends: the graph is cut here, one kernel for all) -- but
@@ -254,7 +258,7 @@ class Graph:
         # start of the next (the cuts there come one after the other)
         roots = [v for v in values if isinstance(v, E.Lazy) and v.graph is self and v.value is None and not v.deferred]
         todo = self.pending(roots) if roots else []
-        later = rotated(todo, roots) if self.looping and any(_row_product(r) for r in roots) else None
+        later = self.rotation(todo, roots)
         if later is not None:
             later.deferred = True
             roots = [r for r in roots if r is not later]

@@ -45,7 +45,8 @@ def element(dtype) -> str:
 
 class Argument:
     """One function argument: ``role`` is "in" (a value), "out" (a node's
-    result), "indptr"/"indices" (a CSR's structure)."""
+    result), "indptr"/"indices" (a CSR's structure), "trips" (a host
+    loop's trip count)."""
 
     def __init__(self, name: str, role: str, node: E.Lazy, type_: str):
         self.name, self.role, self.node, self.type = name, role, node, type_
@@ -118,8 +119,10 @@ def _static(n) -> tuple:
 class Lowering:
     """Writes the module; ``arguments`` lists the function's arguments."""
 
-    def __init__(self, todo: list, outputs: list, name: str = "kernel", attributes: dict | None = None, concordant: bool = False):
+    def __init__(self, todo: list, outputs: list, name: str = "kernel", attributes: dict | None = None, concordant: bool = False,
+                 trips: bool = False):
         self.todo, self.outputs = todo, outputs
+        self.trips = trips  # a last argument, memref<i64>: a host loop's trip count (hostloop.repeat_module)
         self.attributes = attributes
         self.concordant = concordant  # SpMM in TACO's order (for maximal fusion)
         self.b = Builder(float_format="e17")
@@ -140,6 +143,8 @@ class Lowering:
             args.append(Argument(f"x{k}", "in", leaf, self.buffer_type(leaf)))
         for k, n in enumerate(self.outputs):
             args.append(Argument(f"out{k}", "out", n, self.buffer_type(n)))
+        if self.trips:
+            args.append(Argument("trips", "trips", None, "memref<i64>"))
         self.arguments = args
         self.owners = []  # the node of each outermost loop, in order
         self.sampled = _sampled(self.todo)
@@ -151,7 +156,7 @@ class Lowering:
             for a, v in zip(args, values):
                 if a.role in ("indptr", "indices", "rows"):
                     self.csr.setdefault(id(a.node), [None, None, None])[("indptr", "indices", "rows").index(a.role)] = v
-                else:
+                elif a.role != "trips":
                     self.buffers[id(a.node)] = v
             outputs = {id(o) for o in self.outputs}
             for n in self.todo:
