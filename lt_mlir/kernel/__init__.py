@@ -36,6 +36,10 @@ redundancy-aware fusion by default), compiled once per structure, shapes
 and dtypes (a cache per kernel: the next iteration of a host loop reuses
 the kernel), and called.
 
+A ``for _ in range(n)`` loop whose body only assigns array expressions
+runs its iterations after the second in one kernel, the body's nests in a
+loop over the trip count (``hostloop.py``).
+
 Values computed only from the call's arguments are computed once a call
 (Intrepydd's loop-invariant code motion out of host loops): nodes are
 interned, and an invariant value that stays a buffer of its own after
@@ -50,7 +54,8 @@ shape)`` tuple), checked once a call (``csr.py``: ``indptr`` monotone from
 sharing its operand's structure.
 
 Options: ``kernel(fusion="redundancy-aware" | "maximal" | "none",
-parallel=True, vectorize=True, fastmath=None, dump=False)``; ``fastmath``
+parallel=True, vectorize=True, fastmath=None, dump=False,
+host_loops=True)`` (``host_loops=False``: a kernel every iteration); ``fastmath``
 as ``lt_mlir.compile`` takes it (``"fast"`` lets ``lt-factor`` take
 factors out of sums).  ``f.modules`` holds the schedules compiled so far.
 
