@@ -330,23 +330,29 @@ def test_sinkhorn_host_loop_rotated_reads_K_once_an_iteration():
     """Sinkhorn's iteration reads K twice (``K.T @ u``, then ``M @ v``);
     its ``M @ v`` is left for the next iteration's kernel (``graph.rotated``),
     where each row's dot product and the same row's update of ``K.T @ u``
-    follow each other: one pass over K.  Four kernels: the first iteration
+    follow each other: one pass over K.  Five kernels: the first iteration
     (1/r computed, and kept: Intrepydd's LICM), the second without its
-    ``M @ v``, the steady one, and the last ``M @ v`` at the return."""
+    ``M @ v``, the steady one, the steady one in a loop over the
+    iterations left (``while it < max_iter`` ... ``it += 1``), and the last
+    ``M @ v`` at the return."""
     r = RNG.random(40) + 0.5
     c = RNG.random(30) + 0.5
     K = RNG.random((40, 30))
     before = sinkhorn.compiles
     np.testing.assert_allclose(sinkhorn(r, c, K, 12), sinkhorn.fn(r, c, K, 12), rtol=1e-12)
-    assert sinkhorn.compiles - before == 4
+    assert sinkhorn.compiles - before == 5
     assert sinkhorn.hoisted == [("div", (40,))]  # 1/r, invariant in the while loop, computed once
     steady = sinkhorn.modules[before + 2].loop_tree
     rows = steady[steady.index("for i in 40"):]
     rows = rows[: rows.index("\nfor ")]
     assert rows.count("for k in 30") == 2, steady  # the row's dot product and its update of K.T @ u, in one row loop
-    for n in (0, 1, 2, 3, 7):
+    # the steady kernel twice in a row (iterations 2 and 3): from the 4th, the 9 left in one kernel (hostloop.py)
+    assert sinkhorn.launches == 5 and sinkhorn.trips == 9, (sinkhorn.launches, sinkhorn.trips)
+    looped = sinkhorn.modules[before + 3].loop_tree
+    assert "read trips[]" in looped and looped.count("for k in 30") == 2, looped
+    for n in (0, 1, 2, 3, 4, 5, 7):
         np.testing.assert_allclose(sinkhorn(r, c, K, n), sinkhorn.fn(r, c, K, n), rtol=1e-12)
-    assert sinkhorn.compiles - before == 4
+    assert sinkhorn.compiles - before == 5
 
 
 def test_sinkhorn_long_rows_run_four_rows_side_by_side():
@@ -484,7 +490,7 @@ def test_sddmm_on_guard_paged_buffers(tmp_path):
         @kernel
         def damped(A: CSR(float32), x: Array(float32, 1), steps: int):
             for _ in range(steps):
-                x = 0.5 * (A @ x) + 0.25 * x  # steps 2.. in one kernel (hostloop.py)
+                x = 0.5 * (A @ x) + 0.25 * x  # steps 2.. in one kernel (hostloop.py; 0 and 1 differ: x an argument, then a result)
             return x
 
         A = sp.random(33, 21, density=0.2, format="csr", dtype=np.float32, random_state=2)
@@ -509,7 +515,7 @@ def test_sddmm_on_guard_paged_buffers(tmp_path):
             ref = xs = rng.random(33, dtype=np.float32)
             for _ in range(6):
                 ref = 0.5 * (S @ ref) + 0.25 * ref
-            assert np.allclose(damped(GS, guarded_copy(xs, side), 6), ref, rtol=1e-5) and damped.trips == 5
+            assert np.allclose(damped(GS, guarded_copy(xs, side), 6), ref, rtol=1e-5) and damped.trips == 4
         assert "lt-prefetch-data" in spmm.modules[-1].pipeline and "lt-prefetch-data" in spmm_mm.modules[-1].pipeline
         assert "lt-prefetch{" in sddmm.modules[-1].pipeline  # C's rows 16 positions ahead, the last clamped
         print("ok")
@@ -766,20 +772,21 @@ def _damped_reference(A, d, c, steps):
 @pytest.mark.parametrize("steps", [0, 1, 2, 3, 4, 9])
 def test_for_loop_of_array_steps_runs_the_iterations_left_in_one_kernel(steps):
     """``for _ in range(steps)`` whose body only assigns array expressions
-    (hostloop.py): the first two iterations a kernel each, then the ones
-    left in one kernel whose nests sit in a loop over a trip count given at
-    run time, x copied from its output to its input after each trip; both
-    names the body assigns (x carried, y not) hold their last values, as
-    NumPy's.  Loops of 0..2 iterations run as Python's."""
+    (hostloop.py): a kernel an iteration until two in a row are the same
+    (iteration 0 reads x made by NumPy, 1 and 2 a result), then the third
+    and the ones left in one kernel whose nests sit in a loop over a trip
+    count given at run time, x copied from its output to its input after
+    each trip; both names the body assigns (x carried, y not) hold their
+    last values, as NumPy's.  Loops of 0..3 iterations run as Python's."""
     A = _csr(50, 50, 0.1, dtype=np.float64, seed=21)
     d = np.maximum(np.asarray(abs(A).sum(axis=0)).ravel(), 1.0)
     x, y = _damped(A, d, 0.85, steps)
     rx, ry = _damped_reference(A, d, 0.85, steps)
     np.testing.assert_allclose(x, rx, rtol=1e-12)
     np.testing.assert_allclose(y, ry, rtol=1e-12)
-    assert _damped.launches == (steps if steps <= 2 else 2), _damped.launches
-    assert _damped.trips == (steps - 1 if steps > 2 else 0)
-    if steps > 2:
+    assert _damped.launches == (steps if steps <= 3 else 3), _damped.launches
+    assert _damped.trips == (steps - 2 if steps > 3 else 0)
+    if steps > 3:
         tree = _damped.modules[-1].loop_tree
         assert "read trips[]" in tree and "copy(out" in tree, tree
 
@@ -789,7 +796,7 @@ def test_host_loops_false_runs_a_kernel_an_iteration_with_the_same_result():
     A = _csr(40, 40, 0.15, dtype=np.float64, seed=22)
     d = np.maximum(np.asarray(abs(A).sum(axis=0)).ravel(), 1.0)
     got, ref = _damped(A, d, 0.5, 6), plain(A, d, 0.5, 6)
-    assert plain.launches == 6 and _damped.launches == 2
+    assert plain.launches == 6 and _damped.launches == 3
     for a, b in zip(got, ref):
         np.testing.assert_allclose(a, b, rtol=1e-13)
 
@@ -841,3 +848,41 @@ def test_for_loops_that_are_not_array_steps_run_as_python():
     ref, rtotal = _reads_a_number.fn(x, 5)
     np.testing.assert_allclose(got, ref, rtol=1e-14)
     assert abs(total - rtotal) < 1e-12 and _reads_a_number.trips == 0
+
+
+@kernel
+def _while_steps(x: Array(float64, 1), n: int):
+    it = 1
+    while it < n:
+        x = x * 0.5 + 1.0
+        it += 2
+    return x, it
+
+
+@kernel
+def _while_reads_counter(x: Array(float64, 1), n: int):
+    it = 0
+    while it < n:
+        x = x * 0.5 + it
+        it += 1
+    return x
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, 5, 6, 9, 12, 13])
+def test_counted_while_loop_runs_in_one_kernel_and_ends_with_pythons_counter(n):
+    """``while it < n: ...; it += 2``: once steady, the iterations left in
+    one kernel, the counter advanced by their number (the end cut returns
+    it), so the loop ends where Python's does and ``it`` is Python's."""
+    x = RNG.random(11)
+    got, it = _while_steps(x, n)
+    ref, rit = _while_steps.fn(x, n)
+    np.testing.assert_allclose(got, ref, rtol=1e-14)
+    assert it == rit
+    iterations = len(range(1, n, 2))
+    assert _while_steps.trips == (iterations - 2 if iterations > 3 else 0), (_while_steps.launches, _while_steps.trips)
+
+
+def test_while_loop_that_reads_its_counter_runs_as_python():
+    x = RNG.random(5)
+    np.testing.assert_allclose(_while_reads_counter(x, 7), _while_reads_counter.fn(x, 7), rtol=1e-14)
+    assert _while_reads_counter.launches == 7 and _while_reads_counter.trips == 0

@@ -82,7 +82,7 @@ from . import fusion
 from .csr import RowMemo, as_csr, to_scipy
 from .errors import KernelError
 from .graph import Graph
-from .hostloop import HostLoop, body_names, repeat_module, take_over
+from .hostloop import HostLoop, analyse, repeat_module, take_over
 from .lower import Lowering, leaves, signature, structures
 
 float32 = np.float32
@@ -159,7 +159,7 @@ class Kernel:
             if not (isinstance(a, (Array, CSR)) or a in (int, float)):
                 raise KernelError(f"{filename}:{line}: error: argument '{name}': annotation {a!r} is not Array(dtype, ndim), CSR(dtype), int or float")
             self.annotations[name] = a
-        self._traced = _with_cuts(fn)
+        self._traced, self._loop_specs = _with_cuts(fn)
         self.cache: dict = {}
         self.modules: list = []  # the schedules compiled, in order
         self.compiles = 0
@@ -186,8 +186,8 @@ class Kernel:
         finally:
             graph.release()
 
-    def _host_loop(self, iterable, names: tuple) -> HostLoop:
-        return HostLoop(iterable, names, enabled=self.host_loops)
+    def _host_loop(self, iterable, k: int) -> HostLoop:
+        return HostLoop(iterable, self._loop_specs[k], enabled=self.host_loops)
 
     def _argument(self, graph, name: str, v):
         a = self.annotations[name]
@@ -375,33 +375,41 @@ def _lowered(todo: list, outputs: list, concordant: bool = False, attributes: di
 # ------------------------------------------------------- host-loop cuts
 
 
-def _cut(frame_locals: dict, loop: HostLoop | None = None, end: bool = False) -> None:
+def _cut(frame_locals: dict, loop: HostLoop | None = None, end: bool = False) -> int:
     """The start or end of a host loop's iteration: compute the lazy values
     bound to the function's variables (one kernel), so the next iteration's
-    graph starts from values.  ``loop``: a pure-array-step ``for`` loop's
-    iterator (``hostloop.py``): at the end of its second iteration the
-    iterations left run in one kernel instead, if they can."""
-    if loop is not None and end and take_over(frame_locals, loop):
-        return
+    graph starts from values.  ``loop``: the loop's ``HostLoop`` where
+    ``hostloop.analyse`` accepted it: at an iteration's end, once steady,
+    this iteration and the ones left run in one kernel instead
+    (``hostloop.take_over``); the number of iterations run beyond this
+    one is returned (0 otherwise)."""
     graphs: dict = {}
     for v in frame_locals.values():
         if isinstance(v, E.Lazy) and v.value is None:
             graphs.setdefault(id(v.graph), (v.graph, []))[1].append(v)
+    extra = 0
     for graph, values in graphs.values():
         graph.looping = True  # from now on, invariant values that stay buffers are kept for the call
-        graph.sync(values)
+        plan = None
+        if loop is not None and end and len(graphs) == 1:
+            extra, plan = take_over(frame_locals, loop, graph, values)
+            if extra:
+                continue
+        graph.sync(values, plan)
     if loop is not None and not end:
-        loop.start = {name: frame_locals.get(name) for name in loop.names}
+        loop.begin(frame_locals)
+    return extra
 
 
 class _AddCuts(ast.NodeTransformer):
-    """Cuts at the start and end of each host loop's body; a pure-array-step
-    ``for`` loop (``hostloop.body_names``) iterates through a ``HostLoop``
-    (``__lt_loop__``) that its cuts are given."""
+    """Cuts at the start and end of each host loop's body.  A loop
+    ``hostloop.analyse`` accepts has a ``HostLoop`` (``__lt_loop__``) its
+    cuts are given: a ``for`` loop iterates through it; a ``while`` loop's
+    counter is advanced by what the end cut returns."""
 
     def __init__(self, numpy_names: set):
         self.numpy_names = numpy_names
-        self.loops = 0
+        self.specs: list = []  # hostloop.Spec of each loop given a HostLoop, by the number its code passes
 
     def visit_FunctionDef(self, node):  # nested functions keep their own semantics
         if getattr(self, "_top", None) is None:
@@ -412,32 +420,38 @@ class _AddCuts(ast.NodeTransformer):
     visit_AsyncFunctionDef = visit_FunctionDef
 
     def _loop(self, node):
-        names = body_names(node, self._top, self.numpy_names) if isinstance(node, ast.For) else None
+        spec = analyse(node, self._top, self.numpy_names)
         self.generic_visit(node)
-        start, end = "__lt_cut__(locals())", "__lt_cut__(locals())"
-        if names is not None:
-            it = f"__lt_loop{self.loops}__"
-            self.loops += 1
-            node.iter = ast.copy_location(ast.NamedExpr(
-                target=ast.Name(it, ast.Store()),
-                value=ast.Call(ast.Name("__lt_loop__", ast.Load()), [node.iter, ast.Constant(names)], []),
-            ), node.iter)
+        start = end = "__lt_cut__(locals())"
+        before = []
+        if spec is not None:
+            it = f"__lt_loop{len(self.specs)}__"
+            make = ast.Call(ast.Name("__lt_loop__", ast.Load()), [node.iter if isinstance(node, ast.For) else ast.Constant(None),
+                                                                 ast.Constant(len(self.specs))], [])
+            self.specs.append(spec)
+            if isinstance(node, ast.For):
+                node.iter = ast.copy_location(ast.NamedExpr(target=ast.Name(it, ast.Store()), value=make), node.iter)
+            else:
+                before = [ast.copy_location(ast.Assign(targets=[ast.Name(it, ast.Store())], value=make), node)]
             start, end = f"__lt_cut__(locals(), {it})", f"__lt_cut__(locals(), {it}, True)"
+            if isinstance(node, ast.While):
+                end = f"{spec.counter} += {spec.step} * {end}"
         cut = ast.parse(end).body[0]
         ast.copy_location(cut, node.body[-1])
-        ast.fix_missing_locations(cut)
         node.body.append(cut)
-        node.body.insert(0, ast.fix_missing_locations(ast.copy_location(ast.parse(start).body[0], node.body[0])))
-        ast.fix_missing_locations(node)
-        return node
+        node.body.insert(0, ast.copy_location(ast.parse(start).body[0], node.body[0]))
+        for x in before + [node]:
+            ast.fix_missing_locations(x)
+        return before + [node] if before else node
 
     visit_While = _loop
     visit_For = _loop
 
 
-def _with_cuts(fn):
+def _with_cuts(fn) -> tuple:
     """``fn`` with ``__lt_cut__(locals())`` at the start and end of each
-    host loop's body, compiled at its own file and lines."""
+    host loop's body, compiled at its own file and lines, and the
+    ``hostloop.Spec`` of each loop that has a ``HostLoop``."""
     try:
         source = textwrap.dedent(inspect.getsource(fn))
         filename = inspect.getsourcefile(fn) or "<kernel>"
@@ -454,7 +468,8 @@ def _with_cuts(fn):
         raise KernelError(f"{filename}:{fn.__code__.co_firstlineno}: error: @kernel takes a function defined with def")
     fdef.decorator_list = []
     numpy_names = {name for name, v in fn.__globals__.items() if v is np}
-    fdef = _AddCuts(numpy_names).visit(fdef)
+    cuts = _AddCuts(numpy_names)
+    fdef = cuts.visit(fdef)
     for arg in ("__lt_cut__", "__lt_loop__"):
         fdef.args.kwonlyargs.append(ast.arg(arg=arg))
         fdef.args.kw_defaults.append(None)
@@ -463,4 +478,4 @@ def _with_cuts(fn):
     code = compile(tree, filename, "exec")
     namespace: dict = {}
     exec(code, fn.__globals__, namespace)  # noqa: S102  (the user's own function, read from its file)
-    return namespace[fdef.name]
+    return namespace[fdef.name], cuts.specs

@@ -249,23 +249,36 @@ class Graph:
         """The root ``sync`` leaves for the next iteration (``rotated``), or None."""
         return rotated(todo, roots) if self.looping and any(_row_product(r) for r in roots) else None
 
-    def sync(self, values) -> None:
-        """Compute every lazy value among ``values`` (a host loop's
-        iteration ends: the graph is cut here, one kernel for all) -- but
-        the one ``rotated`` picks, left for the next iteration's kernel
-        with its operands computed."""
+    def plan(self, values) -> tuple:
+        """``(roots, todo, later)`` of ``sync(values)``: the values computed,
+        the nodes that takes, and the root ``rotated`` leaves for the next
+        iteration (or None)."""
         # a root left over at the end of the last iteration stays so at the
         # start of the next (the cuts there come one after the other)
         roots = [v for v in values if isinstance(v, E.Lazy) and v.graph is self and v.value is None and not v.deferred]
         todo = self.pending(roots) if roots else []
         later = self.rotation(todo, roots)
         if later is not None:
-            later.deferred = True
             roots = [r for r in roots if r is not later]
             roots += [o for o in later.operands if o.value is None and not o.invariant and all(o is not r for r in roots)]
             todo = self.pending(roots)
+        return roots, todo, later
+
+    def sync(self, values, plan: tuple | None = None, loop: tuple | None = None) -> None:
+        """Compute every lazy value among ``values`` (a host loop's
+        iteration ends: the graph is cut here, one kernel for all) -- but
+        the one ``rotated`` picks, left for the next iteration's kernel
+        with its operands computed.  ``plan``: ``self.plan(values)`` if
+        made already; ``loop``: the nests run as a host loop's iterations
+        (``Kernel._run``)."""
+        roots, todo, later = self.plan(values) if plan is None else plan
+        if later is not None:
+            later.deferred = True
         if todo:
-            self._run(self, roots, todo)
+            if loop is None:
+                self._run(self, roots, todo)
+            else:
+                self._run(self, roots, todo, loop=loop)
         for v in values:
             if isinstance(v, E.Lazy) and v.graph is self and not isinstance(v, (E.Input, E.CSRInput)):
                 v.carried = True  # what the loop's variables hold now changes from one iteration to the next

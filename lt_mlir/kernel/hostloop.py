@@ -1,27 +1,34 @@
-"""Host ``for`` loops run as one kernel (Intrepydd: the host loop compiled
-with its body).
+"""Host loops run as one kernel (Intrepydd: the host loop compiled with
+its body).
 
-A loop ``for t in range(...)`` of a kernel's body runs its first two
-iterations as Python, one kernel an iteration (the first computes the
-values invariant in the loop, kept for the call).  At the end of the second,
-if the body is a *pure array step* -- the same array expressions of the
-values the loop carries, whatever the iteration -- the iterations left run
-in one kernel: the second iteration's nests inside an ``scf.for`` over a
-trip count given at run time, the values the loop carries copied from the
-outputs to the inputs at the end of each trip.  Python's loop then stops
-(its variable is never read, so nothing tells it ended early), the names
-the body assigns holding their last iteration's values.
+A host loop of a kernel's body runs its first iterations as Python, one
+kernel an iteration (the first computes the values invariant in the loop,
+kept for the call; with loop rotation, ``graph.rotated``, the first two
+differ from the rest).  Once two iterations in a row made the same
+kernel (equal signatures: the steady state), if the body is a *pure
+array step* -- the same array expressions of the values the loop
+carries, whatever the iteration -- this iteration and the ones left run
+in one kernel: the nests inside an ``scf.for`` over a trip count given at
+run time, the values the loop carries copied from the outputs to the
+inputs at the end of each trip.  The names the body assigns then hold
+their last iteration's values, and the loop ends as it would have.
 
-Pure array step, read from the source (``body_names``): the loop variable
-is never read; the body only assigns to names (``=``, ``op=``, tuples of
-names); its calls are ``np.<function>(...)`` and the array methods
-``sum/max/min/mean/transpose`` (no host function that could print, count
-or read a number); no ``break``, ``continue``, ``if`` or inner loop.  And
-at run time (``take_over``): every name the body assigns holds an array
-computed in this iteration, of the shape and dtype of the value it held
-at the iteration's start wherever the body reads that value; the loop
-runs over a ``range``.  Otherwise the loop runs as before, a kernel an
-iteration.
+Which loops (``analyse``, from the source): ``for t in range(...)`` whose
+variable is never read, and ``while c < bound:`` whose body ends with
+``c += step`` (an integer constant) and reads ``c`` nowhere else, ``bound``
+a name the body does not assign or a constant.  The rest of the body only
+assigns to names (``=``, ``op=``, tuples of names); its calls are
+``np.<function>(...)`` and the array methods ``sum/max/min/mean/
+transpose`` (no host function that could print, count or read a
+number); no ``break``, ``continue``, ``if`` or inner loop.  At run time
+(``take_over``): a ``for`` loop runs over a ``range``, a ``while`` loop's
+counter and bound are ints; every name the body assigns holds an array
+computed in this iteration (or left for the next by loop rotation), of
+the shape and dtype of the value it held at the iteration's start
+wherever the body reads that value.  Otherwise the loop runs as before,
+a kernel an iteration.  A ``for`` loop stops early (its variable never
+read, nothing tells); a ``while`` loop's counter is advanced by the
+iterations the kernel ran (the end cut returns their number).
 """
 
 from __future__ import annotations
@@ -31,23 +38,29 @@ import ast
 from ..dialect import lt
 from ..mlir import arith, ir, memref, scf
 from . import expr as E
-from .lower import leaves
+from .lower import leaves, signature
 
 METHODS = frozenset(("sum", "max", "min", "mean", "transpose"))
 _NOT_PURE = (ast.NamedExpr, ast.Lambda, ast.Yield, ast.YieldFrom, ast.Await, ast.ListComp, ast.SetComp, ast.DictComp,
              ast.GeneratorExp)
 
 
-def body_names(loop: ast.For, function: ast.AST, numpy_names: set) -> tuple | None:
-    """The names a ``for`` loop's body assigns, in order, if the body is a
-    pure array step (the module's documentation); else None."""
-    if not isinstance(loop.target, ast.Name):
-        return None
-    var = loop.target.id
-    if any(isinstance(n, ast.Name) and n.id == var and not isinstance(n.ctx, ast.Store) for n in ast.walk(function)):
-        return None
+class Spec:
+    """What ``analyse`` read off a loop: the names its body assigns; for a
+    ``while`` loop its counter, its bound (a name or an int) and step."""
+
+    def __init__(self, names: tuple, counter: str | None = None, bound=None, step: int = 0):
+        self.names, self.counter, self.bound, self.step = names, counter, bound, step
+
+
+def _reads(tree: ast.AST, name: str) -> bool:
+    return any(isinstance(n, ast.Name) and n.id == name and not isinstance(n.ctx, ast.Store) for n in ast.walk(tree))
+
+
+def _array_step(body: list, numpy_names: set) -> list | None:
+    """The names ``body`` assigns if it is a pure array step, else None."""
     names: list = []
-    for stmt in loop.body:
+    for stmt in body:
         if isinstance(stmt, ast.Pass):
             continue
         if isinstance(stmt, ast.Assign):
@@ -70,22 +83,58 @@ def body_names(loop: ast.For, function: ast.AST, numpy_names: set) -> tuple | No
                     return None
                 if not ((isinstance(f.value, ast.Name) and f.value.id in numpy_names) or f.attr in METHODS):
                     return None
-    if var in names or not names:
+    return names
+
+
+def analyse(loop: ast.AST, function: ast.AST, numpy_names: set) -> Spec | None:
+    """A ``Spec`` if ``loop`` (a ``for`` or ``while``) can run as one
+    kernel once steady (the module's documentation), else None."""
+    if isinstance(loop, ast.For):
+        if not isinstance(loop.target, ast.Name) or _reads(function, loop.target.id):
+            return None
+        names = _array_step(loop.body, numpy_names)
+        if not names or loop.target.id in names:
+            return None
+        return Spec(tuple(dict.fromkeys(names)))
+    if not isinstance(loop, ast.While) or loop.orelse:
         return None
-    return tuple(dict.fromkeys(names))
+    test = loop.test
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Lt)
+            and isinstance(test.left, ast.Name)):
+        return None
+    counter, (bound,) = test.left.id, test.comparators
+    if isinstance(bound, ast.Name):
+        bound = bound.id
+    elif isinstance(bound, ast.Constant) and type(bound.value) is int:
+        bound = bound.value
+    else:
+        return None
+    last = loop.body[-1]
+    if not (isinstance(last, ast.AugAssign) and isinstance(last.op, ast.Add) and isinstance(last.target, ast.Name)
+            and last.target.id == counter and isinstance(last.value, ast.Constant) and type(last.value.value) is int
+            and last.value.value > 0):
+        return None
+    rest = loop.body[:-1]
+    names = _array_step(rest, numpy_names)
+    if not names or counter in names or bound in names or any(_reads(stmt, counter) for stmt in rest):
+        return None
+    return Spec(tuple(dict.fromkeys(names)), counter, bound, last.value.value)
 
 
 class HostLoop:
-    """The iterator of a pure-array-step ``for`` loop: its iterable's,
-    stopped early once the iterations left ran in one kernel."""
+    """A loop ``analyse`` accepted, at run time: for a ``for`` loop also
+    its iterator (its iterable's, stopped early once the iterations left
+    ran in one kernel)."""
 
-    def __init__(self, iterable, names: tuple, enabled: bool = True):
-        self.range = iterable if isinstance(iterable, range) and enabled else None
-        self._it = iter(iterable)
-        self.names = names
+    def __init__(self, iterable, spec: Spec, enabled: bool = True):
+        self.spec, self.enabled = spec, enabled
+        self.range = iterable if isinstance(iterable, range) else None
+        self._it = iter(iterable) if iterable is not None else None
+        self.names = spec.names
         self.started = 0  # iterations begun
         self.stopped = False
         self.start: dict = {}  # name -> its value at the current iteration's start
+        self.last_key = None  # the previous iteration's kernel (its signature and carried pairs)
 
     def __iter__(self):
         return self
@@ -93,13 +142,23 @@ class HostLoop:
     def __next__(self):
         if self.stopped:
             raise StopIteration
-        v = next(self._it)
-        self.started += 1
-        return v
+        return next(self._it)
 
-    def left(self) -> int:
-        """Iterations not begun yet (0 unless over a range)."""
-        return len(self.range) - self.started if self.range is not None else 0
+    def begin(self, frame_locals: dict) -> None:
+        """An iteration starts (after its start cut)."""
+        self.started += 1
+        self.start = {name: frame_locals.get(name) for name in self.names}
+
+    def left(self, frame_locals: dict) -> int:
+        """Iterations after the current one (0 where that cannot be told)."""
+        spec = self.spec
+        if spec.counter is None:
+            return len(self.range) - self.started if self.range is not None else 0
+        c = frame_locals.get(spec.counter)
+        bound = frame_locals.get(spec.bound) if isinstance(spec.bound, str) else spec.bound
+        if type(c) is not int or type(bound) is not int or bound <= c:
+            return 0
+        return -(-(bound - c) // spec.step)
 
 
 def repeat_module(module: ir.Module, trips: int, copies: list) -> ir.Module:
@@ -133,37 +192,38 @@ def repeat_module(module: ir.Module, trips: int, copies: list) -> ir.Module:
     return m
 
 
-def take_over(frame_locals: dict, loop: HostLoop) -> bool:
-    """At the end of an iteration of ``loop``: run this iteration and the
-    ones left in one kernel (``Kernel._run`` with a ``loop``), leaving each
-    name the body assigns its last iteration's value, and stop the loop.
-    False (nothing done) where that cannot be (the module's documentation)."""
-    left = loop.left()
-    if loop.started < 2 or left < 1:
-        return False
+def take_over(frame_locals: dict, loop: HostLoop, graph, values: list) -> tuple:
+    """At the end of an iteration of ``loop``, ``values`` the lazy values
+    of ``frame_locals`` (all of ``graph``): ``(extra, None)`` where this
+    iteration and the ``extra`` ones left ran in one kernel, each name the
+    body assigns left its last iteration's value; else ``(0, plan)``, the
+    iteration's ``graph.plan`` for ``graph.sync`` to run as usual."""
+    plan = graph.plan(values)
+    left = loop.left(frame_locals) if loop.enabled else 0
+    if left < 1:
+        return 0, plan
+    roots, todo, later = plan
     ends = [frame_locals.get(name) for name in loop.names]
-    if not all(isinstance(e, E.Lazy) and e.value is None and not e.sparse and not e.deferred for e in ends):
-        return False
-    graph = ends[0].graph
-    if any(e.graph is not graph for e in ends) or len({id(e) for e in ends}) != len(ends) or not graph.looping:
-        return False
-    if any(isinstance(v, E.Lazy) and v.value is None and all(v is not e for e in ends) for v in frame_locals.values()):
-        return False  # a lazy value the body does not assign
-    todo = graph.pending(ends)
-    if graph.rotation(todo, ends) is not None:
-        return False  # graph.sync rotates this loop instead
-    position = {id(x): k for k, x in enumerate(leaves(todo))}
+    if not todo or not all(isinstance(e, E.Lazy) and e.graph is graph for e in ends):
+        return 0, plan
+    root = {id(r): k for k, r in enumerate(roots)}
+    if not all(id(e) in root or e is later for e in ends):
+        return 0, plan  # a value computed before this iteration's end
+    lv = leaves(todo)
+    position = {id(x): k for k, x in enumerate(lv)}
     carried = []
-    for r, (name, e) in enumerate(zip(loop.names, ends)):
+    for name, e in zip(loop.names, ends):
         s = loop.start.get(name)
-        if not isinstance(s, E.Lazy):
-            return False
-        if id(s) in position:
-            if s.sparse or s.value is None or s.shape != e.shape or s.dtype != e.dtype:
-                return False
-            carried.append((position[id(s)], r))
-    graph._run(graph, ends, todo, loop=(tuple(carried), left + 1))
+        if isinstance(s, E.Lazy) and id(s) in position:
+            if e is later or s.sparse or s.value is None or s.shape != e.shape or s.dtype != e.dtype:
+                return 0, plan
+            carried.append((position[id(s)], root[id(e)]))
+        elif not isinstance(s, E.Lazy):
+            return 0, plan
+    key = (signature(todo, roots, lv), later is not None, tuple(carried))
+    steady, loop.last_key = loop.last_key == key, key
+    if not steady:
+        return 0, plan  # not yet the same kernel two iterations in a row
+    graph.sync(values, plan, loop=(tuple(carried), left + 1))
     loop.stopped = True
-    for e in ends:
-        e.carried = True
-    return True
+    return left, None
