@@ -886,3 +886,15 @@ def test_while_loop_that_reads_its_counter_runs_as_python():
     x = RNG.random(5)
     np.testing.assert_allclose(_while_reads_counter(x, 7), _while_reads_counter.fn(x, 7), rtol=1e-14)
     assert _while_reads_counter.launches == 7 and _while_reads_counter.trips == 0
+
+
+def test_random_host_loops_agree_with_numpy(tmp_path, monkeypatch):
+    """The differential check of host loops in one kernel
+    (``lt_mlir.testing.hostloop_programs``): random for and counted while
+    loops of array statements, 7 steps each, as NumPy computes them; most
+    run their steady iterations in one kernel."""
+    from lt_mlir.testing import hostloop_programs
+
+    monkeypatch.syspath_prepend(str(tmp_path))
+    got = [hostloop_programs.check(seed, tmp_path, steps=7) for seed in range(14)]
+    assert sum(g["trips"] > 0 for g in got) >= 6, got

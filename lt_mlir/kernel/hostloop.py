@@ -25,7 +25,8 @@ number); no ``break``, ``continue``, ``if`` or inner loop.  At run time
 counter and bound are ints; every name the body assigns holds an array
 computed in this iteration (or left for the next by loop rotation), of
 the shape and dtype of the value it held at the iteration's start
-wherever the body reads that value.  Otherwise the loop runs as before,
+wherever the body reads that value (or the same value as at the start,
+one invariant in the loop, which the body assigns again each time).  Otherwise the loop runs as before,
 a kernel an iteration.  A ``for`` loop stops early (its variable never
 read, nothing tells); a ``while`` loop's counter is advanced by the
 iterations the kernel ran (the end cut returns their number).
@@ -207,13 +208,18 @@ def take_over(frame_locals: dict, loop: HostLoop, graph, values: list) -> tuple:
     if not todo or not all(isinstance(e, E.Lazy) and e.graph is graph for e in ends):
         return 0, plan
     root = {id(r): k for k, r in enumerate(roots)}
-    if not all(id(e) in root or e is later for e in ends):
-        return 0, plan  # a value computed before this iteration's end
     lv = leaves(todo)
     position = {id(x): k for k, x in enumerate(lv)}
     carried = []
     for name, e in zip(loop.names, ends):
         s = loop.start.get(name)
+        if id(e) not in root and e is not later:
+            # a value computed before this iteration's end: only one invariant
+            # in the loop (interned: the same node every iteration) the body
+            # assigned again (np.tanh(b) each time), kept as it is
+            if e is s and e._invariant:
+                continue
+            return 0, plan
         if isinstance(s, E.Lazy) and id(s) in position:
             if e is later or s.sparse or s.value is None or s.shape != e.shape or s.dtype != e.dtype:
                 return 0, plan
