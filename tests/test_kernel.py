@@ -898,3 +898,72 @@ def test_random_host_loops_agree_with_numpy(tmp_path, monkeypatch):
     monkeypatch.syspath_prepend(str(tmp_path))
     got = [hostloop_programs.check(seed, tmp_path, steps=7) for seed in range(14)]
     assert sum(g["trips"] > 0 for g in got) >= 6, got
+
+
+# ------------------------------------------------ straight-line replays
+
+
+@kernel
+def _softmax_rows(A: CSR(float32), scale: float):
+    m = A.max(axis=1)
+    e = np.exp(scale * (A - m[:, None]))
+    return e / e.sum(axis=1)[:, None], np.sum(m), m > 0.5
+
+
+def test_straight_line_kernel_replays_its_kernel_for_arguments_of_the_same_kinds():
+    """A body of assignments and a return (hostloop.straight_line) is traced
+    once per kinds of arguments (shapes, nnz, dtypes, numbers); later calls
+    run the kernel on their own arrays: a CSR of another pattern with as
+    many stored values gets its own structure back, a new number its own
+    result (another record), a 0-d result is a number, a boolean one bool;
+    a bad CSR is still refused."""
+    assert _softmax_rows._straight
+    A = _csr(30, 20, 0.3, seed=31)
+    B = _csr(30, 20, 0.3, seed=32)  # same nnz (sp.random rounds density * size), other positions
+    assert A.nnz == B.nnz and not np.array_equal(A.indices, B.indices)
+    for M, scale in ((A, 1.0), (B, 1.0), (A, 2.0), (B, 2.0), (B, 1.0)):
+        S, total, big = _softmax_rows(M, scale)
+        ref = M.copy()
+        for i in range(M.shape[0]):
+            lo, hi = M.indptr[i], M.indptr[i + 1]
+            if hi > lo:
+                e = np.exp(scale * (M.data[lo:hi].astype(np.float64) - M.data[lo:hi].max()))
+                ref.data[lo:hi] = e / e.sum()
+        np.testing.assert_array_equal(S.indices, M.indices)
+        np.testing.assert_allclose(S.data, ref.data, rtol=1e-5)
+        m = np.array([M.data[M.indptr[i]:M.indptr[i + 1]].max() if M.indptr[i + 1] > M.indptr[i] else -np.inf for i in range(30)])
+        np.testing.assert_allclose(total, np.sum(m), rtol=1e-5)
+        assert isinstance(total, (float, np.floating)) and big.dtype == np.bool_
+        np.testing.assert_array_equal(big, m > 0.5)
+    assert len(_softmax_rows._replays) == 2 and _softmax_rows.compiles == 1  # one kernel, a record per scale
+    bad = (A.data, np.where(A.indices == A.indices.max(), 99, A.indices).astype(np.int32), A.indptr, A.shape)
+    with pytest.raises(KernelError, match="column index 99"):
+        _softmax_rows(bad, 1.0)
+
+
+SHIFT = 1.0
+
+
+@kernel
+def _reads_a_global(x: Array(float64, 1)):
+    return x + SHIFT
+
+
+@kernel
+def _shapes_from_numbers(x: Array(float64, 1), k: int):
+    return x[:k] * 2.0
+
+
+def test_a_kernel_that_reads_a_global_is_traced_every_call():
+    global SHIFT
+    x = RNG.random(6)
+    assert not _reads_a_global._straight
+    np.testing.assert_allclose(_reads_a_global(x), x + 1.0)
+    SHIFT = 3.0
+    try:
+        np.testing.assert_allclose(_reads_a_global(x), x + 3.0)
+    finally:
+        SHIFT = 1.0
+    assert _shapes_from_numbers._straight
+    for k in (2, 5, 2):
+        np.testing.assert_allclose(_shapes_from_numbers(x, k), x[:k] * 2.0)

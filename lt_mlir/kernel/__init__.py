@@ -82,7 +82,7 @@ from . import fusion
 from .csr import RowMemo, as_csr, to_scipy
 from .errors import KernelError
 from .graph import Graph
-from .hostloop import HostLoop, analyse, repeat_module, take_over
+from .hostloop import HostLoop, analyse, repeat_module, straight_line, take_over
 from .lower import Lowering, leaves, signature, structures
 
 float32 = np.float32
@@ -159,7 +159,9 @@ class Kernel:
             if not (isinstance(a, (Array, CSR)) or a in (int, float)):
                 raise KernelError(f"{filename}:{line}: error: argument '{name}': annotation {a!r} is not Array(dtype, ndim), CSR(dtype), int or float")
             self.annotations[name] = a
-        self._traced, self._loop_specs = _with_cuts(fn)
+        self._traced, self._loop_specs, self._straight = _with_cuts(fn)
+        self._replays: dict = {}  # straight-line kernels: the kinds of the arguments -> _replay_record
+        self._runs = None  # during a call of a straight-line kernel: (compiled, leaves, structures, outputs) of each run
         self.cache: dict = {}
         self.modules: list = []  # the schedules compiled, in order
         self.compiles = 0
@@ -175,21 +177,68 @@ class Kernel:
             bound = self.signature.bind(*args, **kwargs)
         except TypeError as e:
             raise KernelError(f"error: {self.fn.__name__}: {e}") from None
+        prepared = {name: self._prepare(name, v) for name, v in bound.arguments.items()}
+        key = None
+        if self._straight:
+            key = tuple(_kind(p) for p in prepared.values())
+            record = self._replays.get(key)
+            if record is not None:
+                return self._replay(record, prepared)
         graph = Graph(self._run)
         self.hoisted, self.launches, self.trips = [], 0, 0
-        values = {}
-        for name, v in bound.arguments.items():
-            values[name] = self._argument(graph, name, v)
+        self._runs = [] if key is not None else None
+        values = {name: self._node(graph, name, p) for name, p in prepared.items()}
         try:
             result = self._traced(**values, __lt_cut__=_cut, __lt_loop__=self._host_loop)
-            return self._result(graph, result)
+            out = self._result(graph, result)
+            if key is not None and len(self._runs) == 1:
+                record = _replay_record(*self._runs[0], result)
+                if record is not None and len(self._replays) < 64:
+                    self._replays[key] = record
+            return out
         finally:
+            self._runs = None
             graph.release()
+
+    def _replay(self, record, prepared: dict):
+        """A call of a straight-line kernel made before with arguments of
+        the same kinds (``_replay_record``): the kernel run on this call's
+        arrays without tracing the function again."""
+        compiled, sources, results = record
+        csr = {}
+        arrays = []
+        for source in sources:
+            kind, what = source[0], source[1]
+            if kind == "arg":
+                arrays.append(prepared[what])
+            elif kind == "const":
+                arrays.append(what)
+            elif kind == "out":
+                arrays.append(compiled.output(what, source[2], source[3]))
+            else:  # a CSR argument's indptr, indices, rows or data
+                node = csr.get(what)
+                if node is None:
+                    indptr, indices, data, shape = prepared[what]
+                    node = csr[what] = E.CSRInput(None, what, indptr, indices, data, shape, self._row_memos.setdefault(what, RowMemo()))
+                arrays.append(node.value if kind == "data" else getattr(node, kind))
+        compiled.kernel.call_unchecked(*arrays)
+        self.hoisted, self.launches, self.trips = [], 1, 0
+        got = []
+        for out, scalar, structure, boolean in results:
+            a = arrays[out]
+            a = a.view(np.bool_) if boolean else a
+            if structure is not None:
+                got.append(to_scipy(csr[structure], a))
+            else:
+                got.append(a.reshape(())[()] if scalar else a)
+        return got[0] if len(results) == 1 and not isinstance(results, tuple) else tuple(got)
 
     def _host_loop(self, iterable, k: int) -> HostLoop:
         return HostLoop(iterable, self._loop_specs[k], enabled=self.host_loops)
 
-    def _argument(self, graph, name: str, v):
+    def _prepare(self, name: str, v):
+        """Argument ``name`` checked against its annotation: a number, a
+        CSR's ``(indptr, indices, data, shape)`` or a C-contiguous array."""
         a = self.annotations[name]
         where = f"{self.fn.__name__}: argument '{name}'"
         if a in (int, float):
@@ -199,16 +248,23 @@ class Kernel:
                 raise KernelError(f"error: {where}: expected int, got {type(v).__name__}")
             return a(v)
         if isinstance(a, CSR):
-            indptr, indices, data, shape = as_csr(v, a.dtype, where)
-            memo = self._row_memos.setdefault(name, RowMemo())
-            return graph.node(E.CSRInput, name, indptr, indices, data, shape, memo)
+            return as_csr(v, a.dtype, where)
         if not isinstance(v, np.ndarray):
             raise KernelError(f"error: {where}: expected a NumPy array ({a!r}), got {type(v).__name__}")
         if v.dtype != a.dtype or v.ndim != a.ndim:
             raise KernelError(f"error: {where}: expected {a!r}, got an array of {v.dtype} with {v.ndim} dimension(s)")
         if v.size == 0:
             raise KernelError(f"error: {where}: the array is empty")
-        return graph.node(E.Input, name, np.ascontiguousarray(v))
+        return np.ascontiguousarray(v)
+
+    def _node(self, graph, name: str, p):
+        """The value the traced function is given for a prepared argument."""
+        if isinstance(p, tuple):
+            indptr, indices, data, shape = p
+            return graph.node(E.CSRInput, name, indptr, indices, data, shape, self._row_memos.setdefault(name, RowMemo()))
+        if isinstance(p, np.ndarray):
+            return graph.node(E.Input, name, p)
+        return p
 
     def _result(self, graph, result):
         lazy = []
@@ -260,6 +316,8 @@ class Kernel:
         compiled, kept_positions = entry
         kept = [todo[k] for k in kept_positions]
         outputs = roots + kept
+        if self._runs is not None:
+            self._runs.append((compiled, lv, st, outputs))
         arrays = []
         out_arrays = []
         for role, index in compiled.plan:
@@ -267,26 +325,14 @@ class Kernel:
                 arrays.append(getattr(st[index], role))
             elif role == "in":
                 a = np.asarray(lv[index].value)
+                a = a.view(np.int8) if a.dtype == np.bool_ else a
                 # a carried leaf is the loop's working copy: the kernel writes it
                 arrays.append(a.copy() if carried and any(index == c[0] for c in carried) else a)
             elif role == "trips":
                 arrays.append(np.array(loop[1], np.int64))
             else:
                 n = outputs[index]
-                # an output array of an earlier run that nothing holds any
-                # more is written again: a large fresh array is fresh pages
-                # from the OS, first touched by the kernel.  Two a position:
-                # in a host loop the previous iteration's result is this
-                # one's input (x = f(x)), the one before it is free.
-                pool = compiled.spare.setdefault(index, [])
-                free = [k for k in range(len(pool)) if sys.getrefcount(pool[k]) <= 2]  # held by the pool (and the call) only
-                a = pool.pop(free[0]) if free else None
-                if a is None:
-                    shape = (n.structure.nnz,) if n.sparse else n.shape
-                    a = np.empty(shape, np.uint8 if n.dtype == np.bool_ else n.dtype)
-                    if len(pool) >= 2:
-                        pool.pop(0)
-                pool.append(a)
+                a = compiled.output(index, (n.structure.nnz,) if n.sparse else n.shape, n.dtype)
                 out_arrays.append((n, a))
                 arrays.append(a)
         # the key holds every argument's shape and dtype: the arrays match
@@ -364,6 +410,74 @@ class _Compiled:
         self.kernel, self.plan = kernel, plan
         self.checked = False
         self.spare: dict = {}  # output position -> the arrays the last two runs wrote (reused once nothing else holds them)
+
+    def output(self, index: int, shape: tuple, dtype) -> np.ndarray:
+        """The array output ``index`` is written into this run.  An output
+        array of an earlier run that nothing holds any more is written
+        again: a large fresh array is fresh pages from the OS, first touched
+        by the kernel.  Two a position: in a host loop the previous
+        iteration's result is this one's input (x = f(x)), the one before it
+        is free."""
+        pool = self.spare.setdefault(index, [])
+        free = [k for k in range(len(pool)) if sys.getrefcount(pool[k]) <= 2]  # held by the pool (and the call) only
+        a = pool.pop(free[0]) if free else None
+        if a is None:
+            a = np.empty(shape, np.int8 if dtype == np.bool_ else dtype)  # a bool is an i8 in memory
+            if len(pool) >= 2:
+                pool.pop(0)
+        pool.append(a)
+        return a
+
+
+def _kind(p):
+    """What of a prepared argument the trace of a straight-line kernel can
+    depend on: a number's value, an array's shape and dtype, a CSR's shape,
+    nnz and dtypes (not its values: the kernel reads those)."""
+    if isinstance(p, tuple):
+        indptr, indices, data, shape = p
+        return ("csr", shape, data.shape[0], indptr.dtype.str, indices.dtype.str, data.dtype.str)
+    if isinstance(p, np.ndarray):
+        return ("array", p.shape, p.dtype.str)
+    return (type(p), p)
+
+
+def _replay_record(compiled, lv: list, st: list, outputs: list, result) -> tuple | None:
+    """How to run a straight-line kernel's one kernel again from the
+    arguments alone: ``(compiled, sources, results)``, a source per
+    argument of the kernel (an argument, a CSR argument's part, a number
+    of the code, an output) and per result (the output, a 0-d one as a
+    number, the CSR argument whose structure a sparse one has, bool); None
+    where the trace made something else (a host array, a view returned)."""
+    sources = []
+    for role, index in compiled.plan:
+        if role in ("indptr", "indices", "rows"):
+            if not isinstance(st[index], E.CSRInput):
+                return None
+            sources.append((role, st[index].name))
+        elif role == "in":
+            leaf = lv[index]
+            if isinstance(leaf, E.CSRInput):
+                sources.append(("data", leaf.name))
+            elif isinstance(leaf, E.Input):
+                sources.append(("arg", leaf.name))
+            elif isinstance(leaf, E.Scalar):
+                sources.append(("const", np.asarray(leaf.value)))
+            else:
+                return None
+        elif role == "out":
+            n = outputs[index]
+            sources.append(("out", index, (n.structure.nnz,) if n.sparse else n.shape, n.dtype))
+        else:
+            return None
+    items = result if isinstance(result, tuple) else (result,)
+    results = []
+    for x in items:
+        k = next((k for k, n in enumerate(outputs) if n is x), None)
+        if k is None or (x.sparse and not isinstance(x.structure, E.CSRInput)):
+            return None
+        position = next(p for p, (role, index) in enumerate(compiled.plan) if role == "out" and index == k)
+        results.append((position, x.shape == (), x.structure.name if x.sparse else None, x.dtype == np.bool_))
+    return compiled, sources, tuple(results) if isinstance(result, tuple) else results
 
 
 def _lowered(todo: list, outputs: list, concordant: bool = False, attributes: dict | None = None, trips: bool = False) -> tuple:
@@ -450,8 +564,10 @@ class _AddCuts(ast.NodeTransformer):
 
 def _with_cuts(fn) -> tuple:
     """``fn`` with ``__lt_cut__(locals())`` at the start and end of each
-    host loop's body, compiled at its own file and lines, and the
-    ``hostloop.Spec`` of each loop that has a ``HostLoop``."""
+    host loop's body, compiled at its own file and lines, the
+    ``hostloop.Spec`` of each loop that has a ``HostLoop``, and whether the
+    function is straight-line (``hostloop.straight_line``: its calls
+    replayed)."""
     try:
         source = textwrap.dedent(inspect.getsource(fn))
         filename = inspect.getsourcefile(fn) or "<kernel>"
@@ -468,6 +584,7 @@ def _with_cuts(fn) -> tuple:
         raise KernelError(f"{filename}:{fn.__code__.co_firstlineno}: error: @kernel takes a function defined with def")
     fdef.decorator_list = []
     numpy_names = {name for name, v in fn.__globals__.items() if v is np}
+    straight = straight_line(fdef, numpy_names)
     cuts = _AddCuts(numpy_names)
     fdef = cuts.visit(fdef)
     for arg in ("__lt_cut__", "__lt_loop__"):
@@ -478,4 +595,4 @@ def _with_cuts(fn) -> tuple:
     code = compile(tree, filename, "exec")
     namespace: dict = {}
     exec(code, fn.__globals__, namespace)  # noqa: S102  (the user's own function, read from its file)
-    return namespace[fdef.name], cuts.specs
+    return namespace[fdef.name], cuts.specs, straight

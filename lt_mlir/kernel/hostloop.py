@@ -87,6 +87,26 @@ def _array_step(body: list, numpy_names: set) -> list | None:
     return names
 
 
+def straight_line(function: ast.FunctionDef, numpy_names: set) -> bool:
+    """Whether ``function``'s body is straight-line array code whose trace
+    depends only on the kinds of its arguments (shapes, dtypes, numbers):
+    assignments to names and a return, pure as a loop's array step is, the
+    names read only its arguments, the names it assigns and NumPy's (no
+    global that could change between calls).  ``Kernel`` then replays a
+    call's kernel for arguments of the same kinds without tracing again."""
+    body = function.body
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+        body = body[1:]
+    if not body or not isinstance(body[-1], ast.Return) or body[-1].value is None:
+        return False
+    names = _array_step(body[:-1] + [ast.Assign(targets=[ast.Name("__lt_result__", ast.Store())], value=body[-1].value)], numpy_names)
+    if names is None:
+        return False
+    a = function.args
+    known = {x.arg for x in a.posonlyargs + a.args + a.kwonlyargs} | set(names) | numpy_names
+    return all(n.id in known for stmt in body for n in ast.walk(stmt) if isinstance(n, ast.Name))
+
+
 def analyse(loop: ast.AST, function: ast.AST, numpy_names: set) -> Spec | None:
     """A ``Spec`` if ``loop`` (a ``for`` or ``while``) can run as one
     kernel once steady (the module's documentation), else None."""
