@@ -438,7 +438,7 @@ def _kind(p):
         return ("csr", shape, data.shape[0], indptr.dtype.str, indices.dtype.str, data.dtype.str)
     if isinstance(p, np.ndarray):
         return ("array", p.shape, p.dtype.str)
-    return (type(p), p)
+    return (type(p), p.hex() if isinstance(p, float) else p)  # -0.0 and 0.0 apart, NaN equal to itself
 
 
 def _replay_record(compiled, lv: list, st: list, outputs: list, result) -> tuple | None:
