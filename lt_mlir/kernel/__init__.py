@@ -36,9 +36,12 @@ redundancy-aware fusion by default), compiled once per structure, shapes
 and dtypes (a cache per kernel: the next iteration of a host loop reuses
 the kernel), and called.
 
-A ``for _ in range(n)`` loop whose body only assigns array expressions
-runs its iterations after the second in one kernel, the body's nests in a
-loop over the trip count (``hostloop.py``).
+A ``for _ in range(n)`` loop or a counted ``while i < n: ...; i += 1``
+loop whose body only assigns array expressions runs, once two iterations
+in a row made the same kernel, the rest of its iterations in one kernel,
+the body's nests in a loop over the trip count (``hostloop.py``).  A
+function of assignments and a return only is traced once per kinds of
+arguments (shapes, dtypes, numbers): later calls replay its kernel.
 
 Values computed only from the call's arguments are computed once a call
 (Intrepydd's loop-invariant code motion out of host loops): nodes are
