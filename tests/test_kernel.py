@@ -892,12 +892,14 @@ def test_random_host_loops_agree_with_numpy(tmp_path, monkeypatch):
     """The differential check of host loops in one kernel
     (``lt_mlir.testing.hostloop_programs``): random for and counted while
     loops of array statements, 7 steps each, as NumPy computes them; most
-    run their steady iterations in one kernel."""
+    run their steady iterations in one kernel, and every second call
+    (other values) replays the first's kernels."""
     from lt_mlir.testing import hostloop_programs
 
     monkeypatch.syspath_prepend(str(tmp_path))
     got = [hostloop_programs.check(seed, tmp_path, steps=7) for seed in range(14)]
     assert sum(g["trips"] > 0 for g in got) >= 6, got
+    assert all(g["replayed"] for g in got), got  # each second call (other values) replayed the first's kernels
 
 
 # ------------------------------------------------ straight-line replays
@@ -917,7 +919,7 @@ def test_straight_line_kernel_replays_its_kernel_for_arguments_of_the_same_kinds
     many stored values gets its own structure back, a new number its own
     result (another record), a 0-d result is a number, a boolean one bool;
     a bad CSR is still refused."""
-    assert _softmax_rows._straight
+    assert _softmax_rows._replayable
     A = _csr(30, 20, 0.3, seed=31)
     B = _csr(30, 20, 0.3, seed=32)  # same nnz (sp.random rounds density * size), other positions
     assert A.nnz == B.nnz and not np.array_equal(A.indices, B.indices)
@@ -957,13 +959,30 @@ def _shapes_from_numbers(x: Array(float64, 1), k: int):
 def test_a_kernel_that_reads_a_global_is_traced_every_call():
     global SHIFT
     x = RNG.random(6)
-    assert not _reads_a_global._straight
+    assert not _reads_a_global._replayable
     np.testing.assert_allclose(_reads_a_global(x), x + 1.0)
     SHIFT = 3.0
     try:
         np.testing.assert_allclose(_reads_a_global(x), x + 3.0)
     finally:
         SHIFT = 1.0
-    assert _shapes_from_numbers._straight
+    assert _shapes_from_numbers._replayable
     for k in (2, 5, 2):
         np.testing.assert_allclose(_shapes_from_numbers(x, k), x[:k] * 2.0)
+
+
+@kernel
+def _host_copy(x: Array(float64, 1)):
+    y = np.asarray(x * 2.0)  # the host reads a value: from here on a NumPy array of this call's data
+    return x + y
+
+
+def test_a_call_whose_host_read_a_value_is_not_replayed():
+    """``np.asarray`` of a lazy value passes the source check (an np
+    function) but makes a host array of this call's data: such a call is
+    never recorded, so the next call with other values computes anew."""
+    assert _host_copy._replayable
+    for k in range(3):
+        x = RNG.random(5) + k
+        np.testing.assert_allclose(_host_copy(x), 3.0 * x, rtol=1e-15)
+    assert not _host_copy._replays

@@ -74,6 +74,7 @@ import functools
 import inspect
 import sys
 import textwrap
+import weakref
 
 import numpy as np
 
@@ -85,7 +86,7 @@ from . import fusion
 from .csr import RowMemo, as_csr, to_scipy
 from .errors import KernelError
 from .graph import Graph
-from .hostloop import HostLoop, analyse, repeat_module, straight_line, take_over
+from .hostloop import HostLoop, analyse, repeat_module, replayable, take_over
 from .lower import Lowering, leaves, signature, structures
 
 float32 = np.float32
@@ -162,9 +163,9 @@ class Kernel:
             if not (isinstance(a, (Array, CSR)) or a in (int, float)):
                 raise KernelError(f"{filename}:{line}: error: argument '{name}': annotation {a!r} is not Array(dtype, ndim), CSR(dtype), int or float")
             self.annotations[name] = a
-        self._traced, self._loop_specs, self._straight = _with_cuts(fn)
-        self._replays: dict = {}  # straight-line kernels: the kinds of the arguments -> _replay_record
-        self._runs = None  # during a call of a straight-line kernel: (compiled, leaves, structures, outputs) of each run
+        self._traced, self._loop_specs, self._replayable = _with_cuts(fn)
+        self._replays: dict = {}  # the kinds of the arguments -> _replay_record (hostloop.replayable kernels)
+        self._recorder = None  # during a call of a replayable kernel: its runs, as a replay will make them
         self.cache: dict = {}
         self.modules: list = []  # the schedules compiled, in order
         self.compiles = 0
@@ -182,56 +183,73 @@ class Kernel:
             raise KernelError(f"error: {self.fn.__name__}: {e}") from None
         prepared = {name: self._prepare(name, v) for name, v in bound.arguments.items()}
         key = None
-        if self._straight:
+        if self._replayable:
             key = tuple(_kind(p) for p in prepared.values())
             record = self._replays.get(key)
             if record is not None:
                 return self._replay(record, prepared)
         graph = Graph(self._run)
         self.hoisted, self.launches, self.trips = [], 0, 0
-        self._runs = [] if key is not None else None
+        self._recorder = _Recorder() if key is not None else None
         values = {name: self._node(graph, name, p) for name, p in prepared.items()}
         try:
             result = self._traced(**values, __lt_cut__=_cut, __lt_loop__=self._host_loop)
             out = self._result(graph, result)
-            if key is not None and len(self._runs) == 1:
-                record = _replay_record(*self._runs[0], result)
+            if key is not None and not graph.host_read:
+                record = self._recorder.finish(result, self.hoisted)
                 if record is not None and len(self._replays) < 64:
                     self._replays[key] = record
             return out
         finally:
-            self._runs = None
+            self._recorder = None
             graph.release()
 
     def _replay(self, record, prepared: dict):
-        """A call of a straight-line kernel made before with arguments of
-        the same kinds (``_replay_record``): the kernel run on this call's
-        arrays without tracing the function again."""
-        compiled, sources, results = record
+        """A call of a replayable kernel made before with arguments of the
+        same kinds (``_Recorder``): its kernels run again, in order, on this
+        call's arrays, without running the function."""
+        steps, results, hoisted, drops = record
         csr = {}
-        arrays = []
-        for source in sources:
-            kind, what = source[0], source[1]
-            if kind == "arg":
-                arrays.append(prepared[what])
-            elif kind == "const":
-                arrays.append(what)
-            elif kind == "out":
-                arrays.append(compiled.output(what, source[2], source[3]))
-            else:  # a CSR argument's indptr, indices, rows or data
-                node = csr.get(what)
-                if node is None:
-                    indptr, indices, data, shape = prepared[what]
-                    node = csr[what] = E.CSRInput(None, what, indptr, indices, data, shape, self._row_memos.setdefault(what, RowMemo()))
-                arrays.append(node.value if kind == "data" else getattr(node, kind))
-        compiled.kernel.call_unchecked(*arrays)
-        self.hoisted, self.launches, self.trips = [], 1, 0
+        made = []  # the arrays of each run, by plan position
+        trips = 0
+        for compiled, sources in steps:
+            arrays = []
+            for source in sources:
+                kind, what = source[0], source[1]
+                if kind == "out":
+                    a = compiled.output(what, source[2], source[3])
+                elif kind == "arg":
+                    a = prepared[what]
+                elif kind == "const":
+                    a = what
+                elif kind == "made":
+                    a = made[what[0]][what[1]]
+                elif kind == "trips":
+                    a = what
+                    trips += int(what)
+                else:  # a CSR argument's indptr, indices, rows or data
+                    node = csr.get(what)
+                    if node is None:
+                        indptr, indices, data, shape = prepared[what]
+                        node = csr[what] = E.CSRInput(None, what, indptr, indices, data, shape, self._row_memos.setdefault(what, RowMemo()))
+                    a = node.value if kind == "data" else getattr(node, kind)
+                arrays.append(a.copy() if kind != "out" and source[-1] is True else a)  # a loop's carried input: its working copy
+            compiled.kernel.call_unchecked(*arrays)
+            made.append([a if source[0] == "out" else None for a, source in zip(arrays, sources)])
+            arrays = None
+            for r, p in drops[len(made) - 1]:
+                made[r][p] = None  # used for the last time: free for the output pool (Kernel._run drops operands so)
+        self.hoisted, self.launches, self.trips = list(hoisted), len(steps), trips
         got = []
-        for out, scalar, structure, boolean in results:
-            a = arrays[out]
+        for kind, what, scalar, structure, boolean in results:
+            if kind == "value":
+                got.append(what)
+                continue
+            a = prepared[what] if kind == "arg" else made[what[0]][what[1]]
             a = a.view(np.bool_) if boolean else a
             if structure is not None:
-                got.append(to_scipy(csr[structure], a))
+                node = csr.get(structure)
+                got.append(to_scipy(node if node is not None else _structure(prepared[structure]), a))
             else:
                 got.append(a.reshape(())[()] if scalar else a)
         return got[0] if len(results) == 1 and not isinstance(results, tuple) else tuple(got)
@@ -319,8 +337,8 @@ class Kernel:
         compiled, kept_positions = entry
         kept = [todo[k] for k in kept_positions]
         outputs = roots + kept
-        if self._runs is not None:
-            self._runs.append((compiled, lv, st, outputs))
+        if self._recorder is not None:
+            self._recorder.add(compiled, lv, st, outputs, loop)
         arrays = []
         out_arrays = []
         for role, index in compiled.plan:
@@ -444,43 +462,113 @@ def _kind(p):
     return (type(p), p.hex() if isinstance(p, float) else p)  # -0.0 and 0.0 apart, NaN equal to itself
 
 
-def _replay_record(compiled, lv: list, st: list, outputs: list, result) -> tuple | None:
-    """How to run a straight-line kernel's one kernel again from the
-    arguments alone: ``(compiled, sources, results)``, a source per
-    argument of the kernel (an argument, a CSR argument's part, a number
-    of the code, an output) and per result (the output, a 0-d one as a
-    number, the CSR argument whose structure a sparse one has, bool); None
-    where the trace made something else (a host array, a view returned)."""
-    sources = []
-    for role, index in compiled.plan:
-        if role in ("indptr", "indices", "rows"):
-            if not isinstance(st[index], E.CSRInput):
+def _structure(p: tuple):
+    """A CSR argument's structure (for ``to_scipy``) from its prepared tuple."""
+    indptr, indices, data, shape = p
+    return E.CSRInput(None, "", indptr, indices, data, shape)
+
+
+class _Recorder:
+    """How to run a replayable kernel's call again from the arguments
+    alone, written down run by run (``add``) while the call is traced;
+    ``finish`` gives ``(steps, results, hoisted, drops)``, or None where the
+    call made something else (a view of an argument returned, a structure
+    not an argument's).
+
+    A step per kernel run, in order: its compiled kernel and a source per
+    argument -- one of the call's arguments (or a CSR argument's part), a
+    number or array the function made from numbers alone (a constant for
+    these kinds of arguments), an array an earlier step made, a trip count,
+    an output -- with whether the run writes it (a host loop's carried
+    input: a copy).  A result is an array a step made (a 0-d one as a
+    number, a sparse one with its CSR argument's structure, a bool one
+    viewed so), an argument, or a Python number.  ``drops``: the arrays each
+    step reads for the last time.  Nodes are known by weak references, so
+    recording holds no array beyond the call's own use of it."""
+
+    def __init__(self):
+        self.steps: list = []
+        self.made: dict = {}  # id(node) -> (weakref to it, (step, plan position))
+        self.failed = False
+
+    def _made(self, node):
+        entry = self.made.get(id(node))
+        return entry[1] if entry is not None and entry[0]() is node else None
+
+    def add(self, compiled, lv: list, st: list, outputs: list, loop) -> None:
+        if self.failed:
+            return
+        carried = {c[0] for c in loop[0]} if loop else set()
+        sources = []
+        for role, index in compiled.plan:
+            if role in ("indptr", "indices", "rows"):
+                if not isinstance(st[index], E.CSRInput) or not st[index].name:
+                    self.failed = True
+                    return
+                sources.append((role, st[index].name, False))
+            elif role == "in":
+                leaf, copy = lv[index], index in carried
+                at = self._made(leaf)
+                if at is not None:
+                    sources.append(("made", at, copy))
+                elif isinstance(leaf, E.CSRInput):
+                    sources.append(("data", leaf.name, copy))
+                elif isinstance(leaf, E.Input):
+                    sources.append(("arg", leaf.name, copy))
+                elif isinstance(leaf, (E.Scalar, E.Computed)):
+                    a = np.array(leaf.value)  # made by the function from numbers: the same for these kinds
+                    sources.append(("const", a.view(np.int8) if a.dtype == np.bool_ else a, copy))
+                else:
+                    self.failed = True
+                    return
+            elif role == "trips":
+                sources.append(("trips", np.array(loop[1], np.int64), False))
+            else:
+                n = outputs[index]
+                sources.append(("out", index, (n.structure.nnz,) if n.sparse else n.shape, n.dtype))
+        r = len(self.steps)
+        for p, (role, index) in enumerate(compiled.plan):
+            if role == "out":
+                self.made[id(outputs[index])] = (weakref.ref(outputs[index]), (r, p))
+        self.steps.append((compiled, sources))
+
+    def finish(self, result, hoisted: list) -> tuple | None:
+        if self.failed or not self.steps:
+            return None
+        items = result if isinstance(result, tuple) else (result,)
+        results = []
+        for x in items:
+            if isinstance(x, (int, float)) and not isinstance(x, bool):
+                results.append(("value", x, False, None, False))
+                continue
+            if not isinstance(x, E.Lazy):
                 return None
-            sources.append((role, st[index].name))
-        elif role == "in":
-            leaf = lv[index]
-            if isinstance(leaf, E.CSRInput):
-                sources.append(("data", leaf.name))
-            elif isinstance(leaf, E.Input):
-                sources.append(("arg", leaf.name))
-            elif isinstance(leaf, E.Scalar):
-                sources.append(("const", np.asarray(leaf.value)))
+            structure = None
+            if x.sparse:
+                if not isinstance(x.structure, E.CSRInput) or not x.structure.name:
+                    return None
+                structure = x.structure.name
+            at = self._made(x)
+            if at is not None:
+                results.append(("made", at, x.shape == (), structure, x.dtype == np.bool_))
+            elif isinstance(x, E.Input):
+                results.append(("arg", x.name, x.shape == (), None, False))
             else:
                 return None
-        elif role == "out":
-            n = outputs[index]
-            sources.append(("out", index, (n.structure.nnz,) if n.sparse else n.shape, n.dtype))
-        else:
-            return None
-    items = result if isinstance(result, tuple) else (result,)
-    results = []
-    for x in items:
-        k = next((k for k, n in enumerate(outputs) if n is x), None)
-        if k is None or (x.sparse and not isinstance(x.structure, E.CSRInput)):
-            return None
-        position = next(p for p, (role, index) in enumerate(compiled.plan) if role == "out" and index == k)
-        results.append((position, x.shape == (), x.structure.name if x.sparse else None, x.dtype == np.bool_))
-    return compiled, sources, tuple(results) if isinstance(result, tuple) else results
+        # each array a step made is let go after the last step that reads it (results kept)
+        last = {}
+        for s, (compiled, sources) in enumerate(self.steps):
+            for p, source in enumerate(sources):
+                if source[0] == "out":
+                    last.setdefault((s, p), s)
+                elif source[0] == "made":
+                    last[source[1]] = s
+        kept = {what for kind, what, *_ in results if kind == "made"}
+        drops = [[] for _ in self.steps]
+        for made_at, s in last.items():
+            if made_at not in kept:
+                drops[s].append(made_at)
+        return self.steps, tuple(results) if isinstance(result, tuple) else results, list(hoisted), drops
 
 
 def _lowered(todo: list, outputs: list, concordant: bool = False, attributes: dict | None = None, trips: bool = False) -> tuple:
@@ -568,9 +656,8 @@ class _AddCuts(ast.NodeTransformer):
 def _with_cuts(fn) -> tuple:
     """``fn`` with ``__lt_cut__(locals())`` at the start and end of each
     host loop's body, compiled at its own file and lines, the
-    ``hostloop.Spec`` of each loop that has a ``HostLoop``, and whether the
-    function is straight-line (``hostloop.straight_line``: its calls
-    replayed)."""
+    ``hostloop.Spec`` of each loop that has a ``HostLoop``, and whether
+    its calls can be replayed (``hostloop.replayable``)."""
     try:
         source = textwrap.dedent(inspect.getsource(fn))
         filename = inspect.getsourcefile(fn) or "<kernel>"
@@ -587,7 +674,7 @@ def _with_cuts(fn) -> tuple:
         raise KernelError(f"{filename}:{fn.__code__.co_firstlineno}: error: @kernel takes a function defined with def")
     fdef.decorator_list = []
     numpy_names = {name for name, v in fn.__globals__.items() if v is np}
-    straight = straight_line(fdef, numpy_names)
+    replay = replayable(fdef, numpy_names, builtin_range="range" not in fn.__globals__)
     cuts = _AddCuts(numpy_names)
     fdef = cuts.visit(fdef)
     for arg in ("__lt_cut__", "__lt_loop__"):
@@ -598,4 +685,4 @@ def _with_cuts(fn) -> tuple:
     code = compile(tree, filename, "exec")
     namespace: dict = {}
     exec(code, fn.__globals__, namespace)  # noqa: S102  (the user's own function, read from its file)
-    return namespace[fdef.name], cuts.specs, straight
+    return namespace[fdef.name], cuts.specs, replay

@@ -178,6 +178,7 @@ class Lazy:
     # ------------------------------------------------ host-side conversions
     def numpy(self):
         """The value (computes what it needs)."""
+        self.graph.host_read = True  # the host saw a value: this call's trace depends on data (no replay)
         return self.graph.evaluate([self])[0]
 
     def __array__(self, dtype=None, copy=None):

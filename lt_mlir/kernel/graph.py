@@ -18,6 +18,7 @@ class Graph:
         self._run = run
         self._interned: dict = {}
         self.looping = False  # in a host loop of the kernel (a cut was made)
+        self.host_read = False  # a value was read by the host (Lazy.numpy: float(), a condition, np.asarray)
 
     def release(self) -> None:
         """The call is over: drop the interned nodes.  Nodes point at their

@@ -87,23 +87,47 @@ def _array_step(body: list, numpy_names: set) -> list | None:
     return names
 
 
-def straight_line(function: ast.FunctionDef, numpy_names: set) -> bool:
-    """Whether ``function``'s body is straight-line array code whose trace
-    depends only on the kinds of its arguments (shapes, dtypes, numbers):
-    assignments to names and a return, pure as a loop's array step is, the
-    names read only its arguments, the names it assigns and NumPy's (no
-    global that could change between calls).  ``Kernel`` then replays a
-    call's kernel for arguments of the same kinds without tracing again."""
+def replayable(function: ast.FunctionDef, numpy_names: set, builtin_range: bool = True) -> bool:
+    """Whether what ``function`` computes is decided by the kinds of its
+    arguments alone (shapes, dtypes, numbers), never by their values: its
+    body is assignments to names, loops ``analyse`` accepts (a ``for`` over
+    ``range(...)``) and a return, each statement pure as a loop's array
+    step is, and the names it reads are its arguments, the names it
+    assigns, NumPy's and ``range`` (no global that could change between
+    calls).  ``Kernel`` then records a call's kernels and replays them for
+    arguments of the same kinds without running the function again."""
     body = function.body
     if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
         body = body[1:]
     if not body or not isinstance(body[-1], ast.Return) or body[-1].value is None:
         return False
-    names = _array_step(body[:-1] + [ast.Assign(targets=[ast.Name("__lt_result__", ast.Store())], value=body[-1].value)], numpy_names)
-    if names is None:
+    names: set = set()
+    pure = []  # expressions outside array statements: the return value, range()'s arguments
+    for stmt in body[:-1]:
+        if isinstance(stmt, (ast.For, ast.While)):
+            spec = analyse(stmt, function, numpy_names)
+            if spec is None:
+                return False
+            if isinstance(stmt, ast.For):
+                it = stmt.iter
+                if not (builtin_range and isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "range"
+                        and not it.keywords):
+                    return False
+                pure += it.args
+                names.add(stmt.target.id)
+            else:
+                names.add(spec.counter)
+            names |= set(spec.names)
+        else:
+            assigned = _array_step([stmt], numpy_names)
+            if assigned is None:
+                return False
+            names |= set(assigned)
+    pure.append(body[-1].value)
+    if _array_step([ast.Assign(targets=[ast.Name("__lt_value__", ast.Store())], value=e) for e in pure], numpy_names) is None:
         return False
     a = function.args
-    known = {x.arg for x in a.posonlyargs + a.args + a.kwonlyargs} | set(names) | numpy_names
+    known = {x.arg for x in a.posonlyargs + a.args + a.kwonlyargs} | names | numpy_names | {"range"}
     return all(n.id in known for stmt in body for n in ast.walk(stmt) if isinstance(n, ast.Name))
 
 

@@ -7,7 +7,9 @@ random (element-wise operations, broadcasting, reductions to a number, a
 dense and a CSR matrix-vector product, two or three carried values, one
 of them sometimes 2-D), each wrapped in ``np.tanh`` so values stay bounded
 over the iterations.  It runs as a kernel and as the same Python function
-on NumPy/SciPy arrays; results (and a ``while`` loop's counter) must agree.
+on NumPy/SciPy arrays, twice (the second call, other values of the same
+kinds, replays the first's kernels); results (and a ``while`` loop's
+counter) must agree.
 
     python -m lt_mlir.testing.hostloop_programs --programs 100 --seed 0
 """
@@ -108,8 +110,10 @@ def _load(path: Path, name: str):
 
 
 def check(seed: int, folder: Path, steps: int | None = None) -> dict:
-    """Run program ``seed`` as a kernel and as NumPy; AssertionError if they
-    differ.  Returns ``{"trips", "launches", "steps"}``."""
+    """Run program ``seed`` as a kernel and as NumPy, twice (the second
+    call, with other values of the same kinds, replays the first's
+    kernels); AssertionError if they differ.  Returns ``{"trips",
+    "launches", "steps", "replayed"}`` (of the first call)."""
     import scipy.sparse as sp
 
     text, facts = source(seed)
@@ -123,17 +127,24 @@ def check(seed: int, folder: Path, steps: int | None = None) -> dict:
     S.sum_duplicates()
     S.sort_indices()
     S = sp.csr_array(S)
-    a, b = rng.standard_normal(n), rng.standard_normal(n)
     steps = int(rng.integers(0, 10)) if steps is None else steps
-    args = (M, S, a, b, 0.3, steps)
-    got, ref = f(*args), f.fn(*args)
-    got, ref = (got if isinstance(got, tuple) else (got,)), (ref if isinstance(ref, tuple) else (ref,))
-    for g, r in zip(got, ref):
-        if isinstance(r, int):
-            assert g == r, f"program {seed}: the counter ends at {g}, Python's at {r}\n{text}"
-        else:
-            np.testing.assert_allclose(np.asarray(g), np.asarray(r), rtol=1e-9, atol=1e-12, err_msg=f"program {seed}, {steps} steps\n{text}")
-    return {"trips": f.trips, "launches": f.launches, "steps": steps}
+    facts = {}
+    for call in ("traced", "replayed"):  # the second call, same kinds of arguments, other values: replayed
+        a, b = rng.standard_normal(n), rng.standard_normal(n)
+        S = S.copy()
+        S.data[:] = rng.standard_normal(S.nnz)
+        args = (M * (1.0 if call == "traced" else 0.5), S, a, b, 0.3, steps)
+        got, ref = f(*args), f.fn(*args)
+        got, ref = (got if isinstance(got, tuple) else (got,)), (ref if isinstance(ref, tuple) else (ref,))
+        for g, r in zip(got, ref):
+            if isinstance(r, int):
+                assert g == r, f"program {seed} ({call}): the counter ends at {g}, Python's at {r}\n{text}"
+            else:
+                np.testing.assert_allclose(np.asarray(g), np.asarray(r), rtol=1e-9, atol=1e-12, err_msg=f"program {seed} ({call}), {steps} steps\n{text}")
+        facts.setdefault("trips", f.trips)
+        facts.setdefault("launches", f.launches)
+    facts["steps"], facts["replayed"] = steps, bool(f._replays)
+    return facts
 
 
 def main(argv=None) -> int:
@@ -141,7 +152,7 @@ def main(argv=None) -> int:
     p.add_argument("--programs", type=int, default=50)
     p.add_argument("--seed", type=int, default=0)
     args = p.parse_args(argv)
-    taken = 0
+    taken = replayed = 0
     with tempfile.TemporaryDirectory() as folder:
         sys.path.insert(0, folder)
         for seed in range(args.seed, args.seed + args.programs):
@@ -151,7 +162,9 @@ def main(argv=None) -> int:
                 print(f"FAIL {e}")
                 return 1
             taken += got["trips"] > 0
-    print(f"{args.programs} programs agree with NumPy; {taken} ran their loop's steady iterations in one kernel")
+            replayed += got["replayed"]
+    print(f"{args.programs} programs agree with NumPy; {taken} ran their loop's steady iterations in one kernel, "
+          f"{replayed} were replayed on their second call")
     return 0
 
 
