@@ -40,8 +40,9 @@ A ``for _ in range(n)`` loop or a counted ``while i < n: ...; i += 1``
 loop whose body only assigns array expressions runs, once two iterations
 in a row made the same kernel, the rest of its iterations in one kernel,
 the body's nests in a loop over the trip count (``hostloop.py``).  A
-function of assignments and a return only is traced once per kinds of
-arguments (shapes, dtypes, numbers): later calls replay its kernel.
+function of assignments, such loops and a return only is traced once per
+kinds of arguments (shapes, dtypes, numbers): later calls replay its
+kernels (``hostloop.replayable``, ``_Recorder``).
 
 Values computed only from the call's arguments are computed once a call
 (Intrepydd's loop-invariant code motion out of host loops): nodes are
