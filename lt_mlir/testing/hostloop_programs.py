@@ -31,6 +31,14 @@ from lt_mlir.kernel import kernel, Array, CSR, float64
 """
 
 
+# the expressions a step draws from: {0}, {1} sub-expressions, {c} a number
+TEMPLATES = (
+    "np.tanh({0})", "np.exp(-np.abs({0}))", "({0} + {1})", "({0} - {c} * {1})", "({0} * {1})",
+    "({0} / (1.0 + np.abs({1})))", "np.maximum({0}, {1})", "((M @ {0}) / n)", "(S @ {0})", "((M.T @ {0}) / n)",
+    "({0} - np.max({0}))", "({0} - np.mean({0}))", "(lr * {0} / (1.0 + np.sum(np.abs({1}))))",
+)
+
+
 def _expr(rng, depth: int, vectors: list, matrices: list) -> str:
     """A 1-D expression of length n over ``vectors`` (and the 2-D ``matrices`` reduced to vectors)."""
     if depth <= 0 or rng.random() < 0.25:
@@ -39,32 +47,9 @@ def _expr(rng, depth: int, vectors: list, matrices: list) -> str:
             z = str(rng.choice(matrices))
             leaf = f"np.sum({z}, axis={int(rng.integers(2))})"  # n x n: either axis gives n
         return leaf
-    e = lambda: _expr(rng, depth - 1, vectors, matrices)  # noqa: E731
-    kind = int(rng.integers(12))
-    if kind == 0:
-        return f"np.tanh({e()})"
-    if kind == 1:
-        return f"np.exp(-np.abs({e()}))"
-    if kind == 2:
-        return f"({e()} + {e()})"
-    if kind == 3:
-        return f"({e()} - {float(rng.uniform(-1, 1)):.3f} * {e()})"
-    if kind == 4:
-        return f"({e()} * {e()})"
-    if kind == 5:
-        return f"({e()} / (1.0 + np.abs({e()})))"
-    if kind == 6:
-        return f"np.maximum({e()}, {e()})"
-    if kind == 7:
-        return f"((M @ {e()}) / n)"
-    if kind == 8:
-        return f"(S @ {e()})"
-    if kind == 9:
-        return f"((M.T @ {e()}) / n)"
-    if kind == 10:
-        x = e()
-        return f"({x} - np.max({x}))" if rng.random() < 0.5 else f"({x} - np.mean({x}))"
-    return f"(lr * {e()} / (1.0 + np.sum(np.abs({e()}))))"
+    template = TEMPLATES[int(rng.integers(len(TEMPLATES)))]
+    parts = [_expr(rng, depth - 1, vectors, matrices) for _ in range(2 if "{1}" in template else 1)]
+    return template.format(*parts, c=f"{float(rng.uniform(-1, 1)):.3f}")
 
 
 def source(seed: int) -> tuple[str, dict]:
