@@ -251,6 +251,8 @@ def take_over(frame_locals: dict, loop: HostLoop, graph, values: list) -> tuple:
     ends = [frame_locals.get(name) for name in loop.names]
     if not todo or not all(isinstance(e, E.Lazy) and e.graph is graph for e in ends):
         return 0, plan
+    if any(not v.deferred and all(v is not e for e in ends) for v in values):
+        return 0, plan  # a lazy value of another variable than the body's (none is expected: a guard)
     root = {id(r): k for k, r in enumerate(roots)}
     lv = leaves(todo)
     position = {id(x): k for k, x in enumerate(lv)}
