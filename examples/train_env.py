@@ -11,7 +11,10 @@ episode, not ten; programs of every size weigh alike; ``--reward log``:
 its logarithm, the geometric mean the benchmark reports -- three seeds
 of each scored alike, README; ``--reward normalized``: the speedup as a
 fraction of the program's best recipe, minus one -- two seeds of it each
-lost softmax to random search, README), the observation
+lost softmax to random search, README; ``--reward symmetric``: the
+speedup minus its inverse, a slowdown by a factor weighing what a speedup
+by that factor does while large speedups keep the linear reward's
+weight), the observation
 ``loops_tensor`` of 12 loops, log-scaled (``lt_mlir.agent.policy_features``).
 Each episode starts one of the ``TRAINING`` programs (matmuls, clipped
 matmuls, convolutions, softmax, row sums) drawn at random; the
@@ -25,7 +28,7 @@ layers of 64) is written as NumPy arrays (``lt_mlir.agent.Policy.save``):
 
     .venv/bin/pip install -e '.[rl]'      # stable-baselines3, sb3-contrib, torch (CPU)
     .venv/bin/python examples/train_env.py [--minutes 15] [--seed 0] [--out lt_mlir/data/policy.npz]
-                                           [--png docs/env-learning.png] [--space recipes] [--reward linear|log|normalized]
+                                           [--png docs/env-learning.png] [--space recipes] [--reward linear|log|normalized|symmetric]
 """
 
 from __future__ import annotations
@@ -66,13 +69,18 @@ class LogLoops(gym.ObservationWrapper):
 
 
 LOG_FLOOR = 1e-3  # the speedup a schedule that cannot be measured within the env's limits counts as, for the log reward
+SYMMETRIC_FLOOR = 0.1  # the same for the symmetric reward (it then scores 0.1 - 10)
 
 
 class FinalSpeedup(gym.Wrapper):
     """Episodes of ``steps`` steps, reward 0 until the last, then the final
     schedule's measured speedup over the start: the speedup minus one
     (``linear``; -1 when it cannot be measured within the env's limits),
-    its logarithm (``log``; that of ``LOG_FLOOR`` then), or the speedup as
+    its logarithm (``log``; that of ``LOG_FLOOR`` then), the speedup minus
+    its inverse (``symmetric``: s - 1/s is odd in log s, so a 5x slowdown
+    of a 1 us convolution costs what a 5x speedup gains, while a matmul's
+    30x still weighs its tens; ``SYMMETRIC_FLOOR`` for a schedule that
+    cannot be measured), or the speedup as
     a fraction of the program's reference minus one (``normalized``: the
     reference is the best of the start and of each recipe action the mask
     allows on it, measured once a program; a slowdown of a 1 us kernel
@@ -117,6 +125,9 @@ class FinalSpeedup(gym.Wrapper):
                 reward = float(np.log(max(speedup, LOG_FLOOR)))
             elif self.reward == "normalized":
                 reward = speedup / self.reference[self.base.benchmark.uri] - 1.0
+            elif self.reward == "symmetric":
+                s = max(speedup, SYMMETRIC_FLOOR)
+                reward = s - 1.0 / s
             else:
                 reward = speedup - 1.0
             info["speedup"], truncated = speedup, True
@@ -151,8 +162,9 @@ def main() -> None:
     p.add_argument("--out", default=os.path.join("lt_mlir", "data", "policy.npz"))
     p.add_argument("--png", default="")
     p.add_argument("--envs", type=int, default=2, help="environments stepped side by side (processes)")
-    p.add_argument("--reward", default="linear", choices=("linear", "log", "normalized"),
-                   help="the final speedup minus one, its logarithm, or its fraction of the program's best recipe minus one")
+    p.add_argument("--reward", default="linear", choices=("linear", "log", "normalized", "symmetric"),
+                   help="the final speedup minus one, its logarithm, its fraction of the program's best recipe minus one, "
+                        "or the speedup minus its inverse")
     p.add_argument("--space", default=SPACE, choices=("recipes", "extended", "looptune"), help="the action space")
     args = p.parse_args()
     try:

@@ -230,3 +230,36 @@ def test_training_reward_normalized_by_the_programs_best_recipe():
     assert reward == pytest.approx(info["speedup"] / reference - 1.0)
     env.reset()
     assert final.reference == {uri: reference}  # measured once a program
+
+
+def test_training_reward_symmetric_weighs_a_slowdown_as_its_inverse_speedup():
+    """``examples/train_env.py --reward symmetric``: the last step's reward
+    is s - 1/s for the final speedup s (0 before it), so that a slowdown by
+    a factor scores what a speedup by that factor gains, negated."""
+    pytest.importorskip("sb3_contrib", reason="the rl extra is not installed")
+    import importlib.util
+
+    path = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "examples", "train_env.py")
+    spec = importlib.util.spec_from_file_location("train_env", path)
+    train = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(train)
+    uri = "benchmark://matmul-v0/24x16x32"
+    env, base = train.make_env(0, benchmarks=[uri], reward="symmetric")
+    env.reset(seed=0)
+    recipe = base.actions.index("register_tile")
+    assert base.action_masks()[recipe]
+    rewards = []
+    for t in range(train.STEPS):
+        _, reward, _, truncated, info = env.step(recipe if t == 0 else base.actions.index("down"))
+        rewards.append(reward)
+    s = info["speedup"]
+    assert rewards[:-1] == [0.0] * (train.STEPS - 1)
+    assert s > 1.0 and rewards[-1] == pytest.approx(s - 1.0 / s)  # register-tiled: faster than the start
+    final = env.env.env  # ActionMasker(LogLoops(FinalSpeedup))
+    assert final.reward == "symmetric"
+    # odd in log s: a slowdown by s scores the speedup's reward negated; unmeasurable counts as 10x slower
+    env.reset()
+    base.observe = lambda name: [0.0]  # the final schedule cannot be measured
+    for t in range(train.STEPS):
+        _, reward, _, _, info = env.step(base.actions.index("down"))
+    assert info["speedup"] == 0.0 and reward == pytest.approx(train.SYMMETRIC_FLOOR - 1.0 / train.SYMMETRIC_FLOOR)
