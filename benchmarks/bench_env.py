@@ -58,13 +58,21 @@ def rate(steps: int, masked: bool = False, policy: Policy | None = None, **optio
     env = LoopToolEnv(URI, policy.space if policy is not None else "extended", **options)
     env.reset(seed=0)
     rng = np.random.default_rng(0)
-    refused, longest = 0, 0.0
+    refused, longest, episode = 0, 0.0, 0
     t0 = time.perf_counter()
-    for i in range(steps):
-        if i % 20 == 19:
+    i = 0
+    while i < steps:
+        if episode == 20:
             env.reset()
+            episode = 0
         if policy is not None:
-            a = policy.choose(env.schedule, env.cursor, env.action_masks())
+            allowed = env.action_masks()
+            if policy.stops and episode == 0:  # a policy's STOP ends an episode: not at its start (nothing would be timed)
+                allowed = np.append(allowed, 0)
+            a = policy.choose(env.schedule, env.cursor, allowed)
+            if a == len(env.actions):  # STOP: the episode ends (not an env step)
+                episode = 20
+                continue
         elif masked:
             a = int(rng.choice(np.flatnonzero(env.action_masks())))
         else:
@@ -73,6 +81,7 @@ def rate(steps: int, masked: bool = False, policy: Policy | None = None, **optio
         *_, info = env.step(a)
         longest = max(longest, time.perf_counter() - t)
         refused += "refused" in info
+        i, episode = i + 1, episode + 1
     r = steps / (time.perf_counter() - t0)
     env.close()
     return r, refused, longest

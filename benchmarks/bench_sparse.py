@@ -26,6 +26,11 @@ small sizes against the reference and times nothing.
 
 ``--mtx`` runs SDDMM, SpMM-MM and sparse softmax on a Matrix Market file
 (``scipy.io.mmread``) instead of the generated matrices.
+
+``--cores N`` runs everything on N of the host's cores (the one-core row of
+the issue): the process is pinned to the first N it may use and every
+library's threads are N (OpenMP's -- lt's parallel loops and GraphBLAS --,
+OpenBLAS's, Numba's and torch's), set before NumPy is imported.
 """
 
 from __future__ import annotations
@@ -35,9 +40,34 @@ import os
 import platform
 import sys
 
-import numpy as np
-import scipy.io
-import scipy.sparse as sp
+
+def _pin_cores(argv: list) -> int | None:
+    """``--cores N`` from the command line, applied before any library
+    starts its threads: the first N allowed CPUs, N threads everywhere.
+    None when absent (or not a number: argparse then says so)."""
+    for k, a in enumerate(argv):
+        value = argv[k + 1] if a == "--cores" and k + 1 < len(argv) else a.partition("=")[2] if a.startswith("--cores=") else None
+        if value is None:
+            continue
+        try:
+            n = int(value)
+        except ValueError:
+            return None
+        allowed = sorted(os.sched_getaffinity(0))
+        if not 1 <= n <= len(allowed):
+            return None
+        os.sched_setaffinity(0, allowed[:n])
+        for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS"):
+            os.environ[var] = str(n)
+        return n
+    return None
+
+
+CORES = _pin_cores(sys.argv[1:]) if __name__ == "__main__" else None
+
+import numpy as np  # noqa: E402
+import scipy.io  # noqa: E402
+import scipy.sparse as sp  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
@@ -375,7 +405,7 @@ def graphblas_peers(name: str, args) -> dict:
 
 
 def torch_peers(name: str, args) -> dict:
-    """torch.sparse on the CPU (its threads set to this host's cores), its
+    """torch.sparse on the CPU (its threads set to the cores this process may use), its
     inputs converted before timing, as a torch user writes each kernel:
     SDDMM is ``torch.sparse.sampled_addmm`` (B @ C.T at A's structure) times
     A's values, SpMM-MM ``(A @ B) @ C`` with A a CSR tensor, sparse softmax
@@ -388,7 +418,7 @@ def torch_peers(name: str, args) -> dict:
         return {}
     import warnings
 
-    torch.set_num_threads(os.cpu_count() or 1)
+    torch.set_num_threads(len(os.sched_getaffinity(0)))
     if name not in ("sddmm", "spmm_mm", "sparse_softmax"):
         return {}
     A = args[0]
@@ -463,7 +493,15 @@ def main(argv=None) -> int:
     ap.add_argument("--mtx", help="a Matrix Market file for the sparse workloads")
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--markdown", help="write the table here too")
+    ap.add_argument("--cores", type=int, help="run on this many of the host's cores (every library's threads too)")
     args = ap.parse_args(argv)
+    if args.cores is not None and args.cores != CORES:
+        n = len(os.sched_getaffinity(0))
+        why = f"this process may use 1..{n} cores" if CORES is None else "give it on the command line of the script"
+        print(f"bench_sparse: error: --cores {args.cores}: {why}", file=sys.stderr)
+        return 1
+    if CORES:
+        print(f"on {CORES} core(s): CPUs {sorted(os.sched_getaffinity(0))}, OMP_NUM_THREADS={os.environ['OMP_NUM_THREADS']}", flush=True)
     if args.mtx and not os.path.exists(args.mtx):
         print(f"bench_sparse: error: {args.mtx}: no such file", file=sys.stderr)
         return 1
@@ -551,7 +589,7 @@ def _table(rows: list, absent: list) -> str:
     from lt_mlir.tuning import host
 
     lines = [
-        f"Host: {cpu} ({host()['cpu']}), {os.cpu_count()} cores.  lt = redundancy-aware fusion (the default); each other column is its time over lt's (>1: lt is faster).",
+        f"Host: {cpu} ({host()['cpu']}), {os.cpu_count()} cores{f', run on {CORES}' if CORES else ''}.  lt = redundancy-aware fusion (the default); each other column is its time over lt's (>1: lt is faster).",
         "",
         "| workload | lt (ms) | " + " | ".join(f"× {c}" for c in cols) + " |",
         "|---|---|" + "---|" * len(cols),

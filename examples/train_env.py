@@ -19,7 +19,10 @@ weight), the observation
 Each episode starts one of the ``TRAINING`` programs (matmuls, clipped
 matmuls, convolutions, softmax, row sums) drawn at random; the
 ``HELD_OUT`` ones (the same families at other sizes) are only evaluated.
-Only the masked actions are sampled (``env.action_masks()``).
+Only the masked actions are sampled (``env.action_masks()``).  ``--stop``
+adds an action that ends the episode there (``lt_mlir.agent.STOP``, always
+allowed; the reward is then the schedule's at that step): the policy can
+keep a schedule it reached in fewer than 10 steps instead of moving on.
 
 Training stops after ``--minutes`` of wall time.  The network (two tanh
 layers of 64) is written as NumPy arrays (``lt_mlir.agent.Policy.save``):
@@ -28,7 +31,7 @@ layers of 64) is written as NumPy arrays (``lt_mlir.agent.Policy.save``):
 
     .venv/bin/pip install -e '.[rl]'      # stable-baselines3, sb3-contrib, torch (CPU)
     .venv/bin/python examples/train_env.py [--minutes 15] [--seed 0] [--out lt_mlir/data/policy.npz]
-                                           [--png docs/env-learning.png] [--space recipes] [--reward linear|log|normalized|symmetric]
+                                           [--png docs/env-learning.png] [--space recipes] [--reward linear|log|normalized|symmetric] [--stop]
 """
 
 from __future__ import annotations
@@ -45,7 +48,7 @@ sys.path.insert(0, os.path.dirname(HERE))
 
 import gymnasium as gym  # noqa: E402
 
-from lt_mlir.agent import POLICY_LOOPS, RECIPE_ACTIONS, Policy, policy_transform  # noqa: E402
+from lt_mlir.agent import POLICY_LOOPS, RECIPE_ACTIONS, STOP, Policy, policy_transform  # noqa: E402
 from lt_mlir.env import HELD_OUT, TRAINING, LoopToolEnv, RandomOrderBenchmarks  # noqa: E402
 from lt_mlir.env.datasets import benchmark  # noqa: E402
 from lt_mlir.errors import LtError  # noqa: E402
@@ -73,7 +76,8 @@ SYMMETRIC_FLOOR = 0.1  # the same for the symmetric reward (it then scores 0.1 -
 
 
 class FinalSpeedup(gym.Wrapper):
-    """Episodes of ``steps`` steps, reward 0 until the last, then the final
+    """Episodes of ``steps`` steps (fewer with ``stop``: the last action
+    ends it), which terminate: reward 0 until the last, then the final
     schedule's measured speedup over the start: the speedup minus one
     (``linear``; -1 when it cannot be measured within the env's limits),
     its logarithm (``log``; that of ``LOG_FLOOR`` then), the speedup minus
@@ -87,10 +91,12 @@ class FinalSpeedup(gym.Wrapper):
     then weighs what a matmul's missed speedup of the same fraction does,
     where ``linear`` weighs the matmul's tens of times more)."""
 
-    def __init__(self, env, base: LoopToolEnv, steps: int, reward: str = "linear"):
+    def __init__(self, env, base: LoopToolEnv, steps: int, reward: str = "linear", stop: bool = False):
         super().__init__(env)
-        self.base, self.steps, self.reward = base, steps, reward
+        self.base, self.steps, self.reward, self.stop = base, steps, reward, stop
         self.reference: dict = {}  # program URI -> its reference speedup over the start (normalized)
+        if stop:  # one more action, the last: end the episode here
+            self.action_space = gym.spaces.Discrete(env.action_space.n + 1)
 
     def reset(self, **kwargs):
         obs, info = self.env.reset(**kwargs)
@@ -113,8 +119,16 @@ class FinalSpeedup(gym.Wrapper):
                     pass
         return best / self.start
 
+    def action_masks(self) -> np.ndarray:
+        allowed = self.base.action_masks()
+        return np.append(allowed, True) if self.stop else allowed
+
     def step(self, action):
-        obs, reward, terminated, truncated, info = self.env.step(action)
+        if self.stop and int(action) == self.env.action_space.n:  # STOP: the schedule as it is now is final
+            obs, reward, terminated, truncated, info = self.base.observe("loops_tensor"), 0.0, False, False, {}
+            self.t = self.steps - 1
+        else:
+            obs, reward, terminated, truncated, info = self.env.step(action)
         self.t += 1
         if self.t >= self.steps:
             try:
@@ -130,17 +144,19 @@ class FinalSpeedup(gym.Wrapper):
                 reward = s - 1.0 / s
             else:
                 reward = speedup - 1.0
-            info["speedup"], truncated = speedup, True
+            # terminated, not truncated: the reward is final, and Stable-Baselines3 would add
+            # the value of the last observation to a truncated episode's (its time is not in it)
+            info["speedup"], terminated, truncated = speedup, True, False
         return obs, reward, terminated, truncated, info
 
 
-def make_env(seed: int, benchmarks=TRAINING, space: str = SPACE, reward: str = "linear"):
+def make_env(seed: int, benchmarks=TRAINING, space: str = SPACE, reward: str = "linear", stop: bool = False):
     from sb3_contrib.common.wrappers import ActionMasker
 
     base = LoopToolEnv(benchmarks[0], space, observation_space="loops_tensor", max_loops=POLICY_LOOPS, reward=None,
                        repeat=5, action_mask=False, keep_programs=len(benchmarks))
-    env = LogLoops(FinalSpeedup(RandomOrderBenchmarks(base, benchmarks, seed), base, STEPS, reward))
-    return ActionMasker(env, lambda _: base.action_masks()), base
+    final = FinalSpeedup(RandomOrderBenchmarks(base, benchmarks, seed), base, STEPS, reward, stop)
+    return ActionMasker(LogLoops(final), lambda _: final.action_masks()), base
 
 
 def evaluate(policy: Policy, benchmarks) -> list:
@@ -166,6 +182,7 @@ def main() -> None:
                    help="the final speedup minus one, its logarithm, its fraction of the program's best recipe minus one, "
                         "or the speedup minus its inverse")
     p.add_argument("--space", default=SPACE, choices=("recipes", "extended", "looptune"), help="the action space")
+    p.add_argument("--stop", action="store_true", help="an action that ends the episode (the policy keeps the schedule it has)")
     args = p.parse_args()
     try:
         import torch
@@ -177,9 +194,9 @@ def main() -> None:
     if args.envs > 1:  # each in a process of its own (and its measuring child): the compiles run side by side
         from stable_baselines3.common.vec_env import SubprocVecEnv
 
-        env = SubprocVecEnv([(lambda i=i: make_env(args.seed + 1000 * i, space=args.space, reward=args.reward)[0]) for i in range(args.envs)])
+        env = SubprocVecEnv([(lambda i=i: make_env(args.seed + 1000 * i, space=args.space, reward=args.reward, stop=args.stop)[0]) for i in range(args.envs)])
     else:
-        env = make_env(args.seed, space=args.space, reward=args.reward)[0]
+        env = make_env(args.seed, space=args.space, reward=args.reward, stop=args.stop)[0]
     finals: list = []
 
     class Clock(BaseCallback):
@@ -203,7 +220,7 @@ def main() -> None:
     minutes = (time.perf_counter() - t0) / 60
     steps = model.num_timesteps
     os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
-    actions = LoopToolEnv(TRAINING[0], args.space, reward=None).actions
+    actions = LoopToolEnv(TRAINING[0], args.space, reward=None).actions + ([STOP] if args.stop else [])
     policy = Policy.export(model, args.out, actions, args.space, POLICY_LOOPS, seed=args.seed, reward=args.reward, steps=steps, minutes=f"{minutes:.1f}",
                            episodes=len(finals))
     print(f"trained {steps} steps ({len(finals)} episodes) in {minutes:.1f} min, seed {args.seed}: {args.out}")

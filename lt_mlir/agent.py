@@ -30,7 +30,11 @@ A ``Policy`` is a small multilayer perceptron over ``policy_features`` of
 the state (``loops_tensor``, log-scaled), trained with sb3-contrib's
 ``MaskablePPO`` by ``examples/train_env.py`` and stored as NumPy arrays
 (``lt_mlir/data/policy.npz``): running it needs NumPy only, and no
-measurement -- it reads the program, not timings.
+measurement -- it reads the program, not timings.  A policy may also have
+learnt to stop (``STOP``, its last action, always allowed): it ends its
+run there, with fewer than its steps, where it expects no action of its
+space to pay (the environment's spaces have no such action: it is the
+policy's, as LoopTune's episodes of fixed length leave it out).
 """
 
 from __future__ import annotations
@@ -181,6 +185,8 @@ def mask(schedule: Schedule, cursor: int, size_mode: bool, actions: list, space:
 
 POLICY_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "policy.npz")
 POLICY_LOOPS = 12  # rows of loops_tensor the policy reads
+STOP = "stop"  # a policy's last action when it was trained to end its episode (train_env.py --stop)
+STOPPED = "the policy stops here: it expects no action to make this schedule faster"
 
 
 def policy_features(schedule: Schedule, cursor: int, max_loops: int = POLICY_LOOPS) -> np.ndarray:
@@ -215,6 +221,8 @@ class Policy:
         except (KeyError, ValueError, OSError) as e:
             raise LtError(f"error: {path} is not a policy saved by Policy.save: {e}") from None
         self.path = path
+        self.stops = self.actions[-1:] == [STOP]  # it learnt to end its episode
+        self.moves = self.actions[:-1] if self.stops else self.actions  # the actions of its space, in the space's order
 
     @staticmethod
     def save(path: str, layers: list, actions: list, space: str, max_loops: int, **meta) -> None:
@@ -238,6 +246,8 @@ class Policy:
             raise LtError("error: the policy network has layers other than Linear and Tanh: Policy runs those only")
         layers = [m for m in net if isinstance(m, torch.nn.Linear)] + [model.policy.action_net]
         arrays = [(m.weight.detach().cpu().numpy().T, m.bias.detach().cpu().numpy()) for m in layers]
+        if arrays[-1][1].shape[0] != len(actions):
+            raise LtError(f"error: the policy network chooses among {arrays[-1][1].shape[0]} actions, not the {len(actions)} named")
         cls.save(path, arrays, actions, space, max_loops, **meta)
         return cls(path)
 
@@ -250,7 +260,12 @@ class Policy:
         return h
 
     def choose(self, schedule: Schedule, cursor: int, allowed: np.ndarray) -> int | None:
-        """The action index to take (None when nothing is allowed)."""
+        """The action index to take (None when nothing is allowed).
+        ``allowed``: the space's mask (``STOP``, when the policy has it, is
+        then allowed), or one entry an action of the policy's."""
+        allowed = np.asarray(allowed)
+        if self.stops and len(allowed) == len(self.moves):
+            allowed = np.append(allowed, 1)
         if not allowed.any():
             return None
         scores = self.logits(policy_features(schedule, cursor, self.max_loops))
@@ -260,21 +275,25 @@ class Policy:
     def step(self, schedule: Schedule, cursor: int, size_mode: bool = True, target="cpu") -> tuple:
         """The policy's next action on ``schedule`` (changed in place):
         (its name, the cursor, the mode, None), or (None, cursor, mode, why
-        nothing was done).  A program move is one undoable step of the
+        nothing was done), or (``STOP``, cursor, mode, ``STOPPED``) where the
+        policy ends its run.  A program move is one undoable step of the
         schedule."""
-        allowed = mask(schedule, cursor, size_mode, self.actions, self.space, target)
+        allowed = mask(schedule, cursor, size_mode, self.moves, self.space, target)
         choice = self.choose(schedule, cursor, allowed)
         if choice is None:
             return None, cursor, size_mode, "error: the policy has no action that changes anything here"
         name = self.actions[choice]
+        if name == STOP and self.stops:
+            return STOP, cursor, size_mode, STOPPED
         cursor, size_mode, refused = act(schedule, cursor, size_mode, name, self.space, target)
         return name, cursor, size_mode, refused
 
     def run(self, schedule: Schedule, steps: int = 10, target="cpu", cursor: int = 0, states: list | None = None) -> tuple:
         """(the schedule after up to ``steps`` of the policy's actions, the
-        action names taken).  A copy: ``schedule`` is unchanged.
-        ``states``: a list that gets (schedule, the moves that made it from
-        ``schedule``) after each action that changed the program."""
+        action names taken, ``STOP`` last where it stopped).  A copy:
+        ``schedule`` is unchanged.  ``states``: a list that gets (schedule,
+        the moves that made it from ``schedule``) after each action that
+        changed the program."""
         s, size_mode, trace = schedule.copy(), True, []
         made = len(s.moves or ())  # the moves that made ``schedule``; the states' are the ones after them
         for _ in range(steps):
@@ -282,6 +301,8 @@ class Policy:
             if name is None:
                 break
             trace.append(name)
+            if name == STOP:
+                break
             if refused is None and changes_program(name, size_mode, self.space) and states is not None and s.moves is not None:
                 states.append((s.copy(), s.moves[made:]))
         return s, trace

@@ -25,3 +25,22 @@ def test_bench_sparse_check_runs_every_workload():
         assert any(line.startswith(want) for line in lines), (want, proc.stdout)
     for line in lines:
         assert "lt redundancy-aware, lt maximal, lt none, " in line, line
+
+
+def test_bench_sparse_cores_pins_the_process_and_the_libraries_threads():
+    """``--cores 1``: the one-core row runs pinned to one CPU with every
+    library's threads at 1; a count the process cannot have is one line
+    and exit 1."""
+    script = os.path.join(ROOT, "benchmarks", "bench_sparse.py")
+    proc = subprocess.run([sys.executable, script, "--check", "--only", "softmax", "--cores", "1"],
+                          capture_output=True, text=True, timeout=600, cwd=ROOT)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    first = sorted(os.sched_getaffinity(0))[0]
+    assert f"on 1 core(s): CPUs [{first}], OMP_NUM_THREADS=1" in proc.stdout, proc.stdout
+    assert any(line.startswith("sparse softmax") and " ok: " in line for line in proc.stdout.splitlines()), proc.stdout
+    for bad in ("0", str(len(os.sched_getaffinity(0)) + 1)):
+        proc = subprocess.run([sys.executable, script, "--check", "--cores", bad], capture_output=True, text=True, timeout=120, cwd=ROOT)
+        assert proc.returncode == 1 and proc.stderr.startswith(f"bench_sparse: error: --cores {bad}: this process may use 1.."), proc.stderr
+        assert len(proc.stderr.strip().splitlines()) == 1 and not proc.stdout, (proc.stdout, proc.stderr)
+    proc = subprocess.run([sys.executable, script, "--cores", "two"], capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert proc.returncode == 2 and "argument --cores: invalid int value: 'two'" in proc.stderr, proc.stderr  # argparse's own

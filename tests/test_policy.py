@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import lt_mlir
-from lt_mlir.agent import POLICY_LOOPS, POLICY_PATH, Policy, mask, policy_features
+from lt_mlir.agent import POLICY_LOOPS, POLICY_PATH, STOP, STOPPED, Policy, mask, policy_features
 from lt_mlir.env import HELD_OUT, LoopToolEnv
 from lt_mlir.env.datasets import benchmark
 from lt_mlir.evaluate import Evaluator
@@ -22,8 +22,8 @@ ACTIONS = LoopToolEnv("matmul-v0/16x16x16", "extended", reward=None).actions
 RECIPE_SPACE = LoopToolEnv("matmul-v0/16x16x16", "recipes", reward=None).actions
 
 
-def random_policy(path, seed=0, favour: str | None = None, space: str = "extended") -> Policy:
-    actions = RECIPE_SPACE if space == "recipes" else ACTIONS
+def random_policy(path, seed=0, favour: str | None = None, space: str = "extended", stop: bool = False) -> Policy:
+    actions = (RECIPE_SPACE if space == "recipes" else ACTIONS) + (["stop"] if stop else [])
     rng = np.random.default_rng(seed)
     n_in = POLICY_LOOPS * 25
     layers = [(rng.normal(0, 0.3, (n_in, 16)), rng.normal(0, 0.1, 16)), (rng.normal(0, 0.3, (16, len(actions))), np.zeros(len(actions)))]
@@ -225,8 +225,8 @@ def test_training_reward_normalized_by_the_programs_best_recipe():
     assert base.steps == 0 and not base.history and base.schedule.text == lt_mlir.Schedule(benchmark(uri).text).text
     down = base.actions.index("down")
     for t in range(train.STEPS):
-        _, reward, _, truncated, info = env.step(down)
-        assert truncated == (t == train.STEPS - 1)
+        _, reward, terminated, truncated, info = env.step(down)
+        assert terminated == (t == train.STEPS - 1) and not truncated  # the reward is final: nothing to bootstrap
     assert reward == pytest.approx(info["speedup"] / reference - 1.0)
     env.reset()
     assert final.reference == {uri: reference}  # measured once a program
@@ -263,3 +263,59 @@ def test_training_reward_symmetric_weighs_a_slowdown_as_its_inverse_speedup():
     for t in range(train.STEPS):
         _, reward, _, _, info = env.step(base.actions.index("down"))
     assert info["speedup"] == 0.0 and reward == pytest.approx(train.SYMMETRIC_FLOOR - 1.0 / train.SYMMETRIC_FLOOR)
+
+
+def test_a_policy_that_stops_ends_its_run_there(tmp_path, monkeypatch):
+    """A policy trained with ``--stop`` has ``STOP`` as its last action,
+    always allowed: it ends ``run`` (fewer steps), ``step`` says so, the UI's
+    suggest reports it and changes nothing, and the space's own mask (one
+    entry fewer) is accepted by ``choose``."""
+    start = lt_mlir.Schedule(benchmark("matmul-v0/32x32x32").text)
+    # register_tile first (its logit 100), then stop (its logit 50) over every other action
+    p = random_policy(tmp_path / "p.npz", space="recipes", stop=True, favour="register_tile")
+    p.layers[-1][1][p.actions.index(STOP)] = 50.0
+    Policy.save(p.path, p.layers, p.actions, "recipes", POLICY_LOOPS)
+    p = Policy(p.path)
+    assert p.stops and p.moves == RECIPE_SPACE and p.actions == RECIPE_SPACE + [STOP]
+    final, trace = p.run(start, 10)
+    assert trace == ["register_tile", STOP], trace
+    assert final.text == lt_mlir.moves.replay(start, final.moves).text and "unroll" in final.loop_tree
+    A, B = (np.random.default_rng(i).random((32, 32), dtype=np.float32) for i in (1, 2))
+    np.testing.assert_allclose(final.compile()(A, B), A @ B, rtol=1e-4)
+    allowed = mask(final, 0, True, p.moves, "recipes", "cpu")
+    assert p.choose(final, 0, allowed) == len(RECIPE_SPACE)  # the space's mask: stop is allowed
+    assert p.choose(final, 0, np.append(allowed, 0)) != len(RECIPE_SPACE)  # the caller's mask may forbid it
+    s = final.copy()
+    assert p.step(s, 0) == (STOP, 0, True, STOPPED) and s.text == final.text
+    from lt_mlir.tui.session import Session
+
+    monkeypatch.setenv("LT_MLIR_POLICY", str(p.path))
+    session = Session(final.copy())
+    before = session.schedule.text
+    assert session.suggest() == (None, STOPPED) and session.schedule.text == before
+
+
+def test_training_stop_action_ends_the_episode_with_the_schedules_reward():
+    """``examples/train_env.py --stop``: one more action, always allowed,
+    that ends the episode where it is taken (terminated) with the reward of
+    the schedule it has then."""
+    pytest.importorskip("sb3_contrib", reason="the rl extra is not installed")
+    import importlib.util
+
+    path = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "examples", "train_env.py")
+    spec = importlib.util.spec_from_file_location("train_env", path)
+    train = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(train)
+    env, base = train.make_env(0, benchmarks=["benchmark://matmul-v0/24x16x32"], stop=True)
+    n = len(base.actions)
+    assert env.action_space.n == n + 1
+    obs, _ = env.reset(seed=0)
+    masks = env.action_masks()
+    assert len(masks) == n + 1 and masks[-1] and (masks[:-1] == base.action_masks()).all()
+    _, reward, terminated, truncated, info = env.step(base.actions.index("register_tile"))
+    assert reward == 0.0 and not terminated and not truncated
+    after = base.schedule.text
+    obs, reward, terminated, truncated, info = env.step(n)  # stop after one step
+    assert terminated and not truncated and base.schedule.text == after and base.steps == 1
+    assert info["speedup"] > 1.0 and reward == pytest.approx(info["speedup"] - 1.0)
+    assert obs.shape == env.observation_space.shape and env.observation_space.contains(obs)
