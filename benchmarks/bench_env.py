@@ -1,8 +1,10 @@
 """lt_mlir.env: its speed, and what a trained policy finds on programs it
 never saw against the default, random search and lt-tune.
 
-Speed (``--speed``, the default part): steps per second on the clipped
-matmul 33x48x256, extended actions, episodes of 20 steps -- random actions
+Speed (``--speed``, the default part): steps per second (the time of
+choosing and stepping; resets left out) on the clipped
+matmul 33x48x256, extended actions, episodes of 20 steps (a policy's
+``STOP`` ends one sooner) -- random actions
 with observations that compile nothing, with the exact action mask, and a
 masked random policy with the measured ``flops`` reward (a compile per new
 schedule, cached) -- and the longest step against the env's step limit.
@@ -58,13 +60,13 @@ def rate(steps: int, masked: bool = False, policy: Policy | None = None, **optio
     env = LoopToolEnv(URI, policy.space if policy is not None else "extended", **options)
     env.reset(seed=0)
     rng = np.random.default_rng(0)
-    refused, longest, episode = 0, 0.0, 0
-    t0 = time.perf_counter()
+    refused, longest, episode, spent = 0, 0.0, 0, 0.0
     i = 0
     while i < steps:
         if episode == 20:
             env.reset()
             episode = 0
+        t0 = time.perf_counter()  # a step's time: choosing (the mask, the policy) and the env's step, not the resets
         if policy is not None:
             allowed = env.action_masks()
             if policy.stops and episode == 0:  # a policy's STOP ends an episode: not at its start (nothing would be timed)
@@ -72,6 +74,7 @@ def rate(steps: int, masked: bool = False, policy: Policy | None = None, **optio
             a = policy.choose(env.schedule, env.cursor, allowed)
             if a == len(env.actions):  # STOP: the episode ends (not an env step)
                 episode = 20
+                spent += time.perf_counter() - t0
                 continue
         elif masked:
             a = int(rng.choice(np.flatnonzero(env.action_masks())))
@@ -82,7 +85,8 @@ def rate(steps: int, masked: bool = False, policy: Policy | None = None, **optio
         longest = max(longest, time.perf_counter() - t)
         refused += "refused" in info
         i, episode = i + 1, episode + 1
-    r = steps / (time.perf_counter() - t0)
+        spent += time.perf_counter() - t0
+    r = steps / spent
     env.close()
     return r, refused, longest
 

@@ -3,26 +3,23 @@ NumPy, and check it on programs it never saw.
 
 The task: the ``recipes`` action space (LoopTune's cursor, every search
 move, and the documented hand schedules of ``lt_mlir.recipes`` as
-whole-program actions; ``--space extended`` leaves those out), episodes
-of 10 steps, rewarded once, at the end, with the final schedule's
-speedup over the start minus one (the return of the env's ``speedup``
-reward, measured once an episode instead of every step: a compile an
-episode, not ten; programs of every size weigh alike; ``--reward log``:
-its logarithm, the geometric mean the benchmark reports -- three seeds
-of each scored alike, README; ``--reward normalized``: the speedup as a
-fraction of the program's best recipe, minus one -- two seeds of it each
-lost softmax to random search, README; ``--reward symmetric``: the
-speedup minus its inverse, a slowdown by a factor weighing what a speedup
-by that factor does while large speedups keep the linear reward's
-weight), the observation
-``loops_tensor`` of 12 loops, log-scaled (``lt_mlir.agent.policy_features``).
-Each episode starts one of the ``TRAINING`` programs (matmuls, clipped
-matmuls, convolutions, softmax, row sums) drawn at random; the
-``HELD_OUT`` ones (the same families at other sizes) are only evaluated.
-Only the masked actions are sampled (``env.action_masks()``).  ``--stop``
-adds an action that ends the episode there (``lt_mlir.agent.STOP``, always
-allowed; the reward is then the schedule's at that step): the policy can
-keep a schedule it reached in fewer than 10 steps instead of moving on.
+whole-program actions; ``--space extended`` leaves those out) and one
+more action, ``lt_mlir.agent.STOP``, always allowed, that ends the
+episode where it is taken (``--no-stop``: episodes of 10 steps always);
+episodes of at most 10 steps, rewarded once, at the end, from the final
+schedule's speedup s over the start (measured once an episode instead of
+every step: a compile an episode, not ten): s - 1/s (``symmetric``, the
+default: a slowdown by a factor costs what a speedup by that factor
+gains, while a matmul's 30x keeps its weight), s - 1 (``linear``: the
+return of the env's ``speedup`` reward; a 5x slowdown of a 1 us
+convolution then costs 0.8), log s (``log``) or s over the program's
+best recipe, minus one (``normalized``) -- README compares them; the
+observation ``loops_tensor`` of 12 loops, log-scaled
+(``lt_mlir.agent.policy_features``).  Each episode starts one of the
+``TRAINING`` programs (matmuls, clipped matmuls, convolutions, softmax,
+row sums) drawn at random; the ``HELD_OUT`` ones (the same families at
+other sizes) are only evaluated.  Only the masked actions are sampled
+(``env.action_masks()``).
 
 Training stops after ``--minutes`` of wall time.  The network (two tanh
 layers of 64) is written as NumPy arrays (``lt_mlir.agent.Policy.save``):
@@ -31,7 +28,7 @@ layers of 64) is written as NumPy arrays (``lt_mlir.agent.Policy.save``):
 
     .venv/bin/pip install -e '.[rl]'      # stable-baselines3, sb3-contrib, torch (CPU)
     .venv/bin/python examples/train_env.py [--minutes 15] [--seed 0] [--out lt_mlir/data/policy.npz]
-                                           [--png docs/env-learning.png] [--space recipes] [--reward linear|log|normalized|symmetric] [--stop]
+                                           [--png docs/env-learning.png] [--space recipes] [--reward symmetric|linear|log|normalized] [--no-stop]
 """
 
 from __future__ import annotations
@@ -91,7 +88,7 @@ class FinalSpeedup(gym.Wrapper):
     then weighs what a matmul's missed speedup of the same fraction does,
     where ``linear`` weighs the matmul's tens of times more)."""
 
-    def __init__(self, env, base: LoopToolEnv, steps: int, reward: str = "linear", stop: bool = False):
+    def __init__(self, env, base: LoopToolEnv, steps: int, reward: str = "symmetric", stop: bool = True):
         super().__init__(env)
         self.base, self.steps, self.reward, self.stop = base, steps, reward, stop
         self.reference: dict = {}  # program URI -> its reference speedup over the start (normalized)
@@ -150,7 +147,7 @@ class FinalSpeedup(gym.Wrapper):
         return obs, reward, terminated, truncated, info
 
 
-def make_env(seed: int, benchmarks=TRAINING, space: str = SPACE, reward: str = "linear", stop: bool = False):
+def make_env(seed: int, benchmarks=TRAINING, space: str = SPACE, reward: str = "symmetric", stop: bool = True):
     from sb3_contrib.common.wrappers import ActionMasker
 
     base = LoopToolEnv(benchmarks[0], space, observation_space="loops_tensor", max_loops=POLICY_LOOPS, reward=None,
@@ -178,11 +175,12 @@ def main() -> None:
     p.add_argument("--out", default=os.path.join("lt_mlir", "data", "policy.npz"))
     p.add_argument("--png", default="")
     p.add_argument("--envs", type=int, default=2, help="environments stepped side by side (processes)")
-    p.add_argument("--reward", default="linear", choices=("linear", "log", "normalized", "symmetric"),
+    p.add_argument("--reward", default="symmetric", choices=("linear", "log", "normalized", "symmetric"),
                    help="the final speedup minus one, its logarithm, its fraction of the program's best recipe minus one, "
                         "or the speedup minus its inverse")
     p.add_argument("--space", default=SPACE, choices=("recipes", "extended", "looptune"), help="the action space")
-    p.add_argument("--stop", action="store_true", help="an action that ends the episode (the policy keeps the schedule it has)")
+    p.add_argument("--stop", action=argparse.BooleanOptionalAction, default=True,
+                   help="an action that ends the episode, the policy keeping the schedule it has (default; --no-stop: 10 steps always)")
     args = p.parse_args()
     try:
         import torch
@@ -247,7 +245,7 @@ def main() -> None:
             ax.plot(np.arange(k - 1, len(x)), mean, label=f"{k}-episode geometric mean")
         ax.set_yscale("log")
         ax.set_xlabel("episode (a training program drawn at random)")
-        ax.set_ylabel("speedup over the start after 10 steps")
+        ax.set_ylabel("speedup over the start at the episode's end" + (" (stop, or 10 steps)" if args.stop else " (10 steps)"))
         ax.set_title(f"MaskablePPO on lt_mlir.env, {args.space} actions, seed {args.seed}")
         ax.legend()
         fig.tight_layout()

@@ -231,6 +231,23 @@ class Schedule:
         self._states.append(self._undone.pop())
         return self
 
+    def mark(self) -> tuple[int, int]:
+        """Where the schedule is now, for ``since``."""
+        return len(self._states), len(self.remarks)
+
+    def since(self, mark: tuple[int, int]) -> tuple[tuple, tuple]:
+        """The steps made since ``mark`` (its states and remarks: states are
+        never changed, so they can be shared), for ``extend``."""
+        return tuple(self._states[mark[0]:]), tuple(self.remarks[mark[1]:])
+
+    def extend(self, steps: tuple[tuple, tuple]) -> None:
+        """Make ``steps`` (``since``'s) again: exact where the schedule is in
+        the state they were made from (the caller keys them by it)."""
+        states, remarks = steps
+        self._states.extend(states)
+        self.remarks.extend(remarks)
+        self._undone.clear()
+
     def copy(self) -> "Schedule":
         """An independent schedule in the same state (no redo history).
         States are never changed in place, so the copy shares them."""

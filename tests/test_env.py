@@ -216,3 +216,37 @@ def test_unroll_is_bounded_by_body_copies():
     env.cursor = 0  # m: 8 x 48 = 384 copies
     _, _, _, _, info = act(env, "unroll")
     assert "384 copies" in info["refused"]
+
+
+def test_a_transition_made_before_is_replayed_exactly(monkeypatch):
+    """An episode that comes back to a state replays its transitions from
+    the env's cache: the same schedule (text, moves that replay to it,
+    undo steps), cursor and refusals as making them again, without running
+    the actions (a recipe's passes) a second time."""
+    from lt_mlir import agent, moves
+
+    env = LoopToolEnv("matmul-v0/48x32x40", "recipes", reward=None)
+    names = ["register_tile", "down", "split_8", "swap_up", "up", "unroll", "register_tile", "vectorize"]
+    trace = [env.actions.index(n) for n in names if n in env.actions]
+
+    def walk():
+        env.reset()
+        seen = []
+        for a in trace:
+            _, _, _, _, info = env.step(a)
+            seen.append((env.schedule.text, env.cursor, info.get("refused"), list(env.schedule.moves)))
+        return seen
+
+    first = walk()
+    calls = []
+    real = agent.act
+    monkeypatch.setattr(agent, "act", lambda *a, **k: calls.append(a[3]) or real(*a, **k))
+    second = walk()
+    assert calls == [] and second == first
+    assert any(r for _, _, r, _ in first) and any(r is None for _, _, r, _ in first)  # refusals and moves both replayed
+    start = lt_mlir.Schedule(env.benchmark.text)
+    assert moves.replay(start, env.schedule.moves).text == env.schedule.text
+    steps = len(env.schedule.steps)
+    env.schedule.undo()
+    assert len(env.schedule.steps) == steps - 1  # the replayed steps are the schedule's own, undoable
+    env.close()

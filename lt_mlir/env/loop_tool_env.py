@@ -215,6 +215,9 @@ class LoopToolEnv(gym.Env):
         self._programs: OrderedDict = OrderedDict()
         self._measure_error = ""
         self._mask_cache: dict = {}
+        # (state text, cursor, mode, action) -> (the steps it made, cursor, mode, refusal): a state's
+        # transitions are deterministic, so an episode that comes back to one replays them
+        self._step_cache: dict = {}
         self.schedule: Schedule | None = None
         self.episode_reward = 0.0
         self.history: list[int] = []  # every action of the episode, refused ones too (what validate() replays)
@@ -349,6 +352,7 @@ class LoopToolEnv(gym.Env):
     def close(self):
         self.schedule = None
         self._mask_cache.clear()
+        self._step_cache.clear()
         self._close_evaluator()
 
     def _close_evaluator(self) -> None:
@@ -388,6 +392,7 @@ class LoopToolEnv(gym.Env):
         for key, (_, measured) in self._programs.items():  # the figures, not the child processes
             other._programs[key] = [None, OrderedDict(measured)]
         other._mask_cache = dict(self._mask_cache)
+        other._step_cache = dict(self._step_cache)
         if self.schedule is not None:
             other.schedule = self.schedule.copy()
             other.cursor, other.size_mode, other.steps = self.cursor, self.size_mode, self.steps
@@ -440,9 +445,21 @@ class LoopToolEnv(gym.Env):
         return module, preorder_loops(module.operation)
 
     def _apply(self, name: str) -> str | None:
-        """Run action ``name`` on the current state (``agent.act``); None, or why it was refused."""
+        """Run action ``name`` on the current state (``agent.act``); None, or
+        why it was refused.  A transition made before from this state (text,
+        cursor, mode) is replayed from the cache: the same states appended."""
+        key = (self.schedule.text, self.cursor, self.size_mode, name)
+        hit = self._step_cache.get(key)
+        if hit is not None:
+            steps, self.cursor, self.size_mode, refused = hit
+            self.schedule.extend(steps)
+            return refused
+        mark = self.schedule.mark()
         self.cursor, self.size_mode, refused = agent.act(self.schedule, self.cursor, self.size_mode, name,
                                                          self.action_space_name, self.target)
+        if len(self._step_cache) > 4096:
+            self._step_cache.clear()
+        self._step_cache[key] = (self.schedule.since(mark), self.cursor, self.size_mode, refused)
         return refused
 
     def action_mask(self) -> np.ndarray:
