@@ -68,6 +68,7 @@ bench: $(STAMP)
 	$(PY) benchmarks/bench_passes.py
 	$(PY) benchmarks/bench_appy.py
 	$(PY) benchmarks/bench_sparse.py --markdown docs/bench-sparse.md --chart docs/bench-sparse.png
+	$(PY) benchmarks/bench_sparse.py --cores 1 --markdown docs/bench-sparse-1core.md
 	$(PY) benchmarks/bench_torch.py
 	$(PY) benchmarks/bench_ui.py
 	$(PY) benchmarks/bench_cuda.py
