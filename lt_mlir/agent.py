@@ -167,16 +167,21 @@ def changes_program(name: str, size_mode: bool, space: str) -> bool:
     return True
 
 
-def mask(schedule: Schedule, cursor: int, size_mode: bool, actions: list, space: str, target) -> np.ndarray:
+def mask(schedule: Schedule, cursor: int, size_mode: bool, actions: list, space: str, target, step=None) -> np.ndarray:
     """int8 per action: 1 where it would have an effect now (it applies and
     changes the program, the cursor or the mode), 0 where it is refused or
     changes nothing (``parallel`` on a parallel loop).  Each is tried on a
-    copy; ``schedule`` is unchanged."""
+    copy; ``schedule`` is unchanged.  ``step(schedule, cursor, size_mode,
+    name)``: what makes an action, ``act`` in ``space`` on ``target`` by
+    default (the environment's replays transitions it made before)."""
+    if step is None:
+        def step(s, c, m, name):
+            return act(s, c, m, name, space, target)
     out = np.zeros(len(actions), dtype=np.int8)
     here = schedule.key
     for i, name in enumerate(actions):
         trial = schedule.copy()
-        moved, mode, refused = act(trial, cursor, size_mode, name, space, target)
+        moved, mode, refused = step(trial, cursor, size_mode, name)
         out[i] = refused is None and (moved != cursor or mode != size_mode or trial.key != here)
     return out
 

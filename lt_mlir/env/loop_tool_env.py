@@ -132,6 +132,16 @@ class ValidationResult:
         return f"{self.benchmark}: {'ok' if self.okay() else '; '.join(self.errors)} ({self.walltime:.2f} s)"
 
 
+CACHE_ENTRIES = 2048  # a cache of the env's (masks, transitions) is emptied when it holds more
+
+
+def _bounded(cache: dict) -> dict:
+    """``cache``, emptied first when it is full (``CACHE_ENTRIES``)."""
+    if len(cache) >= CACHE_ENTRIES:
+        cache.clear()
+    return cache
+
+
 class LoopToolEnv(gym.Env):
     metadata = {"render_modes": ["ansi"]}
 
@@ -445,33 +455,36 @@ class LoopToolEnv(gym.Env):
         return module, preorder_loops(module.operation)
 
     def _apply(self, name: str) -> str | None:
-        """Run action ``name`` on the current state (``agent.act``); None, or
-        why it was refused.  A transition made before from this state (text,
-        cursor, mode) is replayed from the cache: the same states appended."""
-        key = (self.schedule.text, self.cursor, self.size_mode, name)
+        """Run action ``name`` on the current state; None, or why it was refused."""
+        self.cursor, self.size_mode, refused = self._transition(self.schedule, self.cursor, self.size_mode, name)
+        return refused
+
+    def _transition(self, schedule: Schedule, cursor: int, size_mode: bool, name: str) -> tuple:
+        """``agent.act`` in this env's space and target (``schedule`` changed
+        in place): a transition made before from this state (text, cursor,
+        mode) -- a step, or the mask's trial of it -- is replayed from the
+        cache, the same states appended."""
+        key = (schedule.text, cursor, size_mode, name)
         hit = self._step_cache.get(key)
         if hit is not None:
-            steps, self.cursor, self.size_mode, refused = hit
-            self.schedule.extend(steps)
-            return refused
-        mark = self.schedule.mark()
-        self.cursor, self.size_mode, refused = agent.act(self.schedule, self.cursor, self.size_mode, name,
-                                                         self.action_space_name, self.target)
-        if len(self._step_cache) > 4096:
-            self._step_cache.clear()
-        self._step_cache[key] = (self.schedule.since(mark), self.cursor, self.size_mode, refused)
-        return refused
+            steps, cursor, size_mode, refused = hit
+            schedule.extend(steps)
+            return cursor, size_mode, refused
+        mark = schedule.mark()
+        cursor, size_mode, refused = agent.act(schedule, cursor, size_mode, name, self.action_space_name, self.target)
+        _bounded(self._step_cache)[key] = (schedule.since(mark), cursor, size_mode, refused)
+        return cursor, size_mode, refused
 
     def action_mask(self) -> np.ndarray:
         """Which actions would change the state now (1) or be refused (0):
-        each is tried on a copy (cached per state)."""
+        each is tried on a copy (cached per state; the trials' transitions
+        too, so the step that follows replays the one it takes)."""
         key = (self.schedule.text, self.cursor, self.size_mode)
         if key in self._mask_cache:
             return self._mask_cache[key]
-        mask = agent.mask(self.schedule, self.cursor, self.size_mode, self.actions, self.action_space_name, self.target)
-        if len(self._mask_cache) > 4096:
-            self._mask_cache.clear()
-        self._mask_cache[key] = mask
+        mask = agent.mask(self.schedule, self.cursor, self.size_mode, self.actions, self.action_space_name, self.target,
+                          step=self._transition)
+        _bounded(self._mask_cache)[key] = mask
         return mask
 
     def action_masks(self) -> np.ndarray:
