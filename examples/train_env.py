@@ -121,13 +121,13 @@ class FinalSpeedup(gym.Wrapper):
         return np.append(allowed, True) if self.stop else allowed
 
     def step(self, action):
-        if self.stop and int(action) == self.env.action_space.n:  # STOP: the schedule as it is now is final
+        stopped = self.stop and int(action) == self.env.action_space.n  # STOP: the schedule as it is now is final
+        if stopped:
             obs, reward, terminated, truncated, info = self.base.observe("loops_tensor"), 0.0, False, False, {}
-            self.t = self.steps - 1
         else:
             obs, reward, terminated, truncated, info = self.env.step(action)
         self.t += 1
-        if self.t >= self.steps:
+        if stopped or self.t >= self.steps:
             try:
                 speedup = float(self.base.observe("flops")[0]) / self.start
             except LtError:
