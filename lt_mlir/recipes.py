@@ -322,7 +322,7 @@ def _contraction(schedule: Schedule) -> tuple[int, int, int, int | None, bool]:
     m, n = lt.loop_size(band[dims.index(i)]), lt.loop_size(band[dims.index(j)])
     b_arg = _b_argument(band, i, j)
     del module, reduce, band
-    _reorder(schedule, first, dims, [i, k, j])
+    _reorder(schedule, dims, [i, k, j], lambda module: _largest_contraction(module)[1])
     return first, m, n, b_arg, batched
 
 
@@ -427,16 +427,29 @@ def _b_argument(band, i: str, j: str) -> int | None:
     return found[0] if len(set(found)) == 1 else None
 
 
-def _reorder(schedule: Schedule, first: int, dims: list[str], target: list[str]) -> None:
-    """Interchange the perfect nest of loops over ``dims`` at position
-    ``first`` (adjacent swaps, outermost first) into the order ``target``."""
+def _reorder(schedule: Schedule, dims: list[str], target: list[str], band_of) -> None:
+    """Interchange the nest of loops over ``dims`` (``band_of(module)``: its
+    loops, outermost first) into the order ``target`` by adjacent swaps,
+    outermost first.  Each swap's loop is found anew: a swap that moves a
+    loop holding a statement (a convolution's ``C <- 0`` beside its
+    reduction) out of it distributes the statement into a loop of its own,
+    and the band's loops are then no longer consecutive."""
     current = list(dims)
     for i, d in enumerate(target):
         j = current.index(d)
         while j > i:
-            schedule.swap(first + j - 1)
+            module = schedule.module
+            at = preorder_loops(module).index(band_of(module)[j - 1])
+            del module
+            schedule.swap(at)
             current[j - 1], current[j] = current[j], current[j - 1]
             j -= 1
+
+
+def _reduction_loops(module) -> list:
+    """The loops around the module's one ``lt.reduce``, outermost first."""
+    (reduce,) = _reductions(module)
+    return list(reversed(lt.enclosing_loops(reduce)))
 
 
 def _reduction_band(module) -> tuple[list, list[str], list[str]]:
@@ -489,11 +502,14 @@ def vector_rows(schedule: Schedule, width: int | None = None, parallel: bool = F
                         f"{max_vectors * width} elements ({max_vectors} vectors of {width}), not {row}")
     inner_reduced = lt.loop_size(band[dims.index(reduced[-1])]) if reduced else 0
     del module, band
-    _reorder(schedule, first, dims, target)
-    last = first + len(target) - 1
+    _reorder(schedule, dims, target, _reduction_loops)
+    module = schedule.module
+    band = _reduction_loops(module)
+    last, before = (preorder_loops(module).index(loop) for loop in band[-1:-3:-1])
+    del module, band
     schedule.vectorize(last, width).unroll(last)
     if 0 < inner_reduced <= 8:
-        schedule.unroll(last - 1)
+        schedule.unroll(before)
     if parallel:
         schedule.parallel(first)
     return schedule

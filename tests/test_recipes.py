@@ -447,3 +447,27 @@ def test_channel_tile_refuses_what_it_cannot_take():
     *_, t, _ = conv2d(3, 5, 13, 29, 3, 3)
     with pytest.raises(lt.PassError, match="channel_tile wants a nest"):
         channel_tile(t.schedule, width=8)
+
+
+@pytest.mark.parametrize("c,h,w,width,parallel", [(4, 24, 24, 8, False), (3, 5, 13, 4, True), (2, 4, 20, 16, False)])
+def test_vector_rows_moves_a_row_past_the_initialisation_beside_its_reduction(c, h, w, width, parallel):
+    """programs.conv2d (the environment's conv2d-v0) initialises Y[y, x]
+    in the x loop, beside the reduction's loops: the first swap that moves x
+    inward distributes the initialisation into a loop of its own, so the
+    band's loops are no longer numbered one after another (the recipe once
+    vectorized the c loop there and was refused on every such program)."""
+    from lt_mlir import programs
+    from lt_mlir.schedule import Schedule
+
+    s = vector_rows(Schedule(programs.conv2d(c, h, w, 3, 3)), width=width, parallel=parallel)
+    lines = s.loop_tree.splitlines()
+    assert [line.split()[1] for line in lines[:7]] == ["y", "x", "x]", "c", "i", "j", "x"]  # Y[y, x] <- 0 in a loop of its own
+    assert lines[0].endswith("[parallel]") == parallel
+    assert lines[5].endswith("[unroll full]") and lines[6].endswith(f"[unroll full, vectorize {width}]")
+    rng = np.random.default_rng(c * 100 + w)
+    X = rng.standard_normal((c, h + 2, w + 2)).astype(np.float32)
+    W = rng.standard_normal((c, 3, 3)).astype(np.float32)
+    ref = sum(X[:, i:i + h, j:j + w].astype(np.float64) * W[:, i, j, None, None] for i in range(3) for j in range(3)).sum(0)
+    out = guarded_copy(np.full((h, w), np.nan, np.float32))
+    s.compile()(guarded_copy(X, readonly=True), guarded_copy(W, readonly=True), out)
+    np.testing.assert_allclose(out, ref, rtol=1e-4, atol=1e-4 * np.abs(ref).max())
