@@ -19,7 +19,10 @@ Policies (``--policies A.npz B.npz ...``, e.g. one per training seed of
   (``lt-tune --strategy policy``: at most as many measurements as random
   search makes);
 * random search with as many steps: ``--steps`` masked random actions from
-  the start, each state measured, the best kept (seeded);
+  the start, each state measured, the best kept; run with ``--random-seeds``
+  (5) seeds, and a policy compared with their median (one seed's search is
+  one draw of a lottery: on a row-wise program one draw finds the recipe and
+  the next does not);
 * ``lt-tune``: evolution with the cost model, ``--budget`` (300)
   measurements, its winner re-measured as lt-tune does.
 
@@ -127,13 +130,14 @@ def random_search(start: Schedule, steps: int, seed: int, space: str = "extended
     return best, time.perf_counter() - t0
 
 
-def compare(policies: list, budget: int, steps: int, only: str | None) -> None:
+def compare(policies: list, budget: int, steps: int, only: str | None, random_seeds: int = 5) -> None:
     loaded = [Policy(p) for p in policies]
     space = loaded[0].space  # random search acts in the policies' space
     if any(p.space != space for p in loaded):
         sys.exit("error: the policies compared act in different action spaces: compare them in separate runs")
     print(f"held-out programs; {len(loaded)} policies ({', '.join(os.path.basename(p) for p in policies)}), {steps} steps, "
-          f"'{space}' actions; random search {steps} steps in the same space; lt-tune evolution {budget} measurements")
+          f"'{space}' actions; random search {steps} steps in the same space, {random_seeds} seeds (their median; range in brackets); "
+          f"lt-tune evolution {budget} measurements")
     header = ["program", "start ms", *[f"policy {i}" for i in range(len(loaded))], *[f"policy {i} best state" for i in range(len(loaded))],
               "random", "lt-tune",
               *[f"p{i}/tune" for i in range(len(loaded))], "policy s", "tune s"]
@@ -157,17 +161,18 @@ def compare(policies: list, budget: int, steps: int, only: str | None) -> None:
             os.environ["LT_MLIR_POLICY"] = path  # lt-tune --strategy policy: the best of the states it passed, measured
             picked.append(tune(start, "policy", budget=steps, seed=0).schedule)
         os.environ.pop("LT_MLIR_POLICY", None)
-        rnd, _ = random_search(start, steps, seed=1, space=space)
+        rnds = [random_search(start, steps, seed=1 + k, space=space)[0] for k in range(random_seeds)]
         t0 = time.perf_counter()
         tuned = tune(start, "evolution", budget=budget, seed=0).schedule
         tune_s = time.perf_counter() - t0
         with Evaluator(start, samples=10, min_sample_s=5e-4, budget_s=0.3) as ev:
-            ms = ev.remeasure([start.text] + [s.text for s in found + picked] + [rnd.text, tuned.text], rounds=5)
+            ms = ev.remeasure(list(dict.fromkeys([start.text] + [s.text for s in found + picked + rnds] + [tuned.text])), rounds=5)
         by_text = {m.text: m.runtime_s for m in ms}
         t_start = by_text[start.text]
         speedups = [t_start / by_text[s.text] for s in found]
         best_of = [t_start / by_text[s.text] for s in picked]
-        s_rnd, s_tune = t_start / by_text[rnd.text], t_start / by_text[tuned.text]
+        s_rnds = [t_start / by_text[r.text] for r in rnds]
+        s_rnd, s_tune = float(np.median(s_rnds)), t_start / by_text[tuned.text]
         for i, sp in enumerate(speedups):
             ratios[i].append(sp / s_tune)
             beats[i].append(sp > 1.02 * s_rnd)  # by more than the timing's noise
@@ -176,7 +181,7 @@ def compare(policies: list, budget: int, steps: int, only: str | None) -> None:
         times["policy"] += spent
         times["tune"].append(tune_s)
         cells = [uri.removeprefix("benchmark://"), f"{t_start * 1e3:.3f}", *[f"{x:.2f}x" for x in speedups], *[f"{x:.2f}x" for x in best_of],
-                 f"{s_rnd:.2f}x",
+                 f"{s_rnd:.2f}x ({min(s_rnds):.2f}..{max(s_rnds):.2f})",
                  f"{s_tune:.2f}x", *[f"{r[-1]:.2f}" for r in ratios], f"{np.mean(spent):.2f}", f"{tune_s:.1f}"]
         print("| " + " | ".join(cells) + " |", flush=True)
     for i, p in enumerate(policies):
@@ -200,13 +205,16 @@ def main() -> None:
     p.add_argument("--budget", type=int, default=300)
     p.add_argument("--steps", type=int, default=10)
     p.add_argument("--only", default=None)
+    p.add_argument("--random-seeds", type=int, default=5, help="random searches a program (a policy is compared with their median)")
     args = p.parse_args()
     print(f"host: {platform.processor() or platform.machine()}, {os.cpu_count()} cores")
     policies = args.policies or ([None] if args.compare else [])
     if args.speed or not policies:
         speed()
     if policies:
-        compare([p or Policy().path for p in policies], args.budget, args.steps, args.only)
+        if args.random_seeds < 1:
+            p.error(f"--random-seeds must be at least 1, got {args.random_seeds}")
+        compare([p or Policy().path for p in policies], args.budget, args.steps, args.only, args.random_seeds)
 
 
 if __name__ == "__main__":

@@ -504,12 +504,11 @@ def vector_rows(schedule: Schedule, width: int | None = None, parallel: bool = F
     del module, band
     _reorder(schedule, dims, target, _reduction_loops)
     module = schedule.module
-    band = _reduction_loops(module)
-    last, before = (preorder_loops(module).index(loop) for loop in band[-1:-3:-1])
-    del module, band
-    schedule.vectorize(last, width).unroll(last)
+    at = [preorder_loops(module).index(loop) for loop in _reduction_loops(module)]
+    del module
+    schedule.vectorize(at[-1], width).unroll(at[-1])
     if 0 < inner_reduced <= 8:
-        schedule.unroll(before)
+        schedule.unroll(at[-2])
     if parallel:
         schedule.parallel(first)
     return schedule
