@@ -160,6 +160,10 @@ TRAINING = [
     "conv2d-v0/3x16x16x3x3", "conv2d-v0/8x32x32x3x3",
     "softmax-v0/32x256", "softmax-v0/64x512",
     "reduction-v0/64x1024", "reduction-v0/256x256", "reduction-v0/512x128",
+    # convolutions where vector_rows pays measurably (on the 1 us 3x16x16 it often measures 1.0x),
+    # and row-wise programs large enough for the parallel variants to pay
+    "conv2d-v0/6x24x24x3x3", "conv2d-v0/4x32x32x3x3", "conv2d-v0/8x20x20x3x3",
+    "softmax-v0/96x512", "reduction-v0/128x1024",
 ]
 HELD_OUT = [
     "matmul-v0/80x96x64", "matmul-v0/160x128x96", "clipped-matmul-v0/48x40x192", "conv2d-v0/4x24x24x3x3",
