@@ -245,7 +245,7 @@ def main() -> None:
             ax.plot(np.arange(k - 1, len(x)), mean, label=f"{k}-episode geometric mean")
         ax.set_yscale("log")
         ax.set_xlabel("episode (a training program drawn at random)")
-        ax.set_ylabel("speedup over the start at the episode's end" + (" (stop, or 10 steps)" if args.stop else " (10 steps)"))
+        ax.set_ylabel("speedup over the start at the end\n" + ("(stop, or 10 steps)" if args.stop else "(10 steps)"))  # two lines: one is cut
         ax.set_title(f"MaskablePPO on lt_mlir.env, {args.space} actions, seed {args.seed}")
         ax.legend()
         fig.tight_layout()

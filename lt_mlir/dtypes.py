@@ -37,6 +37,7 @@ class ArgSpec:
     shape: tuple
     element: str  # MLIR spelling: f32, i64, ...
     written: bool
+    monotone: bool = False  # marked lt.monotone: the caller promises values that never decrease (a CSR's indptr)
 
     @cached_property
     def dtype(self) -> np.dtype:
@@ -51,11 +52,14 @@ class ArgSpec:
         return int(np.prod(self.shape, dtype=np.int64)) * self.dtype.itemsize
 
     def to_json(self) -> dict:
-        return {"index": self.index, "shape": list(self.shape), "element": self.element, "written": self.written}
+        d = {"index": self.index, "shape": list(self.shape), "element": self.element, "written": self.written}
+        if self.monotone:
+            d["monotone"] = True
+        return d
 
     @classmethod
     def from_json(cls, d: dict) -> "ArgSpec":
         element = d["element"]
         if element not in NUMPY:
             raise ValueError(f"unsupported element type {element!r}")
-        return cls(int(d["index"]), tuple(int(x) for x in d["shape"]), element, bool(d["written"]))
+        return cls(int(d["index"]), tuple(int(x) for x in d["shape"]), element, bool(d["written"]), bool(d.get("monotone", False)))

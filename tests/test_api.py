@@ -220,3 +220,35 @@ def test_public_api_documents_itself():
                 if (callable(value) or isinstance(value, property)) and not (value.__doc__ or "").strip():
                     missing.append(f"{name}.{member}")
     assert missing == []
+
+
+MONOTONE = """
+func.func @copy(%x: memref<5xi32> {lt.monotone, lt.name = "x"}, %y: memref<5xi32> {lt.name = "y"}) {
+  "lt.loop"() ({
+  ^bb0(%i0: index):
+    %i = "lt.dim"() {dim = "i"} : () -> index
+    %v = memref.load %x[%i] : memref<5xi32>
+    memref.store %v, %y[%i] : memref<5xi32>
+  }) {dim = "i", size = 5 : i64, tail = 0 : i64} : () -> ()
+  return
+}
+"""
+
+
+def test_an_lt_monotone_argument_is_checked_and_drawn_sorted():
+    """``lt.monotone`` is the caller's promise that an index array never
+    decreases (what the dependence test rests a CSR row's positions on):
+    the checked call refuses an array that breaks it, naming where, and
+    the inputs ``lt-opt --run`` draws for it are sorted."""
+    from lt_mlir.errors import ArgumentError
+    from lt_mlir.runtime.specs import random_inputs
+
+    k = lt_mlir.compile(MONOTONE)
+    assert [s.monotone for s in k.specs] == [True, False]
+    x = np.array([0, 2, 2, 7, 9], np.int32)
+    np.testing.assert_array_equal(k(x), x)
+    with pytest.raises(ArgumentError, match=r"argument 0: marked lt.monotone, but its values decrease at element 3 \(7 then 3\)"):
+        k(np.array([0, 2, 7, 3, 9], np.int32))
+    for seed in range(3):
+        drawn = random_inputs(k.specs, seed)[0]
+        assert (np.diff(drawn) >= 0).all() and drawn.min() < drawn.max()

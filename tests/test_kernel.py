@@ -140,6 +140,36 @@ def test_sparse_softmax_over_stored_values(fusion):
     np.testing.assert_allclose(out.data, _sparse_softmax_ref(A).data, rtol=1e-12)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_sparse_softmax_is_one_parallel_row_loop(dtype):
+    """Redundancy-aware, sparse softmax's four nests (row maximum, the
+    exponentials of ``A - m[:, None]``, their row sum, the quotients) are
+    one parallel row loop: the exponentials are read twice, so lt-fuse
+    leaves them a nest, written by rows (``lower.row_chains``), and
+    lt-merge merges the rows, knowing row i's positions its own
+    (``indptr`` marked ``lt.monotone``; dependence.row_range).  No nest
+    reads a position's row from ``rows`` then.  Empty rows, a full row, one
+    column and an empty matrix included, against a row-by-row reference."""
+    def softmax(A):
+        m = A.max(axis=1)
+        e = np.exp(A - m[:, None])
+        return e / e.sum(axis=1)[:, None]
+
+    softmax.__annotations__["A"] = CSR(dtype)  # (this file's annotations are strings, evaluated in its globals)
+    softmax = kernel(softmax)
+    A = _csr(41, 23, 0.3, dtype=dtype, power_law=True, seed=3)
+    A = sp.csr_array(sp.vstack([A, sp.csr_array(np.arange(1, 24, dtype=dtype)[None, :] / 7)]))  # a full row
+    assert (np.diff(A.indptr) == 0).any()
+    rtol = 1e-5 if dtype == np.float32 else 1e-12
+    np.testing.assert_allclose(softmax(A).data, _sparse_softmax_ref(A).data, rtol=rtol)
+    s = softmax.modules[-1]
+    tops = [line for line in s.loop_tree.splitlines() if line.startswith("for ")]
+    assert tops == ["for i in 42 : L0 [parallel]"], s.loop_tree
+    assert "lt-merge" in s.pipeline and "rows0" not in s.file_text, s.loop_tree
+    for B in (_csr(19, 1, 0.5, dtype=dtype, seed=4), sp.csr_array((5, 8), dtype=dtype)):
+        np.testing.assert_allclose(softmax(B).data, _sparse_softmax_ref(B).data, rtol=rtol)
+
+
 def test_rows_of_stored_positions_kept_between_calls_only_for_the_same_indptr():
     """An element-wise op that broadcasts a row's value over its stored
     positions reads the row of each position (``rows``), kept from the last
@@ -147,7 +177,7 @@ def test_rows_of_stored_positions_kept_between_calls_only_for_the_same_indptr():
     matrix and for new values at the same positions, made again for another
     structure of the same shape and for an ``indptr`` changed in place."""
 
-    @kernel
+    @kernel(fusion="none")  # (redundancy-aware: row nests, which read no rows)
     def softmax(A: CSR(float64)):
         m = A.max(axis=1)
         e = np.exp(A - m[:, None])
@@ -488,6 +518,12 @@ def test_sddmm_on_guard_paged_buffers(tmp_path):
             return (A @ B) @ C  # 4-row tiles (33 rows: a tail), 70 columns in tiles (a tail)
 
         @kernel
+        def softmax(A: CSR(float32)):
+            m = A.max(axis=1)
+            e = np.exp(A - m[:, None])
+            return e / e.sum(axis=1)[:, None]  # one row loop, vector groups over each row's positions
+
+        @kernel
         def damped(A: CSR(float32), x: Array(float32, 1), steps: int):
             for _ in range(steps):
                 x = 0.5 * (A @ x) + 0.25 * x  # steps 2.. in one kernel (hostloop.py; 0 and 1 differ: x an argument, then a result)
@@ -508,6 +544,11 @@ def test_sddmm_on_guard_paged_buffers(tmp_path):
             GW = (guarded_copy(W.data, side), guarded_copy(W.indices, side), guarded_copy(W.indptr, side), W.shape)
             xw = rng.random(40, dtype=np.float32)
             assert np.allclose(spmv(GW, guarded_copy(xw, side)), W @ xw, rtol=1e-5)
+            out = softmax(GW)
+            for i in range(33):
+                lo, hi = W.indptr[i], W.indptr[i + 1]
+                e = np.exp(W.data[lo:hi] - W.data[lo:hi].max())
+                assert np.allclose(out.data[lo:hi], e / e.sum(), rtol=1e-5)
             E = rng.random((5, 70), dtype=np.float32)
             assert np.allclose(spmm_mm(G, guarded_copy(D, side), guarded_copy(E, side)), (A @ D) @ E, rtol=1e-5)
             S = sp.random(33, 33, density=0.3, format="csr", dtype=np.float32, random_state=6)
@@ -518,6 +559,7 @@ def test_sddmm_on_guard_paged_buffers(tmp_path):
             assert np.allclose(damped(GS, guarded_copy(xs, side), 6), ref, rtol=1e-5) and damped.trips == 4
         assert "lt-prefetch-data" in spmm.modules[-1].pipeline and "lt-prefetch-data" in spmm_mm.modules[-1].pipeline
         assert "lt-prefetch{" in sddmm.modules[-1].pipeline  # C's rows 16 positions ahead, the last clamped
+        assert "lt-merge" in softmax.modules[-1].pipeline and "lt-vectorize-data" in softmax.modules[-1].pipeline
         print("ok")
         """
     ))

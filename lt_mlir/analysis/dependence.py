@@ -14,6 +14,16 @@ Buffers only read inside L never constrain.  ``lt.reduce`` updates of one
 kind commute with each other, so a buffer touched inside L only by reduces
 of one kind is reorderable too (floating-point sums then differ by
 rounding only).
+
+A CSR row's stored positions are private to the row too (``row_range``):
+an axis indexed, in every access, by the induction variable of an
+``scf.for`` inside L (or a loop merged with L) that runs from ``X[lt.dim d]`` to ``X[lt.dim d + 1]``
+(each through the same casts and clamps to constants), with X a function
+argument marked ``lt.monotone`` (a CSR's ``indptr``: its values never
+decrease) that nothing inside L writes.  Row r then covers ``X[r] ..
+X[r + 1]`` and rows cover disjoint ranges: distinct iterations, distinct
+elements (a sparse softmax's row maximum, exponentials and sum as one row
+loop).
 """
 
 from __future__ import annotations
@@ -188,13 +198,91 @@ def same_shift(values, dim: str, loop) -> bool:
     return all(s == shifts[0] for s in shifts[1:])
 
 
-def _private_axis(group: list[Access], dim: str, loop=None) -> bool:
+def _private_axis(group: list[Access], dim: str, loop=None, written=()) -> bool:
     """Some axis is exactly lt.dim ``dim`` (or that minus an offset fixed
-    in ``loop``) in every access of the group."""
+    in ``loop``) in every access of the group, or, in every access, a
+    position of ``dim``'s row in one ``lt.monotone`` array that no buffer
+    of ``written`` is (``row_range``)."""
     if not group:
         return True
     rank = len(group[0].indices)
-    return any(same_shift([a.indices[axis] for a in group], dim, loop) for axis in range(rank))
+    for axis in range(rank):
+        values = [a.indices[axis] for a in group]
+        if same_shift(values, dim, loop):
+            return True
+        ranges = [row_range(v, dim, loop) for v in values]
+        if ranges[0] is not None and all(r is not None and r[0] == ranges[0][0] and r[1] == ranges[0][1] for r in ranges) \
+                and not any(ranges[0][0] == w for w in written):
+            return True
+    return False
+
+
+MONOTONE_OPS = ("arith.index_cast", "arith.extsi")  # order-preserving casts of an index array's values
+CLAMP_OPS = ("arith.maxsi", "arith.minsi")
+
+
+def row_range(value, dim: str, loop):
+    """(X, clamps) when ``value`` is the induction variable of an
+    ``scf.for`` not around ``loop`` from ``X[lt.dim dim]`` to ``X[lt.dim dim +
+    1]``, both read through the same ``MONOTONE_OPS`` and ``CLAMP_OPS`` with
+    constants (``clamps``: that chain), X a function argument marked
+    ``lt.monotone``; None otherwise."""
+    owner = value.owner
+    if loop is None or not isinstance(owner, ir.Block):
+        return None
+    op = owner.owner
+    # (an scf.for around ``loop`` would hold one position through all its iterations; one inside
+    # ``loop`` or inside a loop merged with it takes the row's positions in turn)
+    if op is None or op.name != "scf.for" or inside(loop, op) or list(owner.arguments)[0] != value:
+        return None
+    lower, upper = list(op.operands)[:2]
+    low, high = _bound_source(lower), _bound_source(upper)
+    if low is None or high is None or low[0] != high[0] or low[2] != high[2] or not monotone(low[0]):
+        return None
+    if not is_dim_of(low[1], dim) or shift_of(high[1], dim, loop) != ("+", "const", 1):
+        return None
+    return low[0], low[2]
+
+
+def _is_for_index(value) -> bool:
+    owner = value.owner
+    return isinstance(owner, ir.Block) and owner.owner is not None and owner.owner.name == "scf.for"
+
+
+def _bound_source(value):
+    """(X, index, chain) when ``value`` is ``X[index]`` (a one-axis load)
+    through ``MONOTONE_OPS`` and ``CLAMP_OPS`` with a constant operand
+    (``chain``: those ops and constants, innermost last), else None."""
+    chain = []
+    while True:
+        owner = value.owner
+        if isinstance(owner, ir.Block):
+            return None
+        op = owner.operation
+        if op.name in MONOTONE_OPS:
+            chain.append((op.name,))
+            value = op.operands[0]
+        elif op.name in CLAMP_OPS:
+            constants = [_constant(v) for v in op.operands]
+            if constants[1] is not None:
+                chain.append((op.name, constants[1]))
+                value = op.operands[0]
+            elif constants[0] is not None:
+                chain.append((op.name, constants[0]))
+                value = op.operands[1]
+            else:
+                return None
+        elif op.name == "memref.load" and len(op.operands) == 2:
+            return op.operands[0], op.operands[1], tuple(chain)
+        else:
+            return None
+
+
+def _constant(value):
+    owner = value.owner
+    if isinstance(owner, ir.Block) or owner.operation.name != "arith.constant":
+        return None
+    return ir.IntegerAttr(owner.operation.attributes["value"]).value
 
 
 def reorder_conflicts(loop, roots=None, ignore=()) -> str | None:
@@ -210,16 +298,21 @@ def reorder_conflicts(loop, roots=None, ignore=()) -> str | None:
     # a loop of ``roots`` over the same dim (the second loop of a merge) whose body allocates a buffer
     # makes it new in each of its iterations, as its body's are in ``loop``'s once the two are one
     siblings = [r for r in (roots or []) if r != loop and r.name == "lt.loop" and lt.loop_dim(r) == dim]
+    written = [b for b, group in by_buffer.items() if any(a.kind != "read" for a in group)]
     for buffer, group in by_buffer.items():
         kinds = {a.kind for a in group}
         if kinds == {"read"} or private_cache(buffer, loop) or any(private_cache(buffer, r) for r in siblings):
             continue
         if len(kinds) == 1 and next(iter(kinds)).startswith("reduce:"):
             continue
-        if not _private_axis(group, dim, loop):
+        if not _private_axis(group, dim, loop, written):
+            hint = ""
+            if any(_is_for_index(v) for a in group for v in a.indices):
+                hint = (" (a position of an scf.for from X[i] to X[i + 1] is row i's own only where X is an argument "
+                        "marked lt.monotone that the loops do not write)")
             return (
                 f"{buffer_name(buffer)} is written and accessed at elements that other iterations of "
-                f"dim '{dim}' also access"
+                f"dim '{dim}' also access{hint}"
             )
     return None
 
@@ -253,9 +346,11 @@ def shared_reductions(loop) -> list:
     groups: dict = {}
     for a in accesses(loop):
         groups.setdefault(a.buffer, []).append(a)
+    written = [b for b, group in groups.items() if any(a.kind != "read" for a in group)]
     shared = []
     for group in groups.values():
-        if all(a.kind.startswith("reduce:") for a in group) and not _private_axis(group, dim, loop) and not private_cache(group[0].buffer, loop):
+        if all(a.kind.startswith("reduce:") for a in group) and not _private_axis(group, dim, loop, written) \
+                and not private_cache(group[0].buffer, loop):
             shared.extend(a.op for a in group)
     return shared
 
@@ -291,6 +386,18 @@ def repeats(buffer) -> bool:
     index array whose values repeat along the loops that read it (the row
     of each stored position of a CSR matrix), so a value read through it
     is not read once per iteration."""
+    return _marked(buffer, "lt.repeats")
+
+
+def monotone(buffer) -> bool:
+    """Whether ``buffer`` is a function argument marked ``lt.monotone``:
+    its values never decrease (a CSR's ``indptr``; the caller's promise,
+    checked by the CPU kernel's checked call and by ``lt_mlir.kernel``'s
+    CSR validation)."""
+    return _marked(buffer, "lt.monotone")
+
+
+def _marked(buffer, attribute: str) -> bool:
     owner = buffer.owner
     if not isinstance(owner, ir.Block):
         return False
@@ -299,4 +406,4 @@ def repeats(buffer) -> bool:
     if func is None or func.name != "func.func" or "arg_attrs" not in func.attributes:
         return False
     attrs = ir.ArrayAttr(func.attributes["arg_attrs"])[ir.BlockArgument(buffer).arg_number]
-    return "lt.repeats" in ir.DictAttr(attrs)
+    return attribute in ir.DictAttr(attrs)

@@ -16,7 +16,9 @@ in a buffer) goes through one of three strategies:
   load-store and type 4 dead-value redundancy removed, type 2 never
   introduced); factors invariant in a reduction are taken out of it where
   the fastmath mode allows reassociation (``lt-factor``, type 1); the
-  remaining nests that iterate the same rows are merged (``lt-merge``) and
+  remaining nests that iterate the same rows are merged (``lt-merge``; an
+  element-wise op on a CSR's values that reads its rows' values is a row
+  nest then, ``lower.row_chains``: sparse softmax one row loop) and
   their temporaries shrunk to the rows live at once
   (``lt-shrink-buffers``): the partial fusion of SpMM-MM; a dense row nest
   whose loops over a row reduce (a row's dot product, a row added into a

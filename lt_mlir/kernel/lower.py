@@ -120,8 +120,11 @@ class Lowering:
     """Writes the module; ``arguments`` lists the function's arguments."""
 
     def __init__(self, todo: list, outputs: list, name: str = "kernel", attributes: dict | None = None, concordant: bool = False,
-                 trips: bool = False):
+                 trips: bool = False, by_rows: tuple = (frozenset(), frozenset())):
         self.todo, self.outputs = todo, outputs
+        # ids of the element-wise CSR nodes written as row nests (``positions``), and of those
+        # computed inside them where they read them (``row_chains``)
+        self.by_rows, self.inline = by_rows
         self.trips = trips  # a last argument, memref<i64>: a host loop's trip count (hostloop.repeat_module)
         self.attributes = attributes
         self.concordant = concordant  # SpMM in TACO's order (for maximal fusion)
@@ -130,6 +133,7 @@ class Lowering:
         self.buffers: dict = {}  # id(node) -> memref Value (values and results)
         self.csr: dict = {}  # id(structure) -> (indptr, indices) Values
         self.name = name
+        self.reads_rows = False  # whether a nest reads a stored position's row from ``rows`` (after ``text``)
 
     def text(self) -> str:
         b = self.b
@@ -137,8 +141,10 @@ class Lowering:
         for k, st in enumerate(structures(self.todo)):
             args.append(Argument(f"indptr{k}", "indptr", st, memref([st.indptr.shape[0]], _int_type(st.indptr))))
             args.append(Argument(f"indices{k}", "indices", st, memref([st.indices.shape[0]], _int_type(st.indices))))
-            if any(n.sparse and n.structure is st and _needs_rows(n) for n in self.todo):
+            if any(n.sparse and n.structure is st and _needs_rows(n) and id(n) not in self.by_rows and id(n) not in self.inline
+                   for n in self.todo):
                 args.append(Argument(f"rows{k}", "rows", st, memref([st.nnz], _int_type(st.indices))))
+                self.reads_rows = True
         for k, leaf in enumerate(leaves(self.todo)):
             args.append(Argument(f"x{k}", "in", leaf, self.buffer_type(leaf)))
         for k, n in enumerate(self.outputs):
@@ -149,9 +155,11 @@ class Lowering:
         self.owners = []  # the node of each outermost loop, in order
         self.sampled = _sampled(self.todo)
         # rows[p] repeats a row for each of its positions: lt-fuse must not
-        # take it for an index that tells positions apart (see lt.repeats)
-        f = b.func(self.name, [(a.name, a.type, a.name, {"lt.repeats": True} if a.role == "rows" else None) for a in args],
-                   attributes=self.attributes)
+        # take it for an index that tells positions apart (see lt.repeats);
+        # indptr never decreases (validated before a call): the dependence
+        # test then knows rows' positions apart (lt.monotone)
+        marks = {"rows": {"lt.repeats": True}, "indptr": {"lt.monotone": True}}
+        f = b.func(self.name, [(a.name, a.type, a.name, marks.get(a.role)) for a in args], attributes=self.attributes)
         with f as values:
             for a, v in zip(args, values):
                 if a.role in ("indptr", "indices", "rows"):
@@ -160,8 +168,8 @@ class Lowering:
                     self.buffers[id(a.node)] = v
             outputs = {id(o) for o in self.outputs}
             for n in self.todo:
-                if isinstance(n, (E.View, E.Transpose, E.Index)) and id(n) not in outputs:
-                    continue  # read through (a view is a nest only where it is a result: a copy)
+                if isinstance(n, (E.View, E.Transpose, E.Index)) and id(n) not in outputs or id(n) in self.inline:
+                    continue  # read through (a view is a nest only where it is a result: a copy; an inlined op)
                 if id(n) not in self.buffers:
                     dims = ["p"] if n.sparse else _dims(n.ndim)
                     self.buffers[id(n)] = b.alloc(dims, self.buffer_type(n), name=b.fresh("t"))
@@ -185,6 +193,8 @@ class Lowering:
             return self.read(n.operands[0], inner, p)
         if isinstance(n, E.Transpose):
             return self.read(n.operands[0], idx[::-1], p)
+        if id(n) in self.inline:
+            return self.elementwise(n, idx, p)
         if isinstance(n, E.Index):
             x = n.operands[0]
             inner = [None] * x.ndim
@@ -387,10 +397,24 @@ class Lowering:
         """``for p in nnz { T[p] = f(...) }``: one loop over the stored
         positions (a stored value's row from ``rows[p]``, its column from
         ``indices[p]``, read where a dense operand needs them), so that
-        lt-fuse can compute T wherever a position is read."""
+        lt-fuse can compute T wherever a position is read.  A node of
+        ``by_rows`` (one that reads values of its rows only, ``row_wise``)
+        is a row nest instead, ``for i { for p in indptr[i]..indptr[i+1]
+        { T[p] = f(..., D[i]) } }``, which lt-merge can merge with the row
+        nests around it (sparse softmax's maximum, exponentials, sum and
+        quotients as one row loop)."""
         b = self.b
         st = n.structure
         _, indices, rows = self.csr[id(st)]
+        if st.nnz == 0:
+            return  # no stored value to compute (an empty matrix)
+        if id(n) in self.by_rows:
+            with b.loop("i", st.shape[0]):
+                i = b.dim("i")
+                lo, hi = self.row_bounds(st, i)
+                with b.for_(lo, hi, b.constant(1, "index")) as p:
+                    self.store(n, self.elementwise(n, [i, None], p), [p])
+            return
         with b.loop("p", st.nnz):
             p = b.dim("p")
             i = self.clamp(b.cast("index_cast", b.load(rows, [p]), "index"), st.shape[0] - 1) if _needs_rows(n) else None
@@ -548,6 +572,30 @@ def _needs_rows(n) -> bool:
     """Whether an element-wise op over a CSR's positions reads a dense
     operand that varies along the rows."""
     return isinstance(n, E.SparseMap) and any(o.ndim == 2 and o.shape[0] != 1 for o in _dense_operands(n))
+
+
+def row_chains(todo: list, fused: set) -> tuple:
+    """(heads, inlined): the ids of the element-wise ops over a CSR's
+    positions that ``lt-fuse`` leaves nests of their own (not in ``fused``)
+    and that, with the element-wise ops on the same positions fused into
+    them (``inlined``), read dense operands by row only (``x[:, None]``):
+    written as row nests with those ops computed inside
+    (``Lowering.positions``), lt-merge can merge them with the row nests
+    around them (sparse softmax's ``exp(A - m[:, None])``: one row loop
+    with the maximum before it and the sum after it)."""
+    heads, inlined = set(), set()
+    for n in todo:
+        if not isinstance(n, E.SparseMap) or id(n) in fused:
+            continue
+        chain, stack = [], [n]
+        while stack:
+            c = stack.pop()
+            chain.append(c)
+            stack.extend(o for o in c.operands if isinstance(o, E.SparseMap) and id(o) in fused)
+        if any(_needs_rows(c) for c in chain) and not any(_needs_columns(c) for c in chain):
+            heads.add(id(n))
+            inlined.update(id(c) for c in chain[1:])
+    return frozenset(heads), frozenset(inlined)
 
 
 def _needs_columns(n) -> bool:

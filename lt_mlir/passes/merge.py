@@ -24,7 +24,9 @@ row's update of the gradient.
 Refuses when: there is neither such a sibling nor such a parent; the two
 loops carry different annotations; a buffer written by either is accessed by
 both at elements other iterations also access (fusing would reorder those
-accesses); the merged-away levels' block arguments are used; with
+accesses; a CSR row's positions, an ``scf.for`` from ``indptr[i]`` to
+``indptr[i + 1]`` with ``indptr`` marked ``lt.monotone``, are row i's own:
+``analysis/dependence.py``); the merged-away levels' block arguments are used; with
 ``rename``, a statement in between shares a written buffer with P, or a loop
 around L iterates either dim (nothing changes then).
 """

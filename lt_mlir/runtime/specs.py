@@ -64,6 +64,12 @@ def check_host_arrays(name: str, specs: list[ArgSpec], arrays) -> None:
             raise ArgumentError(f"{where}: the array must be C-contiguous (use numpy.ascontiguousarray)")
         if spec.written and not a.flags.writeable:
             raise ArgumentError(f"{where}: the kernel writes this argument but the array is read-only")
+        if spec.monotone and a.size > 1:
+            down = np.flatnonzero(a.reshape(-1)[1:] < a.reshape(-1)[:-1])
+            if down.size:
+                k = int(down[0])
+                raise ArgumentError(f"{where}: marked lt.monotone, but its values decrease at element {k + 1} "
+                                    f"({a.reshape(-1)[k]} then {a.reshape(-1)[k + 1]})")
     for spec, a in zip(specs, arrays):
         if not spec.written:
             continue
@@ -76,8 +82,9 @@ def check_host_arrays(name: str, specs: list[ArgSpec], arrays) -> None:
 
 def random_inputs(specs, seed: int = 0) -> list:
     """Seeded inputs for the read-only arguments among ``specs``, in order:
-    standard normal floats, integers in [-100, 100) (what ``lt-opt --run``,
-    ``lt-ui``, the profile, the search and the environment run on)."""
+    standard normal floats, integers in [-100, 100), sorted for an argument
+    marked ``lt.monotone`` (what ``lt-opt --run``, ``lt-ui``, the profile,
+    the search and the environment run on)."""
     rng = np.random.default_rng(seed)
     out = []
     for spec in specs:
@@ -86,5 +93,8 @@ def random_inputs(specs, seed: int = 0) -> list:
         if spec.dtype.kind == "f":
             out.append(rng.standard_normal(spec.shape).astype(spec.dtype))
         else:
-            out.append(rng.integers(-100, 100, spec.shape).astype(spec.dtype))
+            values = rng.integers(-100, 100, spec.shape)
+            if spec.monotone:
+                values = np.sort(values, axis=None).reshape(spec.shape)
+            out.append(values.astype(spec.dtype))
     return out

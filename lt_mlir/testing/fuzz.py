@@ -425,6 +425,7 @@ PROGRAMS: dict[str, Program] = {
                 ("k_spmm_mm", ((7, 9, 5, 3), (5, 13, 2, 9))),
                 ("k_spmv", ((7, 9), (13, 40))),
                 ("k_sparse_softmax", ((7, 9), (13, 40))),
+                ("k_sparse_softmax_rows", ((7, 9), (13, 40))),
                 ("k_dense_spmm", ((7, 9, 5), (13, 6, 3))),
                 ("k_chain", ((7, 33), (5, 8))),
                 ("k_logistic_grad", ((7, 5), (13, 33))),

@@ -15,7 +15,7 @@ import numpy as np
 
 from ..kernel import expr as E
 from ..kernel.graph import Graph
-from ..kernel.lower import Lowering
+from ..kernel.lower import Lowering, row_chains
 
 
 def structure(rows: int, cols: int, seed: int = 7) -> tuple:
@@ -34,8 +34,12 @@ class KernelProgram:
     (rows, cols)); ``reference(args)`` computes it from float64 arrays (a
     CSR as a ``scipy``-free (indptr, indices, data, shape) tuple)."""
 
-    def __init__(self, build, shapes, reference, fastmath: str | None = None, terms=None, prepare: tuple = (), scale=None):
+    def __init__(self, build, shapes, reference, fastmath: str | None = None, terms=None, prepare: tuple = (), scale=None,
+                 by_rows: bool = False):
         self.build, self.shapes, self.ref, self.fastmath = build, shapes, reference, fastmath
+        # the element-wise CSR nests the redundancy-aware schedule writes by rows (lower.row_chains),
+        # for lt-merge's and lt-parallel's dependence test on a row's positions
+        self.by_rows = by_rows
         # sum of |terms| per element: the reference of the absolute inputs, or ``scale(args)``
         # where that bounds nothing (a sigmoid between two sums)
         self.scale = scale
@@ -54,8 +58,18 @@ class KernelProgram:
                 a = np.zeros(shape, np.float32) if arrays is None else arrays[name]
                 args[name] = g.node(E.Input, name, a)
         root = self.build(g, args)
-        low = Lowering(g.pending([root]), [root], attributes={"lt.fastmath": self.fastmath} if self.fastmath else None)
-        return low, low.text(), args
+        todo = g.pending([root])
+        attributes = {"lt.fastmath": self.fastmath} if self.fastmath else None
+        low = Lowering(todo, [root], attributes=attributes)
+        text = low.text()
+        if self.by_rows:
+            from ..kernel.fusion import fuse
+            from ..schedule import Schedule
+
+            fused = fuse(Schedule(text), list(low.owners), {id(root)}, recompute=False)
+            low = Lowering(todo, [root], attributes=attributes, by_rows=row_chains(todo, fused))
+            text = low.text()
+        return low, text, args
 
     def text(self, *size) -> str:
         text = self._lowering(size)[1]
@@ -213,6 +227,14 @@ PROGRAMS = {
         lambda n, m: {"A": (n, m)},
         _sparse_softmax_ref,
         terms=lambda s: s[1] + 8,
+    ),
+    # as the redundancy-aware schedule lowers it: the exponentials a row nest (lt-merge, lt-parallel)
+    "k_sparse_softmax_rows": KernelProgram(
+        lambda g, a: _sparse_softmax(a),
+        lambda n, m: {"A": (n, m)},
+        _sparse_softmax_ref,
+        terms=lambda s: s[1] + 8,
+        by_rows=True,
     ),
     "k_chain": KernelProgram(
         lambda g, a: np.sum((a["x"] * a["w"] + 1.0) * a["x"], axis=1),
