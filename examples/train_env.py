@@ -178,6 +178,7 @@ def main() -> None:
     p.add_argument("--reward", default="symmetric", choices=("linear", "log", "normalized", "symmetric"),
                    help="the final speedup minus one, its logarithm, its fraction of the program's best recipe minus one, "
                         "or the speedup minus its inverse")
+    p.add_argument("--ent-coef", type=float, default=0.01, help="PPO's entropy bonus (exploration)")
     p.add_argument("--space", default=SPACE, choices=("recipes", "extended", "looptune"), help="the action space")
     p.add_argument("--stop", action=argparse.BooleanOptionalAction, default=True,
                    help="an action that ends the episode, the policy keeping the schedule it has (default; --no-stop: 10 steps always)")
@@ -209,7 +210,7 @@ def main() -> None:
             return time.perf_counter() - self.t0 < args.minutes * 60
 
     model = MaskablePPO("MlpPolicy", env, seed=args.seed, n_steps=100, batch_size=50, n_epochs=8, gamma=1.0,
-                        learning_rate=1e-3, ent_coef=0.01, policy_kwargs=dict(net_arch=[64, 64]), verbose=0)
+                        learning_rate=1e-3, ent_coef=args.ent_coef, policy_kwargs=dict(net_arch=[64, 64]), verbose=0)
     t0 = time.perf_counter()
     try:
         model.learn(total_timesteps=10**7, callback=Clock())
@@ -219,7 +220,7 @@ def main() -> None:
     steps = model.num_timesteps
     os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
     actions = LoopToolEnv(TRAINING[0], args.space, reward=None).actions + ([STOP] if args.stop else [])
-    policy = Policy.export(model, args.out, actions, args.space, POLICY_LOOPS, seed=args.seed, reward=args.reward, steps=steps, minutes=f"{minutes:.1f}",
+    policy = Policy.export(model, args.out, actions, args.space, POLICY_LOOPS, seed=args.seed, reward=args.reward, ent_coef=args.ent_coef, steps=steps, minutes=f"{minutes:.1f}",
                            episodes=len(finals))
     print(f"trained {steps} steps ({len(finals)} episodes) in {minutes:.1f} min, seed {args.seed}: {args.out}")
     if finals:
