@@ -220,8 +220,8 @@ def main() -> None:
     steps = model.num_timesteps
     os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
     actions = LoopToolEnv(TRAINING[0], args.space, reward=None).actions + ([STOP] if args.stop else [])
-    policy = Policy.export(model, args.out, actions, args.space, POLICY_LOOPS, seed=args.seed, reward=args.reward, ent_coef=args.ent_coef, steps=steps, minutes=f"{minutes:.1f}",
-                           episodes=len(finals))
+    policy = Policy.export(model, args.out, actions, args.space, POLICY_LOOPS, seed=args.seed, reward=args.reward, ent_coef=args.ent_coef,
+                           steps=steps, minutes=f"{minutes:.1f}", episodes=len(finals))
     print(f"trained {steps} steps ({len(finals)} episodes) in {minutes:.1f} min, seed {args.seed}: {args.out}")
     if finals:
         k = max(1, len(finals) // 5)
