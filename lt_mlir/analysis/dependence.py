@@ -31,6 +31,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..dialect import lt
+from ..dialect.entry import arg_marked
 from ..mlir import ir
 
 
@@ -398,12 +399,12 @@ def monotone(buffer) -> bool:
 
 
 def _marked(buffer, attribute: str) -> bool:
+    """Whether ``buffer`` is an argument of a function that marks it ``attribute``."""
     owner = buffer.owner
     if not isinstance(owner, ir.Block):
         return False
     func = owner.owner
     func = func.operation if func is not None else None
-    if func is None or func.name != "func.func" or "arg_attrs" not in func.attributes:
+    if func is None or func.name != "func.func":
         return False
-    attrs = ir.ArrayAttr(func.attributes["arg_attrs"])[ir.BlockArgument(buffer).arg_number]
-    return attribute in ir.DictAttr(attrs)
+    return arg_marked(func, ir.BlockArgument(buffer).arg_number, attribute)

@@ -50,12 +50,13 @@ def signature(f) -> list[ArgSpec]:
         element = str(t.element_type)
         if element not in ELEMENT_TYPES:
             raise CompileError(f"error: @{function_name(f)} argument {i} has unsupported element type {element}")
-        specs.append(ArgSpec(i, tuple(t.shape), element, i in written, _marked(f, i, "lt.monotone")))
+        specs.append(ArgSpec(i, tuple(t.shape), element, i in written, arg_marked(f, i, "lt.monotone")))
     return specs
 
 
-def _marked(f, index: int, attribute: str) -> bool:
-    """Whether argument ``index`` of ``f`` carries ``attribute``."""
+def arg_marked(f, index: int, attribute: str) -> bool:
+    """Whether argument ``index`` of function ``f`` carries ``attribute``
+    (``lt.monotone``, ``lt.repeats``)."""
     if "arg_attrs" not in f.attributes:
         return False
     return attribute in ir.DictAttr(ir.ArrayAttr(f.attributes["arg_attrs"])[index])

@@ -88,7 +88,7 @@ from .csr import RowMemo, as_csr, to_scipy
 from .errors import KernelError
 from .graph import Graph
 from .hostloop import HostLoop, analyse, repeat_module, replayable, take_over
-from .lower import Lowering, leaves, row_chains, signature, structures
+from .lower import Lowering, leaves, signature, structures
 
 float32 = np.float32
 float64 = np.float64
@@ -400,11 +400,11 @@ class Kernel:
         if kept:
             low, text = _lowered(todo, outputs, concordant, attributes)
         keep = {id(n) for n in outputs} | {id(n) for n in todo if isinstance(n, E.Copy)}  # a layout copy is the point: never fused away
-        if self.fusion == "redundancy-aware" and low.reads_rows:
+        if self.fusion == "redundancy-aware" and any(a.role == "rows" for a in low.arguments):
             # the element-wise ops on a CSR's values that read its rows' values
             # and that lt-fuse leaves nests of their own (read twice: sparse
             # softmax's exponentials) become row nests, for lt-merge
-            by_rows = row_chains(todo, fusion.fuse(Schedule(text), list(low.owners), keep, recompute=False))
+            by_rows = fusion.row_nests(text, low.owners, keep, todo)
             if by_rows[0]:
                 low, text = _lowered(todo, outputs, concordant, attributes, trips=bool(carried), by_rows=by_rows)
         s, _ = fusion.schedule(text, low.owners, keep, self.fusion, parallel=self.parallel, width=width, sparse=sparse)

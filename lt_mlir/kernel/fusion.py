@@ -45,6 +45,7 @@ from ..errors import PassError
 from ..mlir import ir
 from ..recipes import row_tile
 from ..schedule import Schedule
+from .lower import row_chains
 
 STRATEGIES = ("redundancy-aware", "maximal", "none")
 
@@ -86,6 +87,14 @@ def fuse(s: Schedule, owners: list, keep: set, recompute: bool) -> set:
                 progress = True
                 break
     return fused
+
+
+def row_nests(text: str, owners: list, keep: set, todo: list) -> tuple:
+    """``lower.row_chains`` of the nodes that ``lt-fuse`` (redundancy-aware,
+    tried on ``text``: the unfused module, whose outermost loops belong to
+    ``owners``) leaves nests of their own: what ``Lowering(by_rows=...)``
+    writes as row nests for ``merge_rows``."""
+    return row_chains(todo, fuse(Schedule(text), list(owners), keep, recompute=False))
 
 
 def merge_rows(s: Schedule) -> None:

@@ -133,7 +133,6 @@ class Lowering:
         self.buffers: dict = {}  # id(node) -> memref Value (values and results)
         self.csr: dict = {}  # id(structure) -> (indptr, indices) Values
         self.name = name
-        self.reads_rows = False  # whether a nest reads a stored position's row from ``rows`` (after ``text``)
 
     def text(self) -> str:
         b = self.b
@@ -144,7 +143,6 @@ class Lowering:
             if any(n.sparse and n.structure is st and _needs_rows(n) and id(n) not in self.by_rows and id(n) not in self.inline
                    for n in self.todo):
                 args.append(Argument(f"rows{k}", "rows", st, memref([st.nnz], _int_type(st.indices))))
-                self.reads_rows = True
         for k, leaf in enumerate(leaves(self.todo)):
             args.append(Argument(f"x{k}", "in", leaf, self.buffer_type(leaf)))
         for k, n in enumerate(self.outputs):

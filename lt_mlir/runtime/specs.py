@@ -65,11 +65,12 @@ def check_host_arrays(name: str, specs: list[ArgSpec], arrays) -> None:
         if spec.written and not a.flags.writeable:
             raise ArgumentError(f"{where}: the kernel writes this argument but the array is read-only")
         if spec.monotone and a.size > 1:
-            down = np.flatnonzero(a.reshape(-1)[1:] < a.reshape(-1)[:-1])
+            flat = a.reshape(-1)
+            down = np.flatnonzero(flat[1:] < flat[:-1])
             if down.size:
                 k = int(down[0])
                 raise ArgumentError(f"{where}: marked lt.monotone, but its values decrease at element {k + 1} "
-                                    f"({a.reshape(-1)[k]} then {a.reshape(-1)[k + 1]})")
+                                    f"({flat[k]} then {flat[k + 1]})")
     for spec, a in zip(specs, arrays):
         if not spec.written:
             continue

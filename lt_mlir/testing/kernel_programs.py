@@ -14,8 +14,9 @@ from __future__ import annotations
 import numpy as np
 
 from ..kernel import expr as E
+from ..kernel.fusion import row_nests
 from ..kernel.graph import Graph
-from ..kernel.lower import Lowering, row_chains
+from ..kernel.lower import Lowering
 
 
 def structure(rows: int, cols: int, seed: int = 7) -> tuple:
@@ -63,11 +64,7 @@ class KernelProgram:
         low = Lowering(todo, [root], attributes=attributes)
         text = low.text()
         if self.by_rows:
-            from ..kernel.fusion import fuse
-            from ..schedule import Schedule
-
-            fused = fuse(Schedule(text), list(low.owners), {id(root)}, recompute=False)
-            low = Lowering(todo, [root], attributes=attributes, by_rows=row_chains(todo, fused))
+            low = Lowering(todo, [root], attributes=attributes, by_rows=row_nests(text, low.owners, {id(root)}, todo))
             text = low.text()
         return low, text, args
 
