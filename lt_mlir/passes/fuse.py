@@ -54,6 +54,9 @@ Refuses (the IR unchanged) when:
   same nest also refuses);
 - T is read in several places that cannot share one copy of the
   computation (each copy would compute the elements it reads again);
+- the computation holds a loop (a reduction) and a read sits in a
+  vectorized loop (``lt.vectorize`` on an lt.loop or on an ``scf.for``):
+  a vectorized loop must stay innermost;
 - a read sits in a loop (lt.loop, or ``scf.for``/``scf.while``) after L
   that its indices do not depend on: fused, each element would be computed
   once per iteration of that loop (ReACT's type-2 redundancy that maximal
@@ -572,6 +575,15 @@ def _check_site(producer: _Producer, number: int, read, block, recompute: bool) 
         op = op.parent
         if op.name in _LOOPS:
             loops.append(op)
+    vectorized = [l for l in loops if ("vectorize" in lt.annotations(l) if lt.is_loop(l) else "lt.vectorize" in l.attributes)]
+    if vectorized and any(op.name in _LOOPS for op in _nested(producer.body)):
+        l = vectorized[0]
+        raise refuse(
+            NAME,
+            f"the read of {producer.name(producer.buffer)} sits in {loop_label(l) if lt.is_loop(l) else 'an scf.for'} marked to "
+            "vectorize, and the computation holds a loop: a vectorized loop must stay innermost",
+            read,
+        )
     for l in loops:
         if lt.is_loop(l) and lt.loop_dim(l) in producer.outer_dims:
             raise refuse(
