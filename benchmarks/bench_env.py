@@ -15,9 +15,10 @@ Policies (``--policies A.npz B.npz ...``, e.g. one per training seed of
 * the default schedule (the start);
 * each policy's schedule after ``--steps`` (10) of its actions, read off
   the program (no measurement: the time is the policy's and the mask's),
-  and the best of the states it passed through, each measured
-  (``lt-tune --strategy policy``: at most as many measurements as random
-  search makes);
+  and the policy's search with as many measurements as random search
+  makes (``lt-tune --strategy policy``: its programs in ``Policy.search``'s
+  order -- its greedy run's, then its other runs' by their probability --
+  each measured, the best kept);
 * random search with as many steps: ``--steps`` masked random actions from
   the start, each state measured, the best kept; run with ``--random-seeds``
   (5) seeds, and a policy compared with their median (one seed's search is
@@ -138,14 +139,14 @@ def compare(policies: list, budget: int, steps: int, only: str | None, random_se
     print(f"held-out programs; {len(loaded)} policies ({', '.join(os.path.basename(p) for p in policies)}), {steps} steps, "
           f"'{space}' actions; random search {steps} steps in the same space, {random_seeds} seeds (their median; range in brackets); "
           f"lt-tune evolution {budget} measurements")
-    header = ["program", "start ms", *[f"policy {i}" for i in range(len(loaded))], *[f"policy {i} best state" for i in range(len(loaded))],
+    header = ["program", "start ms", *[f"policy {i}" for i in range(len(loaded))], *[f"policy {i} search" for i in range(len(loaded))],
               "random", "lt-tune",
               *[f"p{i}/tune" for i in range(len(loaded))], "policy s", "tune s"]
     print("| " + " | ".join(header) + " |")
     print("|" + "---|" * len(header))
     ratios = [[] for _ in loaded]
     beats = [[] for _ in loaded]
-    measured_ratios = [[] for _ in loaded]  # the policy's states measured, the best kept (as random search keeps its best)
+    measured_ratios = [[] for _ in loaded]  # the policy's search: its programs measured, the best kept (as random search keeps its best)
     measured_beats = [[] for _ in loaded]
     times = {"policy": [], "tune": []}
     for uri in HELD_OUT:
@@ -158,7 +159,7 @@ def compare(policies: list, budget: int, steps: int, only: str | None, random_se
             s, _ = p.run(start, steps)
             found.append(s)
             spent.append(time.perf_counter() - t0)
-            os.environ["LT_MLIR_POLICY"] = path  # lt-tune --strategy policy: the best of the states it passed, measured
+            os.environ["LT_MLIR_POLICY"] = path  # lt-tune --strategy policy: its programs in the policy's order, measured
             picked.append(tune(start, "policy", budget=steps, seed=0).schedule)
         os.environ.pop("LT_MLIR_POLICY", None)
         rnds = [random_search(start, steps, seed=1 + k, space=space)[0] for k in range(random_seeds)]
@@ -188,7 +189,7 @@ def compare(policies: list, budget: int, steps: int, only: str | None, random_se
         g = float(np.exp(np.mean(np.log(ratios[i])))) if ratios[i] else float("nan")
         gm = float(np.exp(np.mean(np.log(measured_ratios[i])))) if measured_ratios[i] else float("nan")
         print(f"policy {i} ({os.path.basename(p)}): geomean {g:.2f} of lt-tune's speedup; beats random search by more than 2% on "
-              f"{sum(beats[i])}/{len(beats[i])} programs; the best of its states measured: {gm:.2f} of lt-tune's, "
+              f"{sum(beats[i])}/{len(beats[i])} programs; its search ({steps} measurements): {gm:.2f} of lt-tune's, "
               f"beats random search on {sum(measured_beats[i])}/{len(measured_beats[i])}")
     if ratios and ratios[0]:
         g = [float(np.exp(np.mean(np.log(r)))) for r in ratios]

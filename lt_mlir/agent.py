@@ -311,3 +311,62 @@ class Policy:
             if refused is None and changes_program(name, size_mode, self.space) and states is not None and s.moves is not None:
                 states.append((s.copy(), s.moves[made:]))
         return s, trace
+
+    def search(self, schedule: Schedule, n: int, steps: int = 10, target="cpu", cursor: int = 0,
+               expansions: int | None = None, min_probability: float = 1e-3) -> list:
+        """Up to ``n`` distinct programs the policy would make from
+        ``schedule``, most preferred first, as [(schedule, the moves that
+        made it from ``schedule``)]: the states of ``run`` (its greedy
+        choices), then those of the other runs of at most ``steps``
+        actions in order of their probability under the policy (the
+        softmax of its logits over the allowed actions, ``STOP`` included;
+        the product along a run), found best first.  A run's action less
+        likely than ``min_probability`` is not followed; at most
+        ``expansions`` states (default ``4 * n + steps``) are expanded, each
+        costing one mask (every action tried on a copy).  Nothing is
+        measured: a strategy measures them (``lt-tune --strategy policy``),
+        where one policy's greedy run misses what its next choice would
+        find."""
+        import heapq
+
+        out: list = []
+        seen = {schedule.key}
+        states: list = []
+        self.run(schedule, steps, target, cursor, states=states)
+        for s, moves in states:
+            if s.key not in seen and len(out) < n:
+                seen.add(s.key)
+                out.append((s, moves))
+        made = len(schedule.moves or ())
+        budget = 4 * n + steps if expansions is None else expansions
+        heap = [(0.0, 0, schedule.copy(), cursor, True, 0)]  # (-log probability, order, schedule, cursor, size mode, actions taken)
+        order, expanded = 1, set()
+        while heap and len(out) < n and budget > 0:
+            cost, _, s, c, mode, depth = heapq.heappop(heap)
+            if s.key not in seen:
+                seen.add(s.key)
+                if s.moves is not None:
+                    out.append((s, s.moves[made:]))
+            if depth >= steps or (s.key, c, mode) in expanded:
+                continue
+            expanded.add((s.key, c, mode))
+            budget -= 1
+            children, allowed = [], np.zeros(len(self.moves), bool)
+            for i, name in enumerate(self.moves):
+                trial = s.copy()
+                moved, new_mode, refused = act(trial, c, mode, name, self.space, target)
+                if refused is None and (moved != c or new_mode != mode or trial.key != s.key):
+                    allowed[i] = True
+                    children.append((i, trial, moved, new_mode))
+            if not children:
+                continue
+            logits = self.logits(policy_features(s, c, self.max_loops))
+            if self.stops:
+                allowed = np.append(allowed, True)
+            logits = np.where(allowed, logits, -np.inf)
+            logp = logits - (logits.max() + np.log(np.exp(logits - logits.max()).sum()))
+            for i, trial, moved, new_mode in children:
+                if min_probability <= 0 or logp[i] >= np.log(min_probability):
+                    heapq.heappush(heap, (cost - float(logp[i]), order, trial, moved, new_mode, depth + 1))
+                    order += 1
+        return out

@@ -80,10 +80,68 @@ def test_shipped_policy_schedules_compute_what_the_start_computes(uri):
     assert m.ok and m.correct, (trace, m.error, m.mismatch)
 
 
+def _best_path_probabilities(p: Policy, start, depth: int) -> dict:
+    """Every program reachable in at most ``depth`` of the policy's
+    allowed actions (STOP ends a run), by brute force: key -> the highest
+    probability of a run reaching it (the product of the softmax of the
+    logits over the allowed actions along the run)."""
+    best: dict = {}
+    level = [(start.copy(), 0, True, 1.0)]
+    for _ in range(depth):
+        nxt = []
+        for s, c, mode, prob in level:
+            allowed = mask(s, c, mode, p.moves, p.space, "cpu").astype(bool)
+            if not allowed.any():
+                continue
+            logits = p.logits(policy_features(s, c, p.max_loops))
+            allowed = np.append(allowed, True) if p.stops else allowed
+            e = np.where(allowed, np.exp(logits - logits[allowed].max()), 0.0)
+            for i, name in enumerate(p.moves):
+                if allowed[i]:
+                    t = s.copy()
+                    moved, new_mode, _ = lt_mlir.agent.act(t, c, mode, name, p.space, "cpu")
+                    q = prob * e[i] / e.sum()
+                    best[t.key] = max(best.get(t.key, 0.0), q)
+                    nxt.append((t, moved, new_mode, q))
+        level = nxt
+    best.pop(start.key, None)
+    return best
+
+
+def test_policy_search_orders_programs_by_the_policy(tmp_path):
+    """``Policy.search``: the greedy run's programs first, in its order;
+    then every other program within two actions, each once, in the order
+    of the most probable run reaching it (brute force over every run of
+    two actions: the reference); the moves given make each program."""
+    p = random_policy(tmp_path / "p.npz", seed=5, stop=True)
+    start = lt_mlir.Schedule(benchmark("matmul-v0/8x16x8").text)
+    greedy: list = []
+    p.run(start, 2, states=greedy)
+    reference = _best_path_probabilities(p, start, 2)
+    found = p.search(start, 1000, steps=2, expansions=10_000, min_probability=0.0)
+    keys = [s.key for s, _ in found]
+    assert len(keys) == len(set(keys)) and start.key not in keys
+    greedy_keys = list(dict.fromkeys(s.key for s, _ in greedy))
+    assert keys[:len(greedy_keys)] == greedy_keys
+    assert set(keys) == set(reference)  # every program within two actions, nothing else
+    rest = [reference[k] for k in keys[len(greedy_keys):]]
+    assert all(a >= b * (1 - 1e-9) for a, b in zip(rest, rest[1:])), rest
+    for s, moves in found:
+        assert lt_mlir.moves.replay(start, moves).text == s.text
+    assert [s.key for s, _ in p.search(start, 3, steps=2)] == keys[:3]  # n: the first n of them
+
+
 def test_lt_tune_policy_strategy(tmp_path, monkeypatch):
-    monkeypatch.setenv("LT_MLIR_POLICY", str(random_policy(tmp_path / "p.npz", seed=3).path))
-    result = tune("matmul:32,32,32", "policy", budget=300, seed=0)
-    assert result.evaluations <= 11  # the start and at most one a step
+    """The strategy measures the policy's programs in ``Policy.search``'s
+    order until the budget is spent, and returns a correct schedule."""
+    p = random_policy(tmp_path / "p.npz", seed=3)
+    monkeypatch.setenv("LT_MLIR_POLICY", str(p.path))
+    result = tune("matmul:32,32,32", "policy", budget=12, seed=0)
+    measured = [e.text for e in result.tuner.evaluations]  # the start is measured apart, as the baseline
+    order = [s.text for s, _ in p.search(result.tuner.start, 12, steps=10)]
+    assert len(measured) == 12 and result.tuner.start.text not in measured
+    # the policy's first 12 programs, in chunks of 10 in its order (within a chunk, the cost model's order)
+    assert set(measured[:10]) == set(order[:10]) and set(measured[10:]) == set(order[10:])
     A, B = (np.random.default_rng(i).random((32, 32), dtype=np.float32) for i in (1, 2))
     np.testing.assert_allclose(result.schedule.compile()(A, B), A @ B, rtol=1e-4)
 

@@ -567,19 +567,21 @@ def _fittest(tuner: Tuner, cands: list[Candidate], n: int) -> list[Candidate]:
 
 def policy(tuner: Tuner, rng, workers: int = 1, steps: int = 10) -> None:
     """The trained policy (``lt_mlir.agent.Policy``, the shipped one or
-    ``$LT_MLIR_POLICY``): up to ``steps`` of its actions from the start,
-    read off the program (no measurement guides it), then every program it
-    passed through measured -- at most ``steps`` measurements, whatever the
-    budget.  On a GPU target it is the CPU-trained one: its actions are
-    the extended space's for the CPU."""
+    ``$LT_MLIR_POLICY``): the programs it makes in runs of up to ``steps``
+    actions from the start, read off the program (no measurement guides
+    it), most preferred first (``Policy.search``: the states of its greedy
+    run, then those of its other runs in order of their probability),
+    measured until the budget is spent.  On a GPU target it is the
+    CPU-trained one: its actions are the extended space's for the CPU."""
     from ..agent import Policy
 
     chosen = Policy(os.environ.get("LT_MLIR_POLICY") or None)
-    states: list = []
-    chosen.run(tuner.start, steps, tuner.target, states=states)
-    cands = [Candidate(moves, s) for s, moves in states]
-    if cands:
-        tuner.measure(cands)
+    cands = [Candidate(moves, s) for s, moves in chosen.search(tuner.start, tuner.left, steps, tuner.target)]
+    chunk = max(steps, _batch(tuner, workers))  # the progress bar, Ctrl-C and --seconds between chunks, in the policy's order
+    for i in range(0, len(cands), chunk):
+        if tuner.exhausted:
+            return
+        tuner.measure(cands[i:i + chunk])
 
 
 STRATEGIES = {"random": random_search, "greedy": greedy, "lookahead": lookahead, "beam": beam, "evolution": evolution, "policy": policy}
