@@ -10,13 +10,13 @@
    ``parallel``, whose speedup is the host's cores and their load rather
    than the schedule (on this shared 2-core machine one parallel kernel's
    time swung 30x between rounds): the online model learns it from the
-   search's own measurements.  Each batch is measured with the search's
-   own measurer (``make_measurer``: outputs checked against the start's)
-   in five rounds, the later ones from the compiled-kernel cache (timing
-   only).  A record's ``speedup`` is the program's baseline (the median of
-   the start's timings: the measurer re-times it every 20 measurements)
-   over the median of its five times; ``speedups``, the same for each
-   round, show the measurements' noise.  Written to
+   search's own measurements.  Each batch is measured once with the
+   search's own measurer (``make_measurer``: compiled, outputs checked
+   against the start's), then timed in five interleaved rounds
+   (``remeasure``: the start and every candidate one sample each a round,
+   so that drift hits them alike).  ``speedups``: each round's time of the
+   start over the candidate's; ``speedup``, the record's label, their
+   median.  Written to
    ``lt_mlir/search/data/cost_dataset.jsonl``, one record per schedule:
    ``program``, ``family``, ``group`` (its batch), ``kind``, ``moves``
    (replayable from the program's start: ``--refeature`` recomputes the
@@ -26,7 +26,9 @@
    any host), ``features``.
 2. Evaluate, leaving one program out (trained on the others, other sizes
    of its family included) and one family out: within-batch Spearman over
-   every batch, over the batches whose rounds agree with each other
+   every batch, the same with speedups within ``RESOLUTION`` (5%) of each
+   other counted as ties (what the labels cannot order), over the batches
+   whose rounds agree with each other
    (a round's ranking against another's >= 0.5: the measurement
    reproduces its own ranking; in the others the candidates differ by
    less than the timing noise), and the share of resolved pairs (two
@@ -39,7 +41,7 @@
    checks it on programs it never saw), write
    ``lt_mlir/search/data/cost_model.txt``, and print how it ranks those.
 
-    .venv/bin/python benchmarks/make_cost_dataset.py              # all three (10 to 12 minutes on a busy 2-core machine)
+    .venv/bin/python benchmarks/make_cost_dataset.py              # all three (15 minutes on a 2-core machine)
     .venv/bin/python benchmarks/make_cost_dataset.py --train       # 2 and 3 from the kept dataset
     .venv/bin/python benchmarks/make_cost_dataset.py --refeature   # recompute the features, then 2 and 3
 """
@@ -119,7 +121,11 @@ PROGRAMS = {
 }
 BATCH = 8  # candidates a batch (a search measures 2 x workers, choosing them from 4 times as many)
 BATCHES = 8  # batches a program
-MEASUREMENTS = 5  # rounds over a batch (compiled once: the later rounds only time); a record's speedup is their median
+# speedups closer than this (relative) count as ties in the "tied" Spearman: what the
+# labels resolve (two labels of the same batch, each the median of MEASUREMENTS
+# interleaved rounds, put candidates of one speed within +-3% of each other)
+RESOLUTION = 0.05
+MEASUREMENTS = 5  # interleaved timing rounds over a batch, after the measurement that compiles and checks it; a record's speedup is their median
 
 
 def start_text(program: str) -> str:
@@ -224,7 +230,7 @@ def generate(program: str, seed: int, out, repeat: int) -> int:
     measured: list[tuple[float, Schedule]] = []  # (speedup, schedule), correct ones
     plan = (["recipe"] if program.startswith("lt_") else []) + ["walk:start", "neighbours:start", "walk:best", "neighbours:best",
                                                                   "walk:top", "neighbours:top", "walk:best", "neighbours:best"]
-    pending = []  # (batch, step, schedule, results of each round)
+    pending = []  # (batch, step, schedule, its first result, its speedup in each round)
     with make_measurer(text, repeat=repeat, seed=seed) as m:
         for b, step in enumerate(plan[:BATCHES]):
             kind, _, where = step.partition(":")
@@ -239,22 +245,25 @@ def generate(program: str, seed: int, out, repeat: int) -> int:
             if len(batch) < 3:
                 continue
             texts = [s.text for s in batch]
-            rounds = [m.measure(texts) for _ in range(MEASUREMENTS)]
-            for s, *rs in zip(batch, *rounds):
-                pending.append((b, step, s, rs))
-                if all(not r.error and r.correct and r.runtime_s for r in rs):
-                    measured.append((rs[0].baseline_s / float(np.median([r.runtime_s for r in rs])), s))
-    # one baseline for the program: the median of the start's timings (re-timed every 20 measurements)
-    baseline = float(np.median([r.baseline_s for *_, rs in pending for r in rs if r.baseline_s]))
+            first = m.measure(texts)  # compiled, outputs checked against the start's
+            # the labels: interleaved rounds (one sample of the start and of each candidate a
+            # round), each candidate's time over the start's in the same round
+            rounds = [m.remeasure(texts, 1) for _ in range(MEASUREMENTS)]
+            for s, f, *rs in zip(batch, first, *rounds):
+                speedups = [r.baseline_s / r.runtime_s if r.runtime_s and r.baseline_s else None for r in rs]
+                ok = not f.error and f.correct and None not in speedups
+                pending.append((b, step, s, f, speedups if ok else [None] * len(rs)))
+                if ok:
+                    measured.append((float(np.median(speedups)), s))
     vector_bits = 8 * host_vector_width(1)
-    for b, step, s, rs in pending:
-        ok = all(not r.error and r.correct and r.runtime_s for r in rs)
+    for b, step, s, f, speedups in pending:
+        ok = None not in speedups
         record = {
             "program": program, "family": family, "group": f"{program}/{b}", "kind": step,
             "moves": [str(mv) for mv in s.moves],
-            "speedup": round(baseline / float(np.median([r.runtime_s for r in rs])), 5) if ok else None,
-            "speedups": [round(baseline / r.runtime_s, 5) if r.runtime_s else None for r in rs],
-            "correct": all(bool(r.correct) for r in rs), "error": next((r.error for r in rs if r.error), "")[:200],
+            "speedup": round(float(np.median(speedups)), 5) if ok else None,
+            "speedups": [round(x, 5) if x else None for x in speedups],
+            "correct": bool(f.correct) and not f.error, "error": (f.error or "")[:200],
             "vector_bits": vector_bits,
             "features": _rounded(space.feature_vector(s)),
         }
@@ -303,19 +312,22 @@ def _measured_batches(records: list) -> dict:
     return {g: b for g, b in out.items() if len(b) >= 3}
 
 
-def scores(predicted: dict, records: list) -> tuple[float, float, float, int, int]:
+def scores(predicted: dict, records: list) -> tuple[float, float, float, float, int, int]:
     """How ``predicted`` (group -> scores of its measured records, in order)
-    ranks: (within-batch Spearman over every batch, over the batches whose
-    rounds agree (>= 0.5: the measurement reproduces its own ranking), the
-    share of "resolved" pairs ordered right (a pair of one batch whose every
-    round agrees on which is faster), batches, resolved pairs)."""
+    ranks: (within-batch Spearman over every batch, the same with the
+    speedups within ``RESOLUTION`` of each other tied (``model.tied``), over
+    the batches whose rounds agree (>= 0.5: the measurement reproduces its
+    own ranking), the share of "resolved" pairs ordered right (a pair of
+    one batch whose every round agrees on which is faster), batches,
+    resolved pairs)."""
     batches = _measured_batches(records)
-    every, agreed, right, pairs = [], [], 0.0, 0
+    every, speedups, agreed, right, pairs = [], [], [], 0.0, 0
     for g, batch in batches.items():
         if g not in predicted:
             continue
         p, y = np.asarray(predicted[g]), [cost_model.target(r["speedup"]) for r in batch]
         every.append((p, y))
+        speedups.append((p, [r["speedup"] for r in batch]))
         if _rounds_agreement(batch) >= 0.5:
             agreed.append((p, y))
         for i in range(len(batch)):
@@ -324,8 +336,8 @@ def scores(predicted: dict, records: list) -> tuple[float, float, float, int, in
                 if abs(d.sum()) == len(d):
                     pairs += 1
                     right += 1.0 if np.sign(p[i] - p[j]) == d[0] else 0.5 if p[i] == p[j] else 0.0
-    return (cost_model.within_batch_spearman(every), cost_model.within_batch_spearman(agreed), right / max(pairs, 1),
-            len(every), pairs)
+    return (cost_model.within_batch_spearman(every), cost_model.within_batch_spearman(speedups, resolution=RESOLUTION),
+            cost_model.within_batch_spearman(agreed), right / max(pairs, 1), len(every), pairs)
 
 
 def _predict(booster, records: list) -> dict:
@@ -365,11 +377,11 @@ def online(records: list, models: str) -> dict:
     return predicted
 
 
-HEADER = f"  {'':<28} {'all':>6}  {'agreed':>6}  {'pairs':>6}"
+HEADER = f"  {'':<28} {'all':>6}  {'tied':>6}  {'agreed':>6}  {'pairs':>6}"
 
 
 def _line(name: str, s: tuple) -> str:
-    return f"  {name:<28} {s[0]:6.3f}  {s[1]:6.3f}  {s[2]:6.3f}   ({s[3]} batches, {s[4]} resolved pairs)"
+    return f"  {name:<28} {s[0]:6.3f}  {s[1]:6.3f}  {s[2]:6.3f}  {s[3]:6.3f}   ({s[4]} batches, {s[5]} resolved pairs)"
 
 
 def report(records: list) -> None:
@@ -377,7 +389,8 @@ def report(records: list) -> None:
     agreement = [_rounds_agreement(b) for b in batches.values()]
     print(f"measurement noise: one round against another, within-batch Spearman {np.mean(agreement):.3f}; "
           f"{sum(a >= 0.5 for a in agreement)} of {len(agreement)} batches agree (>= 0.5)")
-    print("held-out within-batch Spearman (all batches; batches whose rounds agree) and resolved pairs ordered right:")
+    print(f"held-out within-batch Spearman (all batches; speedups within {RESOLUTION:.0%} tied; batches whose rounds agree) "
+          "and resolved pairs ordered right:")
     print(HEADER)
     with tempfile.TemporaryDirectory() as models:
         for key in ("program", "family"):
@@ -398,7 +411,7 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--train", action="store_true", help="skip generating: evaluate and train from the kept dataset")
     p.add_argument("--refeature", action="store_true", help="recompute the kept dataset's features, then evaluate and train")
-    p.add_argument("--programs", nargs="+", default=list(PROGRAMS), help="programs to generate (ids of PROGRAMS)")
+    p.add_argument("--programs", nargs="+", default=list(PROGRAMS), help="programs to generate (ids of PROGRAMS); the others' records are kept")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--repeat", type=int, default=7, help="timing samples a measurement")
     p.add_argument("--dataset", default=DATASET)
@@ -411,7 +424,11 @@ def main() -> None:
         print(f"features recomputed in {time.perf_counter() - t0:.1f} s")
     elif not args.train:
         t0 = time.perf_counter()
+        # the other programs' records stay as they are (regenerating some programs)
+        kept = [r for r in cost_model.load_records(args.dataset) if r["program"] not in args.programs] if os.path.exists(args.dataset) else []
         with open(args.dataset, "w") as out:
+            for r in kept:
+                out.write(json.dumps(r, separators=(",", ":")) + "\n")
             for program in args.programs:
                 t1 = time.perf_counter()
                 n = generate(program, args.seed, out, args.repeat)

@@ -139,14 +139,36 @@ def spearman(a: Sequence[float], b: Sequence[float]) -> float:
     return float((ra * rb).sum() / denominator) if denominator > 0 else 0.0
 
 
-def within_batch_spearman(batches: Iterable[tuple[Sequence[float], Sequence[float]]], min_size: int = 3) -> float:
+def tied(measured: Sequence[float], resolution: float) -> np.ndarray:
+    """``measured`` (positive: speedups or times) with the values that the
+    measurement cannot tell apart made equal: sorted, each value within
+    ``resolution`` (relative: 0.05 is 5%) of the one before it joins its
+    group (a chain), and a group's values are replaced by their mean.  A
+    ranking scored against it neither gains nor loses by how it orders
+    candidates that differ by less than the timing's noise."""
+    y = np.asarray(measured, float)
+    out = y.copy()
+    order = np.argsort(y, kind="stable")
+    start = 0
+    for k in range(1, len(y) + 1):
+        if k == len(y) or y[order[k]] > y[order[k - 1]] * (1 + resolution):
+            out[order[start:k]] = y[order[start:k]].mean()
+            start = k
+    return out
+
+
+def within_batch_spearman(batches: Iterable[tuple[Sequence[float], Sequence[float]]], min_size: int = 3, resolution: float = 0.0) -> float:
     """The mean over ``batches`` -- (predicted, measured) pairs of sequences,
     one entry a candidate -- of their Spearman correlation; batches of
     fewer than ``min_size`` candidates, or whose measurements are all
-    equal, are left out.  NaN when none is left."""
+    equal, are left out.  NaN when none is left.  ``resolution``: the
+    measured values (positive) are first ``tied`` at that relative
+    difference."""
     scores = []
     for predicted, measured in batches:
         predicted, measured = np.asarray(predicted, float), np.asarray(measured, float)
+        if resolution > 0:
+            measured = tied(measured, resolution)
         if len(measured) < min_size or np.ptp(measured) == 0:
             continue
         scores.append(spearman(predicted, measured))
