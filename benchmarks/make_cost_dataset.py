@@ -321,13 +321,12 @@ def scores(predicted: dict, records: list) -> tuple[float, float, float, float, 
     one batch whose every round agrees on which is faster), batches,
     resolved pairs)."""
     batches = _measured_batches(records)
-    every, speedups, agreed, right, pairs = [], [], [], 0.0, 0
+    every, agreed, right, pairs = [], [], 0.0, 0
     for g, batch in batches.items():
         if g not in predicted:
             continue
-        p, y = np.asarray(predicted[g]), [cost_model.target(r["speedup"]) for r in batch]
+        p, y = np.asarray(predicted[g]), [r["speedup"] for r in batch]  # ranks: the speedups' are their logs'
         every.append((p, y))
-        speedups.append((p, [r["speedup"] for r in batch]))
         if _rounds_agreement(batch) >= 0.5:
             agreed.append((p, y))
         for i in range(len(batch)):
@@ -336,7 +335,7 @@ def scores(predicted: dict, records: list) -> tuple[float, float, float, float, 
                 if abs(d.sum()) == len(d):
                     pairs += 1
                     right += 1.0 if np.sign(p[i] - p[j]) == d[0] else 0.5 if p[i] == p[j] else 0.0
-    return (cost_model.within_batch_spearman(every), cost_model.within_batch_spearman(speedups, resolution=RESOLUTION),
+    return (cost_model.within_batch_spearman(every), cost_model.within_batch_spearman(every, resolution=RESOLUTION),
             cost_model.within_batch_spearman(agreed), right / max(pairs, 1), len(every), pairs)
 
 

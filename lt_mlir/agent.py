@@ -39,6 +39,7 @@ policy's, as LoopTune's episodes of fixed length leave it out).
 
 from __future__ import annotations
 
+import heapq
 import os
 import re
 
@@ -174,15 +175,25 @@ def mask(schedule: Schedule, cursor: int, size_mode: bool, actions: list, space:
     copy; ``schedule`` is unchanged.  ``step(schedule, cursor, size_mode,
     name)``: what makes an action, ``act`` in ``space`` on ``target`` by
     default (the environment's replays transitions it made before)."""
+    out = np.zeros(len(actions), dtype=np.int8)
+    for i, *_ in effects(schedule, cursor, size_mode, actions, space, target, step):
+        out[i] = 1
+    return out
+
+
+def effects(schedule: Schedule, cursor: int, size_mode: bool, actions: list, space: str, target, step=None) -> list:
+    """[(index, the schedule after it, its cursor, its mode)] for each of
+    ``actions`` that would have an effect now (``mask``'s 1s), each made on
+    a copy."""
     if step is None:
         def step(s, c, m, name):
             return act(s, c, m, name, space, target)
-    out = np.zeros(len(actions), dtype=np.int8)
-    here = schedule.key
+    out, here = [], schedule.key
     for i, name in enumerate(actions):
         trial = schedule.copy()
         moved, mode, refused = step(trial, cursor, size_mode, name)
-        out[i] = refused is None and (moved != cursor or mode != size_mode or trial.key != here)
+        if refused is None and (moved != cursor or mode != size_mode or trial.key != here):
+            out.append((i, trial, moved, mode))
     return out
 
 
@@ -327,8 +338,6 @@ class Policy:
         measured: a strategy measures them (``lt-tune --strategy policy``),
         where one policy's greedy run misses what its next choice would
         find."""
-        import heapq
-
         out: list = []
         seen = {schedule.key}
         states: list = []
@@ -351,15 +360,11 @@ class Policy:
                 continue
             expanded.add((s.key, c, mode))
             budget -= 1
-            children, allowed = [], np.zeros(len(self.moves), bool)
-            for i, name in enumerate(self.moves):
-                trial = s.copy()
-                moved, new_mode, refused = act(trial, c, mode, name, self.space, target)
-                if refused is None and (moved != c or new_mode != mode or trial.key != s.key):
-                    allowed[i] = True
-                    children.append((i, trial, moved, new_mode))
+            children = effects(s, c, mode, self.moves, self.space, target)
             if not children:
                 continue
+            allowed = np.zeros(len(self.moves), bool)
+            allowed[[i for i, *_ in children]] = True
             logits = self.logits(policy_features(s, c, self.max_loops))
             if self.stops:
                 allowed = np.append(allowed, True)
