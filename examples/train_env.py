@@ -54,6 +54,10 @@ from lt_mlir.schedule import Schedule  # noqa: E402
 
 STEPS = 10
 SPACE = "recipes"
+# each schedule (a program's start, an episode's final one) is measured on its first REMEASURE visits and its
+# figure is their median: with one figure kept for the run, a parallel variant timed once in a bad moment
+# is worth less than its serial twin for the whole training, and seeds learn their first draws' luck
+REMEASURE = 5
 
 
 class LogLoops(gym.ObservationWrapper):
@@ -147,11 +151,11 @@ class FinalSpeedup(gym.Wrapper):
         return obs, reward, terminated, truncated, info
 
 
-def make_env(seed: int, benchmarks=TRAINING, space: str = SPACE, reward: str = "symmetric", stop: bool = True):
+def make_env(seed: int, benchmarks=TRAINING, space: str = SPACE, reward: str = "symmetric", stop: bool = True, remeasure: int = REMEASURE):
     from sb3_contrib.common.wrappers import ActionMasker
 
     base = LoopToolEnv(benchmarks[0], space, observation_space="loops_tensor", max_loops=POLICY_LOOPS, reward=None,
-                       repeat=5, action_mask=False, keep_programs=len(benchmarks))
+                       repeat=5, action_mask=False, keep_programs=len(benchmarks), remeasure=remeasure)
     final = FinalSpeedup(RandomOrderBenchmarks(base, benchmarks, seed), base, STEPS, reward, stop)
     return ActionMasker(LogLoops(final), lambda _: final.action_masks()), base
 
@@ -182,7 +186,11 @@ def main() -> None:
     p.add_argument("--space", default=SPACE, choices=("recipes", "extended", "looptune"), help="the action space")
     p.add_argument("--stop", action=argparse.BooleanOptionalAction, default=True,
                    help="an action that ends the episode, the policy keeping the schedule it has (default; --no-stop: 10 steps always)")
+    p.add_argument("--remeasure", type=int, default=REMEASURE,
+                   help="a schedule's figure is the median of its first N visits' measurements (1: its first figure, kept)")
     args = p.parse_args()
+    if args.remeasure < 1:
+        p.error(f"--remeasure must be at least 1, got {args.remeasure}")
     try:
         import torch
         from sb3_contrib import MaskablePPO
@@ -193,9 +201,10 @@ def main() -> None:
     if args.envs > 1:  # each in a process of its own (and its measuring child): the compiles run side by side
         from stable_baselines3.common.vec_env import SubprocVecEnv
 
-        env = SubprocVecEnv([(lambda i=i: make_env(args.seed + 1000 * i, space=args.space, reward=args.reward, stop=args.stop)[0]) for i in range(args.envs)])
+        env = SubprocVecEnv([(lambda i=i: make_env(args.seed + 1000 * i, space=args.space, reward=args.reward, stop=args.stop,
+                                                 remeasure=args.remeasure)[0]) for i in range(args.envs)])
     else:
-        env = make_env(args.seed, space=args.space, reward=args.reward, stop=args.stop)[0]
+        env = make_env(args.seed, space=args.space, reward=args.reward, stop=args.stop, remeasure=args.remeasure)[0]
     finals: list = []
 
     class Clock(BaseCallback):
@@ -221,6 +230,7 @@ def main() -> None:
     os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
     actions = LoopToolEnv(TRAINING[0], args.space, reward=None).actions + ([STOP] if args.stop else [])
     policy = Policy.export(model, args.out, actions, args.space, POLICY_LOOPS, seed=args.seed, reward=args.reward, ent_coef=args.ent_coef,
+                           remeasure=args.remeasure,
                            steps=steps, minutes=f"{minutes:.1f}", episodes=len(finals))
     print(f"trained {steps} steps ({len(finals)} episodes) in {minutes:.1f} min, seed {args.seed}: {args.out}")
     if finals:

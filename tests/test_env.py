@@ -250,3 +250,41 @@ def test_a_transition_made_before_is_replayed_exactly(monkeypatch):
     env.schedule.undo()
     assert len(env.schedule.steps) == steps - 1  # the replayed steps are the schedule's own, undoable
     env.close()
+
+
+def test_remeasure_takes_the_median_of_a_schedules_first_visits(monkeypatch):
+    """``remeasure=3``: a schedule is measured again on each of its first
+    three visits and its figure is the median of those; later visits
+    measure nothing.  The default (1) keeps the first figure.  A fork
+    carries the figures."""
+    import dataclasses
+
+    from lt_mlir.evaluate import Evaluator
+
+    times = iter([3e-3, 1e-3, 2e-3, 9e-3, 8e-3, 7e-3])
+    calls = []
+    real = Evaluator.measure
+
+    def fake(self, text, *a, **k):
+        m = real(self, text, *a, **k)
+        calls.append(text)
+        return dataclasses.replace(m, runtime_s=next(times)) if m.ok else m
+
+    monkeypatch.setattr(Evaluator, "measure", fake)
+    with pytest.raises(lt_mlir.LtError, match="remeasure is a whole number >= 1, got 0"):
+        LoopToolEnv("matmul-v0/8x8x8", reward=None, remeasure=0)
+    env = LoopToolEnv("matmul-v0/8x8x8", reward=None, observations=(), remeasure=3, repeat=2)
+    env.reset()
+    seen = [float(env.observe("runtime")[0]) for _ in range(5)]
+    assert seen == [3e-3, 2e-3, 2e-3, 2e-3, 2e-3]  # medians of (3), (3, 1), (3, 1, 2), then kept
+    assert len(calls) == 3
+    flops = env.schedule.flops()
+    assert float(env.observe("gflops")[0]) == pytest.approx(flops / 2e-3 / 1e9)
+    other = env.fork()
+    assert float(other.observe("runtime")[0]) == 2e-3 and len(calls) == 3
+    env.close()
+    other.close()
+    once = LoopToolEnv("matmul-v0/8x8x8", reward=None, observations=())
+    once.reset()
+    assert [float(once.observe("runtime")[0]) for _ in range(3)] == [9e-3] * 3 and len(calls) == 4
+    once.close()

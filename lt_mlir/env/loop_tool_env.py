@@ -60,7 +60,9 @@ variable), ``speedup`` that change over the start schedule's GFLOP/s (an
 episode's return is its final speedup minus one: comparable across
 programs), ``runtime`` the seconds saved; ``None`` gives 0 and compiles
 nothing (fast exploration).  Measurements are cached by schedule text (the
-last 4096).  A compile and a run each have a time limit (``limits``; by
+last 4096); ``remeasure=k`` measures a schedule again on each of its first
+k visits, its figure the median of those (a policy trained on the first
+noisy figure of each schedule learns that figure's luck).  A compile and a run each have a time limit (``limits``; by
 default a step measures within ``step_limit_s`` = 2 s); a schedule past
 it is refused.  Episodes end after ``max_episode_steps`` (the registered
 ids wrap the env in ``TimeLimit``); ``terminated`` is never set.
@@ -78,6 +80,7 @@ kernels are measured on.  ``keep_programs``: how many programs' evaluators
 from __future__ import annotations
 
 import os
+import statistics
 import string
 import time
 from collections import OrderedDict
@@ -163,6 +166,7 @@ class LoopToolEnv(gym.Env):
         step_limit_s: float = STEP_LIMIT_S,
         seed: int | None = None,
         keep_programs: int = 1,
+        remeasure: int = 1,
     ):
         if isinstance(benchmark, dict):  # RLlib's LoopToolEnv(env_config): every option in one dict
             config = dict(benchmark)
@@ -175,7 +179,7 @@ class LoopToolEnv(gym.Env):
             benchmark=benchmark, action_space=action_space, observations=observations, reward=reward, max_loops=max_loops,
             peak_gflops=peak_gflops, repeat=repeat, action_mask=action_mask, render_mode=render_mode, limits=limits,
             observation_space=observation_space, reward_space=reward_space, step_limit_s=step_limit_s, seed=seed,
-            keep_programs=keep_programs,
+            keep_programs=keep_programs, remeasure=remeasure,
         )
         if action_space not in ACTION_SPACES:
             raise LtError(f"error: unknown action space '{action_space}' (spaces: {', '.join(ACTION_SPACES)})")
@@ -220,7 +224,11 @@ class LoopToolEnv(gym.Env):
         if not isinstance(keep_programs, int) or isinstance(keep_programs, bool) or keep_programs < 1:
             raise LtError(f"error: keep_programs is a whole number >= 1, got {keep_programs!r}")
         self.keep_programs = keep_programs
-        # per program (text, entry, target, input seed): [its evaluator or None, schedule text -> (runtime s, GFLOP/s)],
+        if not isinstance(remeasure, int) or isinstance(remeasure, bool) or remeasure < 1:
+            raise LtError(f"error: remeasure is a whole number >= 1, got {remeasure!r}")
+        self.remeasure = remeasure
+        # per program (text, entry, target, input seed): [its evaluator or None,
+        # schedule text -> (median runtime s, GFLOP/s, the runtimes measured)],
         # the last keep_programs kept (their evaluators' child processes stay up: a dataset wrapper comes back to them)
         self._programs: OrderedDict = OrderedDict()
         self._measure_error = ""
@@ -552,27 +560,32 @@ class LoopToolEnv(gym.Env):
         """(median seconds, GFLOP/s) of the current schedule, from the
         evaluator (the bound kernel timed in a child process, within the
         env's time ``limits``); None when it cannot be measured (the reason
-        in ``_measure_error``).  The env keeps the last ``MEASURED``."""
+        in ``_measure_error``).  A schedule is measured again on each of
+        its first ``remeasure`` visits, its figure the median of those
+        measurements (one noisy figure is not kept for the env's life),
+        then kept.  The env keeps the last ``MEASURED`` schedules'."""
         text = self.schedule.text
-        if text in self._measured:
+        seen = self._measured.get(text)
+        if seen is not None:
             self._measured.move_to_end(text)
-            return self._measured[text]
+            if len(seen[2]) >= self.remeasure:
+                return seen[:2]
         program = self._program()
         if program[0] is None:
             program[0] = Evaluator(self.benchmark.text, self.benchmark.entry, self.target, limits=self.limits,
                                    seed=self.input_seed, samples=self.repeat, min_sample_s=2e-4, budget_s=0.05, baseline=False)
         m = program[0].measure(text)
-        if not m.ok:
-            self._measure_error = m.error
+        if not m.ok or m.correct is False:
+            if seen is not None:  # measured before: a later run past the time limit keeps the figures it has
+                return seen[:2]
+            self._measure_error = m.error if not m.ok else f"error: the schedule computes other numbers than the start: {m.mismatch}"
             return None
-        if m.correct is False:
-            self._measure_error = f"error: the schedule computes other numbers than the start: {m.mismatch}"
-            return None
-        result = (m.runtime_s, self.schedule.flops() / m.runtime_s / 1e9)
-        self._measured[text] = result
+        runtimes = (seen[2] if seen is not None else ()) + (m.runtime_s,)
+        runtime = statistics.median(runtimes)
+        self._measured[text] = (runtime, self.schedule.flops() / runtime / 1e9, runtimes)
         while len(self._measured) > MEASURED:
             self._measured.popitem(last=False)
-        return result
+        return self._measured[text][:2]
 
     def _annotated_tree(self) -> str:
         lines = []
@@ -585,7 +598,7 @@ class LoopToolEnv(gym.Env):
 
 
 _OPTIONS = ("benchmark", "action_space", "observations", "reward", "max_loops", "peak_gflops", "repeat", "action_mask",
-            "render_mode", "limits", "observation_space", "reward_space", "step_limit_s", "seed", "keep_programs")
+            "render_mode", "limits", "observation_space", "reward_space", "step_limit_s", "seed", "keep_programs", "remeasure")
 
 
 def _peak_from_environment() -> float:
