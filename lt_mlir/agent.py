@@ -325,6 +325,11 @@ class Policy:
 
     def search(self, schedule: Schedule, n: int, steps: int = 10, target="cpu", cursor: int = 0,
                expansions: int | None = None, min_probability: float = 1e-3) -> list:
+        """``programs``' first ``n``, as a list."""
+        return list(self.programs(schedule, n, steps, target, cursor, expansions, min_probability))
+
+    def programs(self, schedule: Schedule, n: int, steps: int = 10, target="cpu", cursor: int = 0,
+                 expansions: int | None = None, min_probability: float = 1e-3):
         """Up to ``n`` distinct programs the policy would make from
         ``schedule``, most preferred first, as [(schedule, the moves that
         made it from ``schedule``)]: the states of ``run`` (its greedy
@@ -337,25 +342,28 @@ class Policy:
         costing one mask (every action tried on a copy).  Nothing is
         measured: a strategy measures them (``lt-tune --strategy policy``),
         where one policy's greedy run misses what its next choice would
-        find."""
-        out: list = []
+        find.  A generator: each program comes as soon as it is found, so
+        a caller measures the first while the rest are still to find."""
         seen = {schedule.key}
         states: list = []
+        found = 0
         self.run(schedule, steps, target, cursor, states=states)
         for s, moves in states:
-            if s.key not in seen and len(out) < n:
+            if s.key not in seen and found < n:
                 seen.add(s.key)
-                out.append((s, moves))
+                found += 1
+                yield s, moves
         made = len(schedule.moves or ())
         budget = 4 * n + steps if expansions is None else expansions
         heap = [(0.0, 0, schedule.copy(), cursor, True, 0)]  # (-log probability, order, schedule, cursor, size mode, actions taken)
         order, expanded = 1, set()
-        while heap and len(out) < n and budget > 0:
+        while heap and found < n and budget > 0:
             cost, _, s, c, mode, depth = heapq.heappop(heap)
             if s.key not in seen:
                 seen.add(s.key)
                 if s.moves is not None:
-                    out.append((s, s.moves[made:]))
+                    found += 1
+                    yield s, s.moves[made:]
             if depth >= steps or (s.key, c, mode) in expanded:
                 continue
             expanded.add((s.key, c, mode))
@@ -374,4 +382,3 @@ class Policy:
                 if min_probability <= 0 or logp[i] >= np.log(min_probability):
                     heapq.heappush(heap, (cost - float(logp[i]), order, trial, moved, new_mode, depth + 1))
                     order += 1
-        return out

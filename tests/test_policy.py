@@ -134,9 +134,18 @@ def test_policy_search_orders_programs_by_the_policy(tmp_path):
 def test_lt_tune_policy_strategy(tmp_path, monkeypatch):
     """The strategy measures the policy's programs in ``Policy.search``'s
     order until the budget is spent, and returns a correct schedule."""
+    from lt_mlir import agent
+    from lt_mlir.search.tune import Tuner
+
     p = random_policy(tmp_path / "p.npz", seed=3)
     monkeypatch.setenv("LT_MLIR_POLICY", str(p.path))
+    masks, at_measure = [0], []
+    real_effects, real_measure = agent.effects, Tuner.measure
+    monkeypatch.setattr(agent, "effects", lambda *a, **k: masks.__setitem__(0, masks[0] + 1) or real_effects(*a, **k))
+    monkeypatch.setattr(Tuner, "measure", lambda self, cands, *a, **k: at_measure.append(masks[0]) or real_measure(self, cands, *a, **k))
     result = tune("matmul:32,32,32", "policy", budget=12, seed=0)
+    # the programs are found as they are measured: the first chunk is measured before the search for the rest
+    assert len(at_measure) == 2 and at_measure[0] < at_measure[1]
     measured = [e.text for e in result.tuner.evaluations]  # the start is measured apart, as the baseline
     order = [s.text for s, _ in p.search(result.tuner.start, 12, steps=10)]
     assert len(measured) == 12 and result.tuner.start.text not in measured

@@ -19,6 +19,7 @@ are the start's (measured once here) times that speedup.
 from __future__ import annotations
 
 import contextlib
+import itertools
 import json
 import os
 import time
@@ -576,12 +577,13 @@ def policy(tuner: Tuner, rng, workers: int = 1, steps: int = 10) -> None:
     from ..agent import Policy
 
     chosen = Policy(os.environ.get("LT_MLIR_POLICY") or None)
-    cands = [Candidate(moves, s) for s, moves in chosen.search(tuner.start, tuner.left, steps, tuner.target)]
+    found = chosen.programs(tuner.start, tuner.left, steps, tuner.target)  # found as they are measured: the first chunk waits for no more
     chunk = max(steps, _batch(tuner, workers))  # the progress bar, Ctrl-C and --seconds between chunks, in the policy's order
-    for i in range(0, len(cands), chunk):
-        if tuner.exhausted:
+    while not tuner.exhausted:
+        cands = [Candidate(moves, s) for s, moves in itertools.islice(found, chunk)]
+        if not cands:
             return
-        tuner.measure(cands[i:i + chunk])
+        tuner.measure(cands)
 
 
 STRATEGIES = {"random": random_search, "greedy": greedy, "lookahead": lookahead, "beam": beam, "evolution": evolution, "policy": policy}
