@@ -185,12 +185,15 @@ def tile_rows(s: Schedule, width: int) -> None:
     row's ``j`` vectors leave exposed.  R keeps the accumulators (R rows of
     ``j / width`` vectors) to half the vector registers (32 with 64-byte
     vectors, else 16) and at most 4.  Where a row's j leaves no room for 2
-    rows (AVX2's 8-lane j of 64: 8 vectors), 4 rows take j in column tiles
-    of as many vectors as fit (2 of 8 lanes), their loop outside k, as
+    rows (AVX2's 8-lane j of 64: 8 vectors), 6 rows take j in column tiles
+    of as many vectors as fit with 4 registers left (2 of 8 lanes: the
+    6 x 2 tile of AVX2 GEMM kernels), their loop outside k, as
     ``recipes.register_tile`` tiles a GEMM: a row of C was loaded for each
-    FMA, now once for 4 rows (SpMM-MM 4096² 1% H=J=64 on a 2-core AMD EPYC:
-    1.13-1.35 ms against 1.52-1.60, one process).  The steps are tried on
-    a copy: a pass that refuses leaves the schedule as it was."""
+    FMA, now once for 6 rows (SpMM-MM 4096² 1% H=J=64 on a 2-core AMD EPYC:
+    1.13-1.35 ms against 1.52-1.60 with 4 rows, one process; 6 rows
+    1.00-1.08 ms against 4 rows' 1.07-1.24, block medians of 7 rounds,
+    three times).  The steps are tried on a copy: a pass that refuses
+    leaves the schedule as it was."""
     for top in reversed(top_loops(s)):  # from the last: tiling a loop shifts the numbers of those after it
         steps = _row_tile_steps(s, top, width)
         if steps:
@@ -211,8 +214,9 @@ def _row_tile_steps(s: Schedule, top: int, width: int) -> list:
     rows = min(4, (registers // 2) // vectors)
     block = 0  # j's vectors a column tile, when a row's j does not leave room for 2 rows
     if rows < 2:
-        rows = 4
-        block = max(d for d in range(1, vectors + 1) if vectors % d == 0 and rows * d <= registers // 2)
+        # the classic AVX2 GEMM micro-kernel's 6 x 2: 12 accumulators, the rest for C's vectors and the broadcast
+        rows = 6
+        block = max(d for d in range(1, vectors + 1) if vectors % d == 0 and rows * d <= registers - 4)
     if lt.inner_loop_extent(loops[top]) < 2 * rows:
         return []
     trial = s.copy()
