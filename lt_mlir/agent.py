@@ -331,8 +331,8 @@ class Policy:
     def programs(self, schedule: Schedule, n: int, steps: int = 10, target="cpu", cursor: int = 0,
                  expansions: int | None = None, min_probability: float = 1e-3):
         """Up to ``n`` distinct programs the policy would make from
-        ``schedule``, most preferred first, as [(schedule, the moves that
-        made it from ``schedule``)]: the states of ``run`` (its greedy
+        ``schedule``, most preferred first, as (schedule, the moves that
+        made it from ``schedule``) pairs: the states of ``run`` (its greedy
         choices), then those of the other runs of at most ``steps``
         actions in order of their probability under the policy (the
         softmax of its logits over the allowed actions, ``STOP`` included;

@@ -62,9 +62,9 @@ programs), ``runtime`` the seconds saved; ``None`` gives 0 and compiles
 nothing (fast exploration).  Measurements are cached by schedule text (the
 last 4096); ``remeasure=k`` measures a schedule again on each of its first
 k visits, its figure the median of those (a policy trained on the first
-noisy figure of each schedule learns that figure's luck).  A compile and a run each have a time limit (``limits``; by
-default a step measures within ``step_limit_s`` = 2 s); a schedule past
-it is refused.  Episodes end after ``max_episode_steps`` (the registered
+noisy figure of each schedule learns that figure's luck).  A compile and
+a run each have a time limit (``limits``; by default a step measures
+within ``step_limit_s`` = 2 s); a schedule past it is refused.  Episodes end after ``max_episode_steps`` (the registered
 ids wrap the env in ``TimeLimit``); ``terminated`` is never set.
 
 Also CompilerGym's: ``fork()`` (and ``copy.deepcopy``), ``validate()``,
