@@ -21,6 +21,14 @@ row sums) drawn at random; the ``HELD_OUT`` ones (the same families at
 other sizes) are only evaluated.  Only the masked actions are sampled
 (``env.action_masks()``).
 
+``--imitate`` starts PPO from a teacher's choices (behaviour cloning):
+on each training program the recipe action timed fastest against the
+start (interleaved, three rounds), then the best recipe after it where
+one pays 3% more, then ``STOP``; the actor is fitted to those steps
+(``imitate``) before PPO goes on from there, so that every seed begins
+where a person who tries the recipes begins (about a minute of the
+``--minutes``).
+
 Training stops after ``--minutes`` of wall time.  The network (two tanh
 layers of 64) is written as NumPy arrays (``lt_mlir.agent.Policy.save``):
 ``lt-tune --strategy policy``, the UI's suggest key and
@@ -29,6 +37,7 @@ layers of 64) is written as NumPy arrays (``lt_mlir.agent.Policy.save``):
     .venv/bin/pip install -e '.[rl]'      # stable-baselines3, sb3-contrib, torch (CPU)
     .venv/bin/python examples/train_env.py [--minutes 15] [--seed 0] [--out lt_mlir/data/policy.npz]
                                            [--png docs/env-learning.png] [--space recipes] [--reward symmetric|linear|log|normalized] [--no-stop]
+                                           [--imitate]
 """
 
 from __future__ import annotations
@@ -45,7 +54,7 @@ sys.path.insert(0, os.path.dirname(HERE))
 
 import gymnasium as gym  # noqa: E402
 
-from lt_mlir.agent import POLICY_LOOPS, RECIPE_ACTIONS, STOP, Policy, policy_transform  # noqa: E402
+from lt_mlir.agent import POLICY_LOOPS, RECIPE_ACTIONS, STOP, Policy, act, action_names, mask, policy_features, policy_transform  # noqa: E402
 from lt_mlir.env import HELD_OUT, TRAINING, LoopToolEnv, RandomOrderBenchmarks  # noqa: E402
 from lt_mlir.env.datasets import benchmark  # noqa: E402
 from lt_mlir.errors import LtError  # noqa: E402
@@ -160,6 +169,70 @@ def make_env(seed: int, benchmarks=TRAINING, space: str = SPACE, reward: str = "
     return ActionMasker(LogLoops(final), lambda _: final.action_masks()), base
 
 
+def demonstrations(benchmarks, space: str = SPACE, rounds: int = 3, gain: float = 1.03) -> tuple:
+    """A teacher's episodes for imitation before PPO (``--imitate``): on
+    each program, the start and every recipe action the mask allows, timed
+    interleaved over ``rounds`` (``Evaluator.remeasure``); then, from the
+    best of them, every recipe again on top of it; a step is kept where it
+    is ``gain`` faster than what it starts from.  Returns (observations,
+    actions, masks, lines): the policy's features and mask at each state
+    of the teacher's episode, its action there (``STOP`` last), and one line
+    a program saying what the teacher does."""
+    names = action_names(space)
+    stop = len(names)
+    xs, acts, masks, lines = [], [], [], []
+    for uri in benchmarks:
+        s, cursor, trace = Schedule(benchmark(uri).text), 0, []
+        for _ in range(2):
+            allowed = mask(s, cursor, True, names, space, "cpu")
+            tried = []
+            for k, name in enumerate(names):
+                if name in RECIPE_ACTIONS and allowed[k]:
+                    t = s.copy()
+                    c, _, refused = act(t, cursor, True, name, space, "cpu")
+                    if refused is None and t.key != s.key:
+                        tried.append((k, t, c))
+            with Evaluator(s, target="cpu", samples=5, min_sample_s=5e-4, budget_s=0.2) as ev:
+                ms = ev.remeasure([s.text] + [t.text for _, t, _ in tried], rounds=rounds)
+            here = ms[0].runtime_s if ms[0].ok else float("inf")
+            best = min(((m.runtime_s, i) for i, m in enumerate(ms[1:]) if m.ok), default=(float("inf"), -1))
+            xs.append(policy_features(s, cursor))
+            masks.append(np.append(allowed, 1).astype(bool))
+            if best[0] * gain >= here:
+                acts.append(stop)
+                break
+            k, t, c = tried[best[1]]
+            acts.append(k)
+            trace.append(f"{names[k]} {here / best[0]:.2f}x")
+            s, cursor = t, c
+        else:
+            xs.append(policy_features(s, cursor))
+            masks.append(np.append(mask(s, cursor, True, names, space, "cpu"), 1).astype(bool))
+            acts.append(stop)
+        lines.append(f"  teacher {uri:<36} {', '.join(trace) or 'the start'}, stop")
+    return np.asarray(xs, np.float32), np.asarray(acts), np.asarray(masks), lines
+
+
+def imitate(model, xs: np.ndarray, acts: np.ndarray, masks: np.ndarray, epochs: int = 300) -> float:
+    """Behaviour cloning of the teacher's choices into ``model``'s actor
+    (its own optimiser, full batches of the demonstrations): the masked
+    policy's log-likelihood of the teacher's actions.  Returns the share of
+    the demonstrations the greedy actor then takes."""
+    import torch
+
+    obs = torch.as_tensor(xs)
+    target = torch.as_tensor(acts)
+    for _ in range(epochs):
+        dist = model.policy.get_distribution(obs, action_masks=masks)
+        loss = -dist.log_prob(target).mean()
+        model.policy.optimizer.zero_grad()
+        loss.backward()
+        model.policy.optimizer.step()
+    with torch.no_grad():
+        chosen = model.policy.get_distribution(obs, action_masks=masks).distribution.probs.argmax(-1)
+    return float((chosen == target).float().mean())
+
+
 def evaluate(policy: Policy, benchmarks) -> list:
     """(uri, speedup over the start after the policy's steps, its actions) per benchmark."""
     out = []
@@ -186,6 +259,9 @@ def main() -> None:
     p.add_argument("--space", default=SPACE, choices=("recipes", "extended", "looptune"), help="the action space")
     p.add_argument("--stop", action=argparse.BooleanOptionalAction, default=True,
                    help="an action that ends the episode, the policy keeping the schedule it has (default; --no-stop: 10 steps always)")
+    p.add_argument("--imitate", action=argparse.BooleanOptionalAction, default=False,
+                   help="before PPO, clone a teacher: on each training program the best recipe (and the best one after it), timed "
+                        "interleaved, then stop (the time it takes counts in --minutes)")
     p.add_argument("--remeasure", type=int, default=REMEASURE,
                    help="a schedule's figure is the median of its first N visits' measurements (1: its first figure, kept)")
     args = p.parse_args()
@@ -208,19 +284,23 @@ def main() -> None:
     finals: list = []
 
     class Clock(BaseCallback):
-        def __init__(self):
-            super().__init__()
-            self.t0 = time.perf_counter()
-
         def _on_step(self) -> bool:
             for info, done in zip(self.locals["infos"], self.locals["dones"]):
                 if done and "speedup" in info:
                     finals.append(info["speedup"])
-            return time.perf_counter() - self.t0 < args.minutes * 60
+            return time.perf_counter() - t0 < args.minutes * 60  # the imitation's time (--imitate) counts
 
     model = MaskablePPO("MlpPolicy", env, seed=args.seed, n_steps=100, batch_size=50, n_epochs=8, gamma=1.0,
                         learning_rate=1e-3, ent_coef=args.ent_coef, policy_kwargs=dict(net_arch=[64, 64]), verbose=0)
     t0 = time.perf_counter()
+    if args.imitate:
+        if not args.stop or args.space != "recipes":
+            p.error("--imitate needs the recipes space and the stop action (the teacher takes a recipe, then stops)")
+        xs, acts, masks, lines = demonstrations(TRAINING, args.space)
+        print("\n".join(lines))
+        share = imitate(model, xs, acts, masks)
+        print(f"imitation: {len(acts)} teacher steps on {len(TRAINING)} programs in {time.perf_counter() - t0:.0f} s; "
+              f"the greedy actor takes {share:.0%} of them", flush=True)
     try:
         model.learn(total_timesteps=10**7, callback=Clock())
     except KeyboardInterrupt:  # Ctrl-C: the policy trained so far is saved all the same

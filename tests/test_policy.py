@@ -386,3 +386,41 @@ def test_training_stop_action_ends_the_episode_with_the_schedules_reward():
     assert terminated and not truncated and base.schedule.text == after and base.steps == 1
     assert info["speedup"] > 2.0 and reward == pytest.approx(info["speedup"] - 1.0 / info["speedup"])  # the default reward
     assert obs.shape == env.observation_space.shape and env.observation_space.contains(obs)
+
+
+def test_training_imitation_clones_the_teachers_recipe_then_stop(tmp_path):
+    """``examples/train_env.py --imitate``: the teacher takes, on each
+    program, the recipe action timed fastest (interleaved with the start)
+    and stops; its steps come with the policy's features and the env's
+    mask at each state, and cloning them makes an actor whose greedy run,
+    exported for NumPy, takes the same actions -- to a program that computes
+    the product."""
+    pytest.importorskip("sb3_contrib", reason="the rl extra is not installed")
+    import importlib.util
+
+    from sb3_contrib import MaskablePPO
+
+    path = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "examples", "train_env.py")
+    spec = importlib.util.spec_from_file_location("train_env", path)
+    train = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(train)
+    uri = "benchmark://matmul-v0/64x64x64"  # register-tiled many times the start (22x on a 2-core EPYC): a teacher's step whatever the load
+    xs, acts, masks, lines = train.demonstrations([uri])
+    env, base = train.make_env(0, benchmarks=[uri])
+    env.reset(seed=0)
+    names = base.actions
+    start = lt_mlir.Schedule(benchmark(uri).text)
+    assert acts[-1] == len(names) and 2 <= len(acts) <= 3  # one or two recipes, then stop
+    taken = [names[a] for a in acts[:-1]]
+    assert all(name.startswith(("register_tile", "vector_")) for name in taken), taken
+    assert len(lines) == 1 and taken[0] in lines[0]
+    np.testing.assert_array_equal(xs[0], policy_features(start, 0))
+    np.testing.assert_array_equal(masks[0], np.append(base.action_masks(), True))
+    assert all(m[a] for m, a in zip(masks, acts))  # every teacher step is allowed where it is taken
+    model = MaskablePPO("MlpPolicy", env, seed=0, n_steps=20, batch_size=10, policy_kwargs=dict(net_arch=[64, 64]))
+    assert train.imitate(model, xs, acts, masks) == 1.0
+    p = Policy.export(model, str(tmp_path / "p.npz"), names + [STOP], "recipes", POLICY_LOOPS)
+    final, trace = p.run(start, 10)
+    assert trace == taken + [STOP]
+    A, B = (np.random.default_rng(i).random((64, 64), dtype=np.float32) for i in (1, 2))
+    np.testing.assert_allclose(final.compile()(A, B), A @ B, rtol=1e-4)
