@@ -12,8 +12,9 @@ may leave its memref is rejected with the op's location before any code is
 generated, and so is an index whose range cannot be derived (one computed
 from a value loaded from memory, the variable of an ``scf.for`` with bounds
 known only at run time): such an index must be clamped (``arith.maxsi`` /
-``arith.minsi`` with constants, whose range is known), as ``lt_mlir.appy``
-does for gathers, reporting where clamping changed it.
+``arith.minsi`` with constants, whose range is known, or one ``arith.minui``
+with a constant: a negative index is a huge unsigned one), as ``lt_mlir.appy``
+does for gathers (``lt_mlir.kernel``, with ``minui``, for a CSR's indices), reporting where clamping changed it.
 """
 
 from __future__ import annotations
@@ -43,7 +44,7 @@ def check_bounds(module) -> None:
                         problems.append(
                             f"{where + ': ' if where else ''}error: '{name}' index {axis} has a range that cannot be "
                             f"derived (a value loaded from memory?): clamp it into [0, {extent - 1}] "
-                            "(arith.maxsi, arith.minsi) so that the access stays in the memref"
+                            "(arith.maxsi, arith.minsi, or arith.minui) so that the access stays in the memref"
                         )
                         return ir.WalkResult.INTERRUPT
                     if r is not None and extent >= 0 and (r[0] < 0 or r[1] >= extent):
@@ -135,6 +136,10 @@ def _op_range(op, memo):
         if relative is not None:
             return relative
     a, b = (_range(x, memo) for x in op.operands)
+    if name == "arith.minui" and (a is None) != (b is None) and (a or b)[0] >= 0:
+        # an unsigned clamp of a value known only at run time: min(x, hi) <= hi as an unsigned
+        # number, so in [0, hi] (a negative x is a huge unsigned one: it becomes hi)
+        return (0, (a or b)[1])
     if name in ("arith.maxsi", "arith.minsi") and (a is None) != (b is None):
         # a clamp of a value known only at run time: max(x, lo) >= lo, min(x, hi) <= hi
         known, unknown = (a, b) if b is None else (b, a)

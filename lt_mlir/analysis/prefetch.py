@@ -121,7 +121,7 @@ def prefetchable_rows(loop) -> list[Row]:
 
 # ---------------------------------------------------------------- gathers
 
-_CHAIN_OPS = ("arith.index_cast", "arith.maxsi", "arith.minsi")
+_CHAIN_OPS = ("arith.index_cast", "arith.maxsi", "arith.minsi", "arith.minui")
 
 
 @dataclass(frozen=True)
@@ -130,7 +130,7 @@ class GatheredRow:
     (``X[u.., clamp(I[q]), ..]``): ``source`` is ``I`` (1-D, of
     ``source_extent`` elements), ``chain`` the steps that make the row's
     index from ``I[q]``, in order: ``("arith.index_cast", result type)``
-    or ``("arith.maxsi" | "arith.minsi", the constant bound)``."""
+    or ``("arith.maxsi" | "arith.minsi" | "arith.minui", the constant bound)``."""
 
     buffer: ir.Value
     leading: tuple
@@ -151,7 +151,7 @@ def index_chain(value, is_variable):
     as ``GatheredRow.chain`` holds them)
     when ``value`` is ``I[q]`` cast and clamped by constants
     (``minsi(maxsi(index_cast(I[q]), 0), E - 1)``, what the frontends write
-    for an index from data), ``is_variable(q)`` true, else None."""
+    for an index from data, or ``minui(index_cast(I[q]), E - 1)``), ``is_variable(q)`` true, else None."""
     chain = []
     v = value
     for _ in range(16):

@@ -312,7 +312,7 @@ def _prefetch_gathers(rows: list, q, distance: int) -> None:
                 v = arith.IndexCastOp(x, v).result
             else:
                 bound = arith.ConstantOp(v.type, x).result
-                v = (arith.MaxSIOp if name == "arith.maxsi" else arith.MinSIOp)(v, bound).result
+                v = {"arith.maxsi": arith.MaxSIOp, "arith.minsi": arith.MinSIOp, "arith.minui": arith.MinUIOp}[name](v, bound).result
         for line in row.lines:
             rest = [arith.ConstantOp(index_type, k).result for k in line]
             memref.PrefetchOp(row.buffer, [*row.leading, v, *rest], isWrite=False, localityHint=2, isDataCache=True)

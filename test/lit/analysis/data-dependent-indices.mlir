@@ -12,11 +12,20 @@
 // RUN: lt-opt %s --run --repeat 1 --target=cuda-emulated -p 'builtin.module(lt-gpu-map{loop=0 to=block})' | filecheck %s --check-prefix=SUM
 // Tail case: the row loop split with a tail (4 = 3 + 1); the scf.for rides along.
 // RUN: lt-opt %s --run --repeat 1 -p 'builtin.module(lt-split{loop=0 factor=3})' | filecheck %s --check-prefix=SUM
+// Unsigned clamp: one arith.minui with a constant (a negative index is a huge
+// unsigned one, which it makes the bound) proves the gather in bounds too
+// (lt_mlir.kernel's clamp of a stored position's column).  --run's random
+// col values leave [0, 3]: a negative one becomes 3 here, 0 with maxsi/minsi,
+// hence another checksum.
+// RUN: sed 's/%kk = arith.minsi %kc, %c3 : index/%kk = arith.minui %k, %c3 : index/' %s | lt-opt - --run --repeat 1 | filecheck %s --check-prefix=USUM
+// USUM: arg4 f64[4] checksum -7.63901
+// RUN: sed 's/%kk = arith.minsi %kc, %c3 : index/%kk = arith.minui %k, %c3 : index/' %s | lt-opt - --emit=loop-tree | filecheck %s --check-prefix=UNSIGNED
+// UNSIGNED: %6 <- read x[minui(index_cast(%5), 3)]
 // SUM: arg4 f64[4] checksum -24.2547
 //
 // Refused: the same gather without its clamp, and vectorizing the row loop.
 // RUN: sed 's/%xv = memref.load %x\[%kk\]/%xv = memref.load %x[%k]/' %s | not lt-opt - --run 2>&1 | filecheck %s --check-prefix=ERR
-// ERR: <stdin>:{{[0-9]+}}:13: error: 'memref.load' index 0 has a range that cannot be derived (a value loaded from memory?): clamp it into [0, 3] (arith.maxsi, arith.minsi) so that the access stays in the memref
+// ERR: <stdin>:{{[0-9]+}}:13: error: 'memref.load' index 0 has a range that cannot be derived (a value loaded from memory?): clamp it into [0, 3] (arith.maxsi, arith.minsi, or arith.minui) so that the access stays in the memref
 // RUN: not lt-opt %s -p 'builtin.module(lt-vectorize{loop=0 width=4})' 2>&1 | filecheck %s --check-prefix=VEC
 // VEC: error: lt-vectorize: cannot vectorize L0 "for i in 4": 'scf.for' with regions cannot be vectorized
 //
