@@ -267,6 +267,8 @@ def main() -> None:
     args = p.parse_args()
     if args.remeasure < 1:
         p.error(f"--remeasure must be at least 1, got {args.remeasure}")
+    if args.imitate and (not args.stop or args.space != "recipes"):
+        p.error("--imitate needs the recipes space and the stop action (the teacher takes a recipe, then stops)")
     try:
         import torch
         from sb3_contrib import MaskablePPO
@@ -294,8 +296,6 @@ def main() -> None:
                         learning_rate=1e-3, ent_coef=args.ent_coef, policy_kwargs=dict(net_arch=[64, 64]), verbose=0)
     t0 = time.perf_counter()
     if args.imitate:
-        if not args.stop or args.space != "recipes":
-            p.error("--imitate needs the recipes space and the stop action (the teacher takes a recipe, then stops)")
         xs, acts, masks, lines = demonstrations(TRAINING, args.space)
         print("\n".join(lines))
         share = imitate(model, xs, acts, masks)

@@ -424,3 +424,18 @@ def test_training_imitation_clones_the_teachers_recipe_then_stop(tmp_path):
     assert trace == taken + [STOP]
     A, B = (np.random.default_rng(i).random((64, 64), dtype=np.float32) for i in (1, 2))
     np.testing.assert_allclose(final.compile()(A, B), A @ B, rtol=1e-4)
+
+
+def test_training_imitation_is_refused_without_the_recipes_and_stop():
+    """``--imitate`` with ``--no-stop`` (or another space): the teacher takes a
+    recipe and then stops, so the run is refused at once, a one-line
+    diagnostic, before any environment is built."""
+    pytest.importorskip("sb3_contrib", reason="the rl extra is not installed")
+    import subprocess
+    import sys
+
+    path = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "examples", "train_env.py")
+    for extra in (["--no-stop"], ["--space", "extended"]):
+        r = subprocess.run([sys.executable, path, "--imitate", "--minutes", "0.01", *extra], capture_output=True, text=True, timeout=120)
+        assert r.returncode == 2 and "Traceback" not in r.stderr
+        assert r.stderr.strip().splitlines()[-1].endswith("--imitate needs the recipes space and the stop action (the teacher takes a recipe, then stops)")
