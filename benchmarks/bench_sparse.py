@@ -510,7 +510,8 @@ def main(argv=None) -> int:
         numba = numba_kernels()
     except ImportError:
         numba = None
-    absent = [name for name, mod in (("python-graphblas", "graphblas"), ("torch.sparse", "torch")) if _missing(mod)]
+    absent = (["Numba"] if numba is None else []) + [name for name, mod in (("python-graphblas", "graphblas"), ("torch.sparse", "torch"))
+                                                     if _missing(mod)]
     rows = []
     for name, label, inputs in workloads(args.quick, args.mtx, args.check):
         if args.only and args.only not in name and args.only not in label:

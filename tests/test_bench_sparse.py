@@ -44,3 +44,20 @@ def test_bench_sparse_cores_pins_the_process_and_the_libraries_threads():
         assert len(proc.stderr.strip().splitlines()) == 1 and not proc.stdout, (proc.stdout, proc.stderr)
     proc = subprocess.run([sys.executable, script, "--cores", "two"], capture_output=True, text=True, timeout=120, cwd=ROOT)
     assert proc.returncode == 2 and "argument --cores: invalid int value: 'two'" in proc.stderr, proc.stderr  # argparse's own
+
+
+def test_bench_sparse_names_a_peer_it_could_not_import(tmp_path):
+    """A peer that is not installed (here Numba, shadowed by a module that
+    fails to import) is left out of the timings and named under the
+    table, not dropped without a word."""
+    (tmp_path / "numba.py").write_text("raise ImportError('numba is not installed here')\n")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(tmp_path), ROOT]))
+    proc = subprocess.run(
+        [sys.executable, os.path.join(ROOT, "benchmarks", "bench_sparse.py"), "--quick", "--only", "sparse softmax", "--rounds", "1"],
+        capture_output=True, text=True, timeout=600, cwd=ROOT, env=env,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    last = proc.stdout.strip().splitlines()[-1]
+    assert last.startswith("Not installed here, so not timed: Numba"), proc.stdout
+    row = next(line for line in proc.stdout.splitlines() if line.startswith("| sparse softmax"))
+    assert row.split("|")[7].strip() == "", row  # the Numba column is empty
