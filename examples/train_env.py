@@ -54,7 +54,7 @@ sys.path.insert(0, os.path.dirname(HERE))
 
 import gymnasium as gym  # noqa: E402
 
-from lt_mlir.agent import POLICY_LOOPS, RECIPE_ACTIONS, STOP, Policy, act, action_names, mask, policy_features, policy_transform  # noqa: E402
+from lt_mlir.agent import POLICY_LOOPS, RECIPE_ACTIONS, STOP, Policy, action_names, effects, policy_features, policy_transform  # noqa: E402
 from lt_mlir.env import HELD_OUT, TRAINING, LoopToolEnv, RandomOrderBenchmarks  # noqa: E402
 from lt_mlir.env.datasets import benchmark  # noqa: E402
 from lt_mlir.errors import LtError  # noqa: E402
@@ -183,32 +183,26 @@ def demonstrations(benchmarks, space: str = SPACE, rounds: int = 3, gain: float 
     xs, acts, masks, lines = [], [], [], []
     for uri in benchmarks:
         s, cursor, trace = Schedule(benchmark(uri).text), 0, []
-        for _ in range(2):
-            allowed = mask(s, cursor, True, names, space, "cpu")
-            tried = []
-            for k, name in enumerate(names):
-                if name in RECIPE_ACTIONS and allowed[k]:
-                    t = s.copy()
-                    c, _, refused = act(t, cursor, True, name, space, "cpu")
-                    if refused is None and t.key != s.key:
-                        tried.append((k, t, c))
-            with Evaluator(s, target="cpu", samples=5, min_sample_s=5e-4, budget_s=0.2) as ev:
-                ms = ev.remeasure([s.text] + [t.text for _, t, _ in tried], rounds=rounds)
-            here = ms[0].runtime_s if ms[0].ok else float("inf")
-            best = min(((m.runtime_s, i) for i, m in enumerate(ms[1:]) if m.ok), default=(float("inf"), -1))
+        for step in range(3):  # at most two recipes, then stop
+            children = effects(s, cursor, True, names, space, "cpu")  # what the mask is made of: each action tried on a copy
+            allowed = np.zeros(stop + 1, bool)
+            allowed[[k for k, *_ in children] + [stop]] = True
             xs.append(policy_features(s, cursor))
-            masks.append(np.append(allowed, 1).astype(bool))
-            if best[0] * gain >= here:
+            masks.append(allowed)
+            tried = [(k, t, c) for k, t, c, _ in children if names[k] in RECIPE_ACTIONS and t.key != s.key] if step < 2 else []
+            best = (float("inf"), -1)
+            if tried:
+                with Evaluator(s, target="cpu", samples=5, min_sample_s=5e-4, budget_s=0.2) as ev:
+                    ms = ev.remeasure([s.text] + [t.text for _, t, _ in tried], rounds=rounds)
+                here = ms[0].runtime_s if ms[0].ok else float("inf")
+                best = min(((m.runtime_s, i) for i, m in enumerate(ms[1:]) if m.ok), default=best)
+            if best[1] < 0 or best[0] * gain >= here:
                 acts.append(stop)
                 break
             k, t, c = tried[best[1]]
             acts.append(k)
             trace.append(f"{names[k]} {here / best[0]:.2f}x")
             s, cursor = t, c
-        else:
-            xs.append(policy_features(s, cursor))
-            masks.append(np.append(mask(s, cursor, True, names, space, "cpu"), 1).astype(bool))
-            acts.append(stop)
         lines.append(f"  teacher {uri:<36} {', '.join(trace) or 'the start'}, stop")
     return np.asarray(xs, np.float32), np.asarray(acts), np.asarray(masks), lines
 

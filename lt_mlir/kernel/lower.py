@@ -415,8 +415,8 @@ class Lowering:
             return
         with b.loop("p", st.nnz):
             p = b.dim("p")
-            i = self.clamp_index(b.cast("index_cast", b.load(rows, [p]), "index"), st.shape[0] - 1) if _needs_rows(n) else None
-            j = self.clamp_index(b.cast("index_cast", b.load(indices, [p]), "index"), st.shape[1] - 1) if _needs_columns(n) else None
+            i = self.stored_index(rows, p, st.shape[0] - 1) if _needs_rows(n) else None
+            j = self.stored_index(indices, p, st.shape[1] - 1) if _needs_columns(n) else None
             self.store(n, self.elementwise(n, [i, j], p), [p])
 
     def row_bounds(self, st, i):
@@ -435,8 +435,9 @@ class Lowering:
         b = self.b
         return b.binary("minsi", b.binary("maxsi", v, b.constant(0, "index")), b.constant(top, "index"))
 
-    def clamp_index(self, v, top: int):
-        """A stored position's row or column index ``v`` clamped into ``[0,
+    def stored_index(self, array, p, top: int):
+        """The row or column index ``array[p]`` of stored position ``p``
+        (``indices`` or the rows array), as an index clamped into ``[0,
         top]`` in one unsigned ``minui`` (a negative index is a huge
         unsigned one: it becomes ``top``), where ``clamp`` takes two signed
         ops: this one runs once a stored value, in the sparse loops' bodies
@@ -445,7 +446,7 @@ class Lowering:
         0.257 ms on a 2-core AMD EPYC znver5, block medians, one process).
         Validated, it never changes a value either."""
         b = self.b
-        return b.binary("minui", v, b.constant(top, "index"))
+        return b.binary("minui", b.cast("index_cast", b.load(array, [p]), "index"), b.constant(top, "index"))
 
     def sparse_reduce(self, n: E.SparseReduce) -> None:
         b = self.b
@@ -475,7 +476,7 @@ class Lowering:
                 self.init(n, "add", out_idx)
                 lo, hi = self.row_bounds(st, i)
                 with b.for_(lo, hi, b.constant(1, "index")) as p:
-                    c = self.clamp_index(b.cast("index_cast", b.load(indices, [p]), "index"), st.shape[1] - 1)
+                    c = self.stored_index(indices, p, st.shape[1] - 1)
                     y = self.operand(m, [c, j], n.dtype)
                     b.reduce("add", b.binary("mulf", self.operand(a, [], n.dtype, p), y), acc, out_idx)
 
@@ -486,7 +487,7 @@ class Lowering:
             self.loops(["j"] if cols else [], cols, lambda j: self.init(n, "add", [i] + j))
             lo, hi = self.row_bounds(st, i)
             with b.for_(lo, hi, b.constant(1, "index")) as p:
-                c = self.clamp_index(b.cast("index_cast", b.load(indices, [p]), "index"), st.shape[1] - 1)
+                c = self.stored_index(indices, p, st.shape[1] - 1)
                 x = self.operand(a, [], n.dtype, p)
 
                 def update(j):
@@ -517,7 +518,7 @@ class Lowering:
                 x = self.operand(m, [k], n.dtype)
                 lo, hi = self.row_bounds(st, k)
                 with b.for_(lo, hi, b.constant(1, "index")) as p:
-                    c = self.clamp_index(b.cast("index_cast", b.load(indices, [p]), "index"), cols - 1)
+                    c = self.stored_index(indices, p, cols - 1)
                     b.reduce("add", b.binary("mulf", x, self.operand(a, [], n.dtype, p)), acc, [c])
             return
         rows = m.shape[0]
@@ -528,7 +529,7 @@ class Lowering:
             k = b.dim("k")
             lo, hi = self.row_bounds(st, k)
             with b.for_(lo, hi, b.constant(1, "index")) as p:
-                c = self.clamp_index(b.cast("index_cast", b.load(indices, [p]), "index"), cols - 1)
+                c = self.stored_index(indices, p, cols - 1)
                 v = self.operand(a, [], n.dtype, p)
                 self.loops(["i"], (rows,), lambda i: b.reduce("add", b.binary("mulf", self.operand(m, [i[0], k], n.dtype), v), t, [c, i[0]]))
         self.loops(["i", "j"], (rows, cols), lambda idx: self.store(n, b.load(t, [idx[1], idx[0]]), idx))
