@@ -289,13 +289,13 @@ def main() -> None:
     model = MaskablePPO("MlpPolicy", env, seed=args.seed, n_steps=100, batch_size=50, n_epochs=8, gamma=1.0,
                         learning_rate=1e-3, ent_coef=args.ent_coef, policy_kwargs=dict(net_arch=[64, 64]), verbose=0)
     t0 = time.perf_counter()
-    if args.imitate:
-        xs, acts, masks, lines = demonstrations(TRAINING, args.space)
-        print("\n".join(lines))
-        share = imitate(model, xs, acts, masks)
-        print(f"imitation: {len(acts)} teacher steps on {len(TRAINING)} programs in {time.perf_counter() - t0:.0f} s; "
-              f"the greedy actor takes {share:.0%} of them", flush=True)
-    try:
+    try:  # Ctrl-C in the imitation or in PPO: the policy trained so far is saved
+        if args.imitate:
+            xs, acts, masks, lines = demonstrations(TRAINING, args.space)
+            print("\n".join(lines))
+            share = imitate(model, xs, acts, masks)
+            print(f"imitation: {len(acts)} teacher steps on {len(TRAINING)} programs in {time.perf_counter() - t0:.0f} s; "
+                  f"the greedy actor takes {share:.0%} of them", flush=True)
         model.learn(total_timesteps=10**7, callback=Clock())
     except KeyboardInterrupt:  # Ctrl-C: the policy trained so far is saved all the same
         print("interrupted: saving the policy trained so far")
