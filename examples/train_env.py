@@ -289,7 +289,9 @@ def main() -> None:
     model = MaskablePPO("MlpPolicy", env, seed=args.seed, n_steps=100, batch_size=50, n_epochs=8, gamma=1.0,
                         learning_rate=1e-3, ent_coef=args.ent_coef, policy_kwargs=dict(net_arch=[64, 64]), verbose=0)
     t0 = time.perf_counter()
-    try:  # Ctrl-C in the imitation or in PPO: the policy trained so far is saved
+    print(f"training seed {args.seed} on {len(TRAINING)} programs for {args.minutes:g} min (Ctrl-C: stop and save the policy)", flush=True)
+    interrupted = False
+    try:  # Ctrl-C in the imitation or in PPO: the policy trained so far is saved, then exit 130
         if args.imitate:
             xs, acts, masks, lines = demonstrations(TRAINING, args.space)
             print("\n".join(lines))
@@ -298,7 +300,8 @@ def main() -> None:
                   f"the greedy actor takes {share:.0%} of them", flush=True)
         model.learn(total_timesteps=10**7, callback=Clock())
     except KeyboardInterrupt:  # Ctrl-C: the policy trained so far is saved all the same
-        print("interrupted: saving the policy trained so far")
+        print("interrupted: saving the policy trained so far", flush=True)
+        interrupted = True
     minutes = (time.perf_counter() - t0) / 60
     steps = model.num_timesteps
     os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
@@ -313,8 +316,9 @@ def main() -> None:
     if args.envs == 1 and args.reward == "normalized":
         for uri, ref in sorted(env.env.env.reference.items()):  # ActionMasker(LogLoops(FinalSpeedup))
             print(f"  reference {uri:<36} {ref:6.2f}x the start (the best recipe)")
-    for uri, speedup, trace in evaluate(policy, HELD_OUT):
-        print(f"  held out {uri:<36} {speedup:6.2f}x the start after {', '.join(trace)}")
+    if not interrupted:  # the held-out check measures for a minute: not after a Ctrl-C
+        for uri, speedup, trace in evaluate(policy, HELD_OUT):
+            print(f"  held out {uri:<36} {speedup:6.2f}x the start after {', '.join(trace)}")
     if args.png and finals:
         import matplotlib
 
@@ -340,6 +344,8 @@ def main() -> None:
         env.close()
     except (EOFError, BrokenPipeError, ConnectionResetError):  # workers a Ctrl-C ended already
         pass
+    if interrupted:
+        sys.exit(130)  # as lt-tune and the shell: interrupted, though the policy is saved
 
 
 if __name__ == "__main__":

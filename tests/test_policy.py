@@ -439,3 +439,32 @@ def test_training_imitation_is_refused_without_the_recipes_and_stop():
         r = subprocess.run([sys.executable, path, "--imitate", "--minutes", "0.01", *extra], capture_output=True, text=True, timeout=120)
         assert r.returncode == 2 and "Traceback" not in r.stderr
         assert r.stderr.strip().splitlines()[-1].endswith("--imitate needs the recipes space and the stop action (the teacher takes a recipe, then stops)")
+
+
+def test_training_interrupted_saves_the_policy_and_exits_130(tmp_path):
+    """Ctrl-C (SIGINT to the process group, as a terminal sends it) during
+    ``examples/train_env.py``'s training: the policy trained so far is
+    saved and loads, no traceback, exit status 130 as lt-tune's (it was 0,
+    as if the run had finished)."""
+    pytest.importorskip("sb3_contrib", reason="the rl extra is not installed")
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    path = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "examples", "train_env.py")
+    out = tmp_path / "p.npz"
+    p = subprocess.Popen([sys.executable, path, "--minutes", "30", "--envs", "1", "--out", str(out)],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        assert p.stdout.readline().startswith("training seed 0 on ")
+        time.sleep(2)  # into PPO's steps
+        os.killpg(p.pid, signal.SIGINT)
+        stdout, stderr = p.communicate(timeout=120)
+    finally:
+        if p.poll() is None:
+            os.killpg(p.pid, signal.SIGKILL)
+    assert p.returncode == 130, stderr
+    assert "Traceback" not in stderr and "interrupted: saving the policy trained so far" in stdout
+    policy = Policy(str(out))
+    assert policy.actions == RECIPE_SPACE + [STOP] and policy.space == "recipes"
