@@ -27,7 +27,11 @@ start (interleaved, three rounds), then the best recipe after it where
 one pays 3% more, then ``STOP``; the actor is fitted to those steps
 (``imitate``) before PPO goes on from there, so that every seed begins
 where a person who tries the recipes begins (about a minute of the
-``--minutes``).
+``--minutes``).  ``--anchor N`` keeps it there: before each PPO update
+(every 100 steps) N more epochs of the same cloning, so that PPO's
+updates elsewhere do not wash the teacher's choices out (behaviour
+cloning as a regulariser of the policy gradient, as DAPG and
+BC-regularised PPO do).
 
 Training stops after ``--minutes`` of wall time.  The network (two tanh
 layers of 64) is written as NumPy arrays (``lt_mlir.agent.Policy.save``):
@@ -37,7 +41,7 @@ layers of 64) is written as NumPy arrays (``lt_mlir.agent.Policy.save``):
     .venv/bin/pip install -e '.[rl]'      # stable-baselines3, sb3-contrib, torch (CPU)
     .venv/bin/python examples/train_env.py [--minutes 15] [--seed 0] [--out lt_mlir/data/policy.npz]
                                            [--png docs/env-learning.png] [--space recipes] [--reward symmetric|linear|log|normalized] [--no-stop]
-                                           [--imitate]
+                                           [--imitate [--anchor 5]]
 """
 
 from __future__ import annotations
@@ -256,11 +260,15 @@ def main() -> None:
     p.add_argument("--imitate", action=argparse.BooleanOptionalAction, default=False,
                    help="before PPO, clone a teacher: on each training program the best recipe (and the best one after it), timed "
                         "interleaved, then stop (the time it takes counts in --minutes)")
+    p.add_argument("--anchor", type=int, default=0,
+                   help="with --imitate: epochs of the same cloning before each PPO update (0: the cloning only before PPO)")
     p.add_argument("--remeasure", type=int, default=REMEASURE,
                    help="a schedule's figure is the median of its first N visits' measurements (1: its first figure, kept)")
     args = p.parse_args()
     if args.remeasure < 1:
         p.error(f"--remeasure must be at least 1, got {args.remeasure}")
+    if args.anchor < 0 or (args.anchor and not args.imitate):
+        p.error(f"--anchor needs --imitate and a count of at least 0, got {args.anchor}" + ("" if args.imitate else " without --imitate"))
     if args.imitate and (not args.stop or args.space != "recipes"):
         p.error("--imitate needs the recipes space and the stop action (the teacher takes a recipe, then stops)")
     try:
@@ -278,8 +286,13 @@ def main() -> None:
     else:
         env = make_env(args.seed, space=args.space, reward=args.reward, stop=args.stop, remeasure=args.remeasure)[0]
     finals: list = []
+    taught: list = []  # the teacher's (observations, actions, masks), with --imitate
 
     class Clock(BaseCallback):
+        def _on_rollout_end(self) -> None:  # before PPO's update of this rollout
+            if args.anchor and taught:
+                imitate(model, *taught, epochs=args.anchor)
+
         def _on_step(self) -> bool:
             for info, done in zip(self.locals["infos"], self.locals["dones"]):
                 if done and "speedup" in info:
@@ -296,6 +309,7 @@ def main() -> None:
             xs, acts, masks, lines = demonstrations(TRAINING, args.space)
             print("\n".join(lines))
             share = imitate(model, xs, acts, masks)
+            taught.extend((xs, acts, masks))
             print(f"imitation: {len(acts)} teacher steps on {len(TRAINING)} programs in {time.perf_counter() - t0:.0f} s; "
                   f"the greedy actor takes {share:.0%} of them", flush=True)
         model.learn(total_timesteps=10**7, callback=Clock())
@@ -307,7 +321,7 @@ def main() -> None:
     os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
     actions = LoopToolEnv(TRAINING[0], args.space, reward=None).actions + ([STOP] if args.stop else [])
     policy = Policy.export(model, args.out, actions, args.space, POLICY_LOOPS, seed=args.seed, reward=args.reward, ent_coef=args.ent_coef,
-                           remeasure=args.remeasure,
+                           remeasure=args.remeasure, imitate=args.imitate, anchor=args.anchor,
                            steps=steps, minutes=f"{minutes:.1f}", episodes=len(finals))
     print(f"trained {steps} steps ({len(finals)} episodes) in {minutes:.1f} min, seed {args.seed}: {args.out}")
     if finals:

@@ -429,7 +429,8 @@ def test_training_imitation_clones_the_teachers_recipe_then_stop(tmp_path):
 def test_training_imitation_is_refused_without_the_recipes_and_stop():
     """``--imitate`` with ``--no-stop`` (or another space): the teacher takes a
     recipe and then stops, so the run is refused at once, a one-line
-    diagnostic, before any environment is built."""
+    diagnostic, before any environment is built; so is ``--anchor``
+    (more cloning during PPO) without ``--imitate``."""
     pytest.importorskip("sb3_contrib", reason="the rl extra is not installed")
     import subprocess
     import sys
@@ -439,6 +440,9 @@ def test_training_imitation_is_refused_without_the_recipes_and_stop():
         r = subprocess.run([sys.executable, path, "--imitate", "--minutes", "0.01", *extra], capture_output=True, text=True, timeout=120)
         assert r.returncode == 2 and "Traceback" not in r.stderr
         assert r.stderr.strip().splitlines()[-1].endswith("--imitate needs the recipes space and the stop action (the teacher takes a recipe, then stops)")
+    r = subprocess.run([sys.executable, path, "--anchor", "5", "--minutes", "0.01"], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    assert r.stderr.strip().splitlines()[-1].endswith("--anchor needs --imitate and a count of at least 0, got 5 without --imitate")
 
 
 def test_training_interrupted_saves_the_policy_and_exits_130(tmp_path):
