@@ -24,8 +24,10 @@ other sizes) are only evaluated.  Only the masked actions are sampled
 ``--imitate`` starts PPO from a teacher's choices (behaviour cloning):
 on each training program the recipe action timed fastest against the
 start (interleaved, three rounds), then the best recipe after it where
-one pays 3% more, then ``STOP``; the actor is fitted to those steps
-(``imitate``) before PPO goes on from there, so that every seed begins
+one pays 3% more, then ``STOP`` (and, at each state, the recipes that
+paid less, each where the mask leaves out the better ones: what a
+program that refuses the best one should take); the actor is fitted to
+those steps (``imitate``) before PPO goes on from there, so that every seed begins
 where a person who tries the recipes begins (about a minute of the
 ``--minutes``).  ``--anchor N`` keeps it there: before each PPO update
 (every 100 steps) N more epochs of the same cloning, so that PPO's
@@ -178,21 +180,30 @@ def demonstrations(benchmarks, space: str = SPACE, rounds: int = 3, gain: float 
     each program, the start and every recipe action the mask allows, timed
     interleaved over ``rounds`` (``Evaluator.remeasure``); then, from the
     best of them, every recipe again on top of it; a step is kept where it
-    is ``gain`` faster than what it starts from.  Returns (observations,
-    actions, masks, lines): the policy's features and mask at each state
-    of the teacher's episode, its action there (``STOP`` last), and one line
-    a program saying what the teacher does."""
+    is ``gain`` faster than what it starts from.  The other recipes that
+    pay there are taught too, in the order of their times, each as the
+    choice where the mask leaves out the ones ahead of it (and ``STOP``
+    where it leaves out all of them): a held-out program that refuses the
+    recipe a training program taught still gets the next best one, not
+    whatever an untaught distribution gives (the 80x96x64 matmul refuses
+    ``vector_rows_parallel``, which the 64x64x64 one takes).  Returns
+    (observations, actions, masks, lines, own): the policy's features and
+    a mask at each state of the teacher's episode, its action there
+    (``STOP`` last), one line a program saying what the teacher does, and
+    which rows are the episode's own steps (the others: those fallbacks)."""
     names = action_names(space)
     stop = len(names)
-    xs, acts, masks, lines = [], [], [], []
+    xs, acts, masks, lines, own = [], [], [], [], []
     for uri in benchmarks:
         s, cursor, trace = Schedule(benchmark(uri).text), 0, []
         for step in range(3):  # at most two recipes, then stop
             children = effects(s, cursor, True, names, space, "cpu")  # what the mask is made of: each action tried on a copy
             allowed = np.zeros(stop + 1, bool)
             allowed[[k for k, *_ in children] + [stop]] = True
-            xs.append(policy_features(s, cursor))
+            x = policy_features(s, cursor)
+            xs.append(x)
             masks.append(allowed)
+            own.append(True)
             tried = [(k, t, c) for k, t, c, _ in children if names[k] in RECIPE_ACTIONS and t.key != s.key] if step < 2 else []
             best = (float("inf"), -1)
             if tried:
@@ -205,10 +216,18 @@ def demonstrations(benchmarks, space: str = SPACE, rounds: int = 3, gain: float 
                 break
             k, t, c = tried[best[1]]
             acts.append(k)
+            paying = sorted((m.runtime_s, i) for i, m in enumerate(ms[1:]) if m.ok and m.runtime_s * gain < here)
+            for rank in range(1, len(paying) + 1):  # the fallbacks: the next recipe where those ahead are not allowed
+                fewer = allowed.copy()
+                fewer[[tried[i][0] for _, i in paying[:rank]]] = False
+                xs.append(x)
+                masks.append(fewer)
+                acts.append(tried[paying[rank][1]][0] if rank < len(paying) else stop)
+                own.append(False)
             trace.append(f"{names[k]} {here / best[0]:.2f}x")
             s, cursor = t, c
         lines.append(f"  teacher {uri:<36} {', '.join(trace) or 'the start'}, stop")
-    return np.asarray(xs, np.float32), np.asarray(acts), np.asarray(masks), lines
+    return np.asarray(xs, np.float32), np.asarray(acts), np.asarray(masks), lines, np.asarray(own)
 
 
 def imitate(model, xs: np.ndarray, acts: np.ndarray, masks: np.ndarray, epochs: int = 300) -> float:
@@ -306,11 +325,12 @@ def main() -> None:
     interrupted = False
     try:  # Ctrl-C in the imitation or in PPO: the policy trained so far is saved, then exit 130
         if args.imitate:
-            xs, acts, masks, lines = demonstrations(TRAINING, args.space)
+            xs, acts, masks, lines, own = demonstrations(TRAINING, args.space)
             print("\n".join(lines))
             share = imitate(model, xs, acts, masks)
             taught.extend((xs, acts, masks))
-            print(f"imitation: {len(acts)} teacher steps on {len(TRAINING)} programs in {time.perf_counter() - t0:.0f} s; "
+            print(f"imitation: {own.sum()} teacher steps and {(~own).sum()} fallbacks on {len(TRAINING)} programs "
+                  f"in {time.perf_counter() - t0:.0f} s; "
                   f"the greedy actor takes {share:.0%} of them", flush=True)
         model.learn(total_timesteps=10**7, callback=Clock())
     except KeyboardInterrupt:  # Ctrl-C: the policy trained so far is saved all the same

@@ -394,7 +394,8 @@ def test_training_imitation_clones_the_teachers_recipe_then_stop(tmp_path):
     and stops; its steps come with the policy's features and the env's
     mask at each state, and cloning them makes an actor whose greedy run,
     exported for NumPy, takes the same actions -- to a program that computes
-    the product."""
+    the product.  The recipes that paid less are taught as fallbacks where
+    the mask leaves out the ones ahead of them, STOP after the last."""
     pytest.importorskip("sb3_contrib", reason="the rl extra is not installed")
     import importlib.util
 
@@ -405,20 +406,31 @@ def test_training_imitation_clones_the_teachers_recipe_then_stop(tmp_path):
     train = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(train)
     uri = "benchmark://matmul-v0/64x64x64"  # register-tiled many times the start (22x on a 2-core EPYC): a teacher's step whatever the load
-    xs, acts, masks, lines = train.demonstrations([uri])
+    xs_all, acts_all, masks_all, lines, own = train.demonstrations([uri])
     env, base = train.make_env(0, benchmarks=[uri])
     env.reset(seed=0)
     names = base.actions
     start = lt_mlir.Schedule(benchmark(uri).text)
+    xs, acts, masks = xs_all[own], acts_all[own], masks_all[own]  # the teacher's episode
     assert acts[-1] == len(names) and 2 <= len(acts) <= 3  # one or two recipes, then stop
     taken = [names[a] for a in acts[:-1]]
+    # the fallbacks: after a state's own row, the same state with the teacher's choice (and each
+    # recipe taught after it) left out of the mask, the next recipe, STOP where none is left
+    assert own[0] and (~own).sum() >= 1
+    for r in np.flatnonzero(~own):
+        o = max(k for k in np.flatnonzero(own) if k < r)  # the state's own row
+        np.testing.assert_array_equal(xs_all[r], xs_all[o])
+        assert masks_all[o][acts_all[o]] and not masks_all[r][acts_all[o]]  # the teacher's choice left out
+        assert masks_all[r][acts_all[r]] and not (masks_all[r] & ~masks_all[o]).any()  # allowed, within the state's mask
+        last = r + 1 == len(own) or own[r + 1]
+        assert (acts_all[r] == len(names)) == last  # STOP closes a state's fallbacks
     assert all(name.startswith(("register_tile", "vector_")) for name in taken), taken
     assert len(lines) == 1 and taken[0] in lines[0]
     np.testing.assert_array_equal(xs[0], policy_features(start, 0))
     np.testing.assert_array_equal(masks[0], np.append(base.action_masks(), True))
     assert all(m[a] for m, a in zip(masks, acts))  # every teacher step is allowed where it is taken
     model = MaskablePPO("MlpPolicy", env, seed=0, n_steps=20, batch_size=10, policy_kwargs=dict(net_arch=[64, 64]))
-    assert train.imitate(model, xs, acts, masks) == 1.0
+    assert train.imitate(model, xs_all, acts_all, masks_all) == 1.0
     p = Policy.export(model, str(tmp_path / "p.npz"), names + [STOP], "recipes", POLICY_LOOPS)
     final, trace = p.run(start, 10)
     assert trace == taken + [STOP]
