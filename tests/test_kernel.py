@@ -498,10 +498,8 @@ def test_sddmm_on_guard_paged_buffers(tmp_path):
     script.write_text(textwrap.dedent(
         """
         import numpy as np, scipy.sparse as sp
-        from lt_mlir.kernel import kernel, Array, CSR, float32, fusion
+        from lt_mlir.kernel import kernel, Array, CSR, float32
         from lt_mlir.testing.guard import guarded_copy
-
-        fusion.GATHER_CACHE_BYTES = 0  # SpMM's prefetches on these small arrays too (by default only B's larger than the L2 take them)
 
         @kernel
         def sddmm(A: CSR(float32), B: Array(float32, 2), C: Array(float32, 2)):
@@ -1030,42 +1028,3 @@ def test_a_call_whose_host_read_a_value_is_not_replayed():
         x = RNG.random(5) + k
         np.testing.assert_allclose(_host_copy(x), 3.0 * x, rtol=1e-15)
     assert not _host_copy._replays
-
-
-def test_spmm_prefetches_only_gathers_from_an_array_beyond_the_cache(monkeypatch):
-    """SpMM's row loop prefetches B's rows 16 stored positions ahead only
-    where B is larger than the cache given (the host's L2 a core by
-    default): a B that fits is read from it, and the prefetches would only
-    cost instructions.  The result is A @ B either way."""
-    from lt_mlir.kernel import fusion
-
-    A = sp.random(64, 48, density=0.2, format="csr", dtype=np.float32, random_state=3)
-    B = np.random.default_rng(0).random((48, 16), dtype=np.float32)  # 3,072 bytes
-    for limit, expected in ((B.nbytes - 1, True), (B.nbytes, False), (1 << 20, False), (0, True)):
-        monkeypatch.setattr(fusion, "GATHER_CACHE_BYTES", limit)
-
-        @kernel
-        def spmm(A: CSR(float32), B: Array(float32, 2)):
-            return A @ B
-
-        assert np.allclose(spmm(A, B), A @ B, rtol=1e-5)
-        assert ("lt-prefetch-data" in spmm.modules[-1].pipeline) == expected, (limit, spmm.modules[-1].pipeline)
-
-
-def test_host_cache_bytes_reads_the_levels_linux_lists(tmp_path):
-    """``host_cache_bytes`` reads the data or unified cache of a level from
-    Linux's cache folders (sizes as Linux writes them), skips the
-    instruction cache, and falls back to 512 KB for an L2 (0 for another
-    level) where the folder is missing."""
-    from lt_mlir.lowering.machine import L2_FALLBACK, host_cache_bytes
-
-    for k, (level, kind, size) in enumerate([(1, "Data", "48K"), (1, "Instruction", "32K"), (2, "Unified", "1024K"), (3, "Unified", "32M")]):
-        d = tmp_path / f"index{k}"
-        d.mkdir()
-        (d / "level").write_text(f"{level}\n")
-        (d / "type").write_text(f"{kind}\n")
-        (d / "size").write_text(f"{size}\n")
-    root = str(tmp_path)
-    assert [host_cache_bytes(level, root) for level in (1, 2, 3, 4)] == [48 * 1024, 1 << 20, 32 << 20, 0]
-    missing = str(tmp_path / "none")
-    assert host_cache_bytes(2, missing) == L2_FALLBACK == 512 * 1024 and host_cache_bytes(1, missing) == 0

@@ -42,9 +42,7 @@ from ..analysis.work import partial_tiles, reduction_groups
 from ..dialect import lt
 from ..dialect.loop_tree import preorder_loops
 from ..errors import PassError
-from ..lowering.machine import host_cache_bytes
 from ..mlir import ir
-from ..passes.vectorize_data import data_loops
 from ..recipes import row_tile
 from ..schedule import Schedule
 from .lower import row_chains
@@ -424,40 +422,21 @@ def schedule(text: str, owners: list, keep: set, strategy: str, *, parallel: boo
 
 
 PREFETCH_DISTANCE = 16  # stored positions ahead
-GATHER_CACHE_BYTES: int | None = None  # gathers from a larger array take prefetches; None: the host's L2 a core
 
 
-def _bytes(buffer) -> int:
-    t = ir.MemRefType(buffer.type)
-    n = t.element_type.width // 8 if hasattr(t.element_type, "width") else 8
-    for d in t.shape:
-        n *= d
-    return n
-
-
-def prefetch_gathers(s: Schedule, cache_bytes: int | None = None) -> None:
+def prefetch_gathers(s: Schedule) -> None:
     """``lt-prefetch-data`` on every scalar loop of bounds known at run time
-    that reads rows through the indices it loads from an array larger than
-    ``cache_bytes`` (default ``GATHER_CACHE_BYTES``, else the host's L2 a
-    core, ``host_cache_bytes(2)``; 0: every such loop): a CSR
-    row's loop in SpMM (``A @ B``: B's row for each stored value, 256 bytes
-    at 64 float32 columns) asks for the row ``PREFETCH_DISTANCE`` positions
-    ahead, which the out-of-order core cannot see coming that far (the
-    loop's body is dozens of instructions a position): SpMM-MM 4096^2 1% x
-    64 columns (B 1 MB), its kernel 1.03-1.08 ms without, 0.87-0.94 at 16
-    (0.89-0.93 at 8, 0.95-1.01 at 32; 2-core AMD EPYC znver3, 512 KB of L2 a
-    core, one process).  Where B fits the L2 the gathers hit it and the
-    prefetches only cost instructions: on a znver5 (1 MB of L2 a core) the
-    same kernel took 0.227-0.312 ms without against 0.257-0.332 with.  The
-    vectorized loops (a gathered element a lane: SpMV) take none.  An lt
-    loop that gathers rows (SDDMM's C, by column index) takes
-    ``lt-prefetch`` whatever the sizes."""
-    limit = cache_bytes if cache_bytes is not None else GATHER_CACHE_BYTES if GATHER_CACHE_BYTES is not None else host_cache_bytes(2)
-    module = s.parsed  # held while its loops are read
-    far = [k for k, loop in enumerate(data_loops(module.operation))
-           if "lt.vectorize" not in loop.attributes and any(_bytes(r.buffer) > limit for r in gathered_rows(loop))]
-    gathering = [k for k, loop in enumerate(preorder_loops(module)) if "vectorize" not in lt.annotations(loop) and gathered_rows(loop)]
-    for k in far:
+    that reads rows through the indices it loads: a CSR row's loop in SpMM
+    (``A @ B``: B's row for each stored value, 256 bytes at 64 float32
+    columns) asks for the row ``PREFETCH_DISTANCE`` positions ahead, which
+    the out-of-order core cannot see coming that far (the loop's body is
+    dozens of instructions a position): SpMM-MM 4096^2 1% x 64 columns,
+    its kernel 1.03-1.08 ms without, 0.87-0.94 at 16 (0.89-0.93 at 8,
+    0.95-1.01 at 32; 2-core AMD EPYC, one process).  The vectorized loops
+    (a gathered element a lane: SpMV) take none."""
+    for k in range(s.data_loops()):
         applies(s, f"lt-prefetch-data{{loop={k} distance={PREFETCH_DISTANCE}}}")
+    module = s.parsed  # held while its loops are read
+    gathering = [k for k, loop in enumerate(preorder_loops(module)) if "vectorize" not in lt.annotations(loop) and gathered_rows(loop)]
     for k in gathering:
         applies(s, f"lt-prefetch{{loop={k} distance={PREFETCH_DISTANCE}}}")

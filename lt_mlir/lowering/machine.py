@@ -153,35 +153,6 @@ def host_vector_width(element_bytes: int = 4) -> int:
     return max(1, bits // 8 // element_bytes)
 
 
-HOST_CACHES = "/sys/devices/system/cpu/cpu0/cache"
-L2_FALLBACK = 512 * 1024  # Zen 2/3's L2 a core, where the host does not say
-
-
-@functools.cache
-def host_cache_bytes(level: int = 2, root: str = HOST_CACHES) -> int:
-    """Bytes of the data (or unified) cache of ``level`` that the first CPU
-    has (Linux's ``/sys/devices/system/cpu/cpu0/cache/index*``: its own L1
-    and L2 a core, the L3 it shares); ``L2_FALLBACK`` for an L2 where the
-    host does not say (another OS, a container without that folder), and
-    0 for another level."""
-    try:
-        for entry in sorted(os.listdir(root)):
-            d = os.path.join(root, entry)
-            with open(os.path.join(d, "level")) as f:
-                if int(f.read()) != level:
-                    continue
-            with open(os.path.join(d, "type")) as f:
-                if f.read().strip() == "Instruction":
-                    continue
-            with open(os.path.join(d, "size")) as f:
-                size = f.read().strip().upper()
-            scale = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}.get(size[-1:], 1)
-            return int(size.rstrip("KMG")) * scale
-    except (OSError, ValueError):
-        pass
-    return L2_FALLBACK if level == 2 else 0
-
-
 def parse_ir(llvm_ir: str):
     """Parse and verify LLVM IR text into an llvmlite module."""
     _init()
