@@ -321,9 +321,9 @@ def main() -> None:
     model = MaskablePPO("MlpPolicy", env, seed=args.seed, n_steps=100, batch_size=50, n_epochs=8, gamma=1.0,
                         learning_rate=1e-3, ent_coef=args.ent_coef, policy_kwargs=dict(net_arch=[64, 64]), verbose=0)
     t0 = time.perf_counter()
-    print(f"training seed {args.seed} on {len(TRAINING)} programs for {args.minutes:g} min (Ctrl-C: stop and save the policy)", flush=True)
     interrupted = False
     try:  # Ctrl-C in the imitation or in PPO: the policy trained so far is saved, then exit 130
+        print(f"training seed {args.seed} on {len(TRAINING)} programs for {args.minutes:g} min (Ctrl-C: stop and save the policy)", flush=True)
         if args.imitate:
             xs, acts, masks, lines, own = demonstrations(TRAINING, args.space)
             print("\n".join(lines))
