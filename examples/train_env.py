@@ -230,18 +230,26 @@ def demonstrations(benchmarks, space: str = SPACE, rounds: int = 3, gain: float 
     return np.asarray(xs, np.float32), np.asarray(acts), np.asarray(masks), lines, np.asarray(own)
 
 
-def imitate(model, xs: np.ndarray, acts: np.ndarray, masks: np.ndarray, epochs: int = 300) -> float:
+FALLBACK_WEIGHT = 0.5  # a fallback's weight in the cloning, against 1 for the teacher's own step
+
+
+def imitate(model, xs: np.ndarray, acts: np.ndarray, masks: np.ndarray, epochs: int = 300, own: np.ndarray | None = None) -> float:
     """Behaviour cloning of the teacher's choices into ``model``'s actor
     (its own optimiser, full batches of the demonstrations): the masked
-    policy's log-likelihood of the teacher's actions.  Returns the share of
-    the demonstrations the greedy actor then takes."""
+    policy's log-likelihood of the teacher's actions, a fallback row (not
+    ``own``) weighted ``FALLBACK_WEIGHT``: where a fallback and a step of
+    the teacher's own meet at states the features barely tell apart (the
+    64x64x64 matmul after ``vector_rows_parallel`` and after
+    ``vector_loops`` on top of it differ in one feature), the teacher's
+    step wins.  Returns the share of the rows the greedy actor then takes."""
     import torch
 
     obs = torch.as_tensor(xs)
     target = torch.as_tensor(acts)
+    weight = torch.ones(len(acts)) if own is None else torch.as_tensor(np.where(own, 1.0, FALLBACK_WEIGHT), dtype=torch.float32)
     for _ in range(epochs):
         dist = model.policy.get_distribution(obs, action_masks=masks)
-        loss = -dist.log_prob(target).mean()
+        loss = -(weight * dist.log_prob(target)).sum() / weight.sum()
         model.policy.optimizer.zero_grad()
         loss.backward()
         model.policy.optimizer.step()
@@ -305,12 +313,13 @@ def main() -> None:
     else:
         env = make_env(args.seed, space=args.space, reward=args.reward, stop=args.stop, remeasure=args.remeasure)[0]
     finals: list = []
-    taught: list = []  # the teacher's (observations, actions, masks), with --imitate
+    taught: list = []  # the teacher's (observations, actions, masks, own), with --imitate
 
     class Clock(BaseCallback):
         def _on_rollout_end(self) -> None:  # before PPO's update of this rollout
             if args.anchor and taught:
-                imitate(model, *taught, epochs=args.anchor)
+                xs, acts, masks, own = taught
+                imitate(model, xs, acts, masks, epochs=args.anchor, own=own)
 
         def _on_step(self) -> bool:
             for info, done in zip(self.locals["infos"], self.locals["dones"]):
@@ -327,8 +336,8 @@ def main() -> None:
         if args.imitate:
             xs, acts, masks, lines, own = demonstrations(TRAINING, args.space)
             print("\n".join(lines))
-            share = imitate(model, xs, acts, masks)
-            taught.extend((xs, acts, masks))
+            share = imitate(model, xs, acts, masks, own=own)
+            taught.extend((xs, acts, masks, own))
             print(f"imitation: {own.sum()} teacher steps and {(~own).sum()} fallbacks on {len(TRAINING)} programs "
                   f"in {time.perf_counter() - t0:.0f} s; "
                   f"the greedy actor takes {share:.0%} of them", flush=True)

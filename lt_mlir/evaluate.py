@@ -23,7 +23,8 @@ What it does, once for every tool:
   the compiling and the timing happen in a child process, and a compile or
   a run that passes its limit is abandoned -- the child is killed, the
   ``Measurement`` says ``timed_out`` -- and the next request starts a fresh
-  child.  The caller's process never waits past a limit.
+  child (or, with ``spare=True``, takes the one kept started in reserve).
+  The caller's process never waits past a limit.
 
 ``Bench`` is what one process keeps (inputs, reference outputs, baseline,
 kernel cache); the search's worker pools and Ray actors run one each.
@@ -152,7 +153,7 @@ class Bench:
     compiled kernels (LRU).  ``stage(name)`` is told "compile" and "run"
     as each begins (the isolated runner's limits follow them)."""
 
-    def __init__(self, config: Config, name: str = "local", stage: Callable | None = None):
+    def __init__(self, config: Config, name: str = "local", stage: Callable | None = None, defer_baseline: bool = False):
         self.config, self.name = config, name
         self.target = None
         self.kernels: OrderedDict = OrderedDict()
@@ -175,7 +176,7 @@ class Bench:
             start, _ = self.kernel(config.start_text)
             self._stage("run")
             self.reference = self._outputs(start)
-            if config.baseline:
+            if config.baseline and not defer_baseline:  # deferred: timed with the first measurement
                 self.baseline_s = self._time(start).median_s
         except Exception as e:  # noqa: BLE001 - a bad start schedule, no device: every measurement says so
             self.start_error = message(e)
@@ -224,7 +225,7 @@ class Bench:
             return Measurement(text, error=self.start_error, worker=self.name)
         m = Measurement(text, worker=self.name)
         try:
-            if self.config.baseline and self.count and self.count % BASELINE_EVERY == 0:
+            if self.config.baseline and (self.baseline_s is None or self.count and self.count % BASELINE_EVERY == 0):
                 start, _ = self.kernel(self.config.start_text)
                 self._stage("run")
                 self.baseline_s = self._time(start).median_s
@@ -303,13 +304,13 @@ def _serve(fd: int) -> None:
     """A child process's loop (``python -c``, so a user's script is never
     re-imported): the config, then requests in, stages and results out."""
     conn = Connection(fd)
-    config, name = conn.recv()
+    config, name, spare = conn.recv()
 
     def stage(which: str) -> None:
         conn.send(("stage", which))
 
     conn.send(("stage", "compile"))
-    bench = Bench(config, name, stage)
+    bench = Bench(config, name, stage, defer_baseline=spare)
     conn.send(("ready", bench.start_error))
     while True:
         try:
@@ -335,7 +336,7 @@ class _Child:
 
     STARTUP_S = 120.0  # importing MLIR in a fresh process, on a loaded machine
 
-    def __init__(self, config: Config, name: str):
+    def __init__(self, config: Config, name: str, spare: bool = False):
         ours, theirs = socket.socketpair()
         code = f"from lt_mlir.evaluate import _serve; _serve({theirs.fileno()})"
         # what the child prints (LLVM's and MLIR's diagnostics, a crash's
@@ -345,7 +346,9 @@ class _Child:
                                         stderr=self.stderr)
         theirs.close()
         self.conn = Connection(ours.detach())
-        self.conn.send((config, name))
+        # a spare starts while another child measures: it leaves the start's
+        # time to its first measurement, so that figure is not skewed
+        self.conn.send((config, name, spare))
         self.ready = False
 
     def alive(self) -> bool:
@@ -389,12 +392,17 @@ class Evaluator:
     ``limits``: ``Limits`` of a compile and a run (enforced with
     ``isolated``; in-process, nothing can stop native code);
     ``baseline``: time the start schedule (``Measurement.speedup``);
-    ``keep_outputs``: return each schedule's outputs."""
+    ``keep_outputs``: return each schedule's outputs;
+    ``spare``: keep a second child started in reserve (isolated only), so
+    the request after one abandoned at a limit does not wait for a fresh
+    process to import MLIR and compile the start (the env's steps each
+    stay within their limit); it times the start with its first
+    measurement, as it starts while the other child measures."""
 
     def __init__(self, start, entry: str | None = None, target="cpu", options: CompileOptions | None = None, inputs=None,
                  seed: int = 0, limits: Limits | None = None, samples: int = 10, min_sample_s: float = 1e-3,
                  budget_s: float = 1.0, isolated: bool = True, cache_size: int = 64, baseline: bool = True,
-                 keep_outputs: bool = False, name: str = "local"):
+                 keep_outputs: bool = False, name: str = "local", spare: bool = False):
         text = start if isinstance(start, str) else start.text
         if entry is None and not isinstance(start, str):
             entry = getattr(start, "entry", None)
@@ -406,6 +414,7 @@ class Evaluator:
         self.isolated, self.name = isolated, name
         self._bench: Bench | None = None
         self._child: _Child | None = None
+        self.spare, self._spare = bool(spare) and isolated, None
         self.start_error = ""
 
     # ------------------------------------------------------------ requests
@@ -431,10 +440,11 @@ class Evaluator:
         return result
 
     def close(self) -> None:
-        """Stop the child process (a later request starts another)."""
-        if self._child is not None:
-            self._child.stop()
-            self._child = None
+        """Stop the child processes (a later request starts another)."""
+        for child in (self._child, self._spare):
+            if child is not None:
+                child.stop()
+        self._child = self._spare = None
 
     def cancel(self) -> bool:
         """Kill the child process now, from any thread: a measurement under
@@ -469,12 +479,22 @@ class Evaluator:
     # ------------------------------------------------------------ in a child
     def _ask(self, request: tuple, text: str, on_partial, run_limit: float | None = None):
         if self._child is None:
-            self._child = _Child(self.config, self.name)
+            self._child = self._take_spare() or _Child(self.config, self.name)
         try:
-            return self._exchange(self._child, request, text, on_partial, run_limit)
+            result = self._exchange(self._child, request, text, on_partial, run_limit)
         except BaseException:  # an interrupt, a callback's error: the child's answer would come to the next request
             self._lost(text, "interrupted")
             raise
+        if self.spare and self._spare is None and self._child is not None:  # one in reserve, started after an answer
+            self._spare = _Child(self.config, self.name, spare=True)
+        return result
+
+    def _take_spare(self) -> "_Child | None":
+        spare, self._spare = self._spare, None
+        if spare is not None and not spare.alive():
+            spare.kill()
+            return None
+        return spare
 
     def _exchange(self, child: "_Child", request: tuple, text: str, on_partial, run_limit: float | None):
         limits = {"compile": self.limits.compile_s, "run": run_limit or self.limits.run_s}

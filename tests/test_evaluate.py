@@ -124,6 +124,25 @@ def test_a_compile_past_its_limit_is_abandoned_and_the_next_one_runs():
         assert ok.ok and ok.correct is True
 
 
+def test_the_request_after_an_abandoned_compile_is_served_by_the_spare():
+    with Evaluator(START, limits=Limits(compile_s=2.0), spare=True) as ev:
+        first = ev.measure(Schedule(START).split(0, 4))
+        spare = ev._spare  # started after that answer, while the caller goes on
+        assert first.ok and spare is not None and spare.process.pid != ev._child.process.pid
+        assert spare.conn.poll(120)  # it has imported MLIR
+        m = ev.measure(heavy())
+        assert m.timed_out == "compile"
+        t0 = time.monotonic()
+        ok = ev.measure(Schedule(START).split(0, 8))
+        elapsed = time.monotonic() - t0
+        assert ev._child is spare and ok.ok and ok.correct is True
+        assert ok.baseline_s > 0 and ok.speedup > 0  # the spare timed the start with its first measurement
+        assert elapsed < 2.0, elapsed  # no fresh process to wait for
+        assert ev._spare is not None and ev._spare is not spare  # another one in reserve
+        children = [ev._child.process, ev._spare.process]
+    assert all(p.poll() is not None for p in children)  # close() stopped both
+
+
 def test_a_run_past_its_limit_is_abandoned():
     with Evaluator(programs.matmul(256, 256, 256), limits=Limits(run_s=0.01)) as ev:
         m = ev.measure(programs.matmul(256, 256, 256))

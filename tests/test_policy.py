@@ -430,7 +430,7 @@ def test_training_imitation_clones_the_teachers_recipe_then_stop(tmp_path):
     np.testing.assert_array_equal(masks[0], np.append(base.action_masks(), True))
     assert all(m[a] for m, a in zip(masks, acts))  # every teacher step is allowed where it is taken
     model = MaskablePPO("MlpPolicy", env, seed=0, n_steps=20, batch_size=10, policy_kwargs=dict(net_arch=[64, 64]))
-    train.imitate(model, xs_all, acts_all, masks_all)  # the episode and its fallbacks (the last ones fitted less surely)
+    train.imitate(model, xs_all, acts_all, masks_all, own=own)  # the episode and its fallbacks (weighted less: fitted less surely)
     assert train.imitate(model, xs, acts, masks, epochs=0) == 1.0  # the greedy actor takes every step of the teacher's episode
     p = Policy.export(model, str(tmp_path / "p.npz"), names + [STOP], "recipes", POLICY_LOOPS)
     final, trace = p.run(start, 10)

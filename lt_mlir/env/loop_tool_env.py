@@ -573,7 +573,8 @@ class LoopToolEnv(gym.Env):
         program = self._program()
         if program[0] is None:
             program[0] = Evaluator(self.benchmark.text, self.benchmark.entry, self.target, limits=self.limits,
-                                   seed=self.input_seed, samples=self.repeat, min_sample_s=2e-4, budget_s=0.05, baseline=False)
+                                   seed=self.input_seed, samples=self.repeat, min_sample_s=2e-4, budget_s=0.05, baseline=False,
+                                   spare=True)  # the step after one abandoned at a limit needs no fresh process
         m = program[0].measure(text)
         if not m.ok or m.correct is False:
             if seen is not None:  # measured before: a later run past the time limit keeps the figures it has
