@@ -483,9 +483,9 @@ class Evaluator:
         try:
             result = self._exchange(self._child, request, text, on_partial, run_limit)
         except BaseException:  # an interrupt, a callback's error: the child's answer would come to the next request
-            self._lost(text, "interrupted")
+            self._lost(text, "interrupted", replace=False)
             raise
-        if self.spare and self._spare is None and self._child is not None:  # one in reserve, started after an answer
+        if self.spare and self._spare is None and self._child is not None:  # the first one in reserve, started after an answer
             self._spare = _Child(self.config, self.name, spare=True)
         return result
 
@@ -531,9 +531,15 @@ class Evaluator:
             elif kind == "done":
                 return value
 
-    def _lost(self, text: str, why: str, timed_out: str = "") -> Measurement:
-        """Kill the child (a fresh one serves the next request)."""
+    def _lost(self, text: str, why: str, timed_out: str = "", replace: bool = True) -> Measurement:
+        """Kill the child (a fresh one serves the next request).  With a
+        spare, the spare takes its place now and another starts in reserve
+        at once: a second request abandoned in a row is covered too."""
         if self._child is not None:
             self._child.kill()
             self._child = None
+        if self.spare and replace:
+            self._child = self._take_spare()
+            if self._child is not None:
+                self._spare = _Child(self.config, self.name, spare=True)
         return Measurement(text, error=f"error: {why}", timed_out=timed_out, worker=self.name)
