@@ -32,7 +32,9 @@ kernel cache); the search's worker pools and Ray actors run one each.
 
 from __future__ import annotations
 
+import os
 import re
+import signal
 import socket
 import subprocess
 import sys
@@ -349,10 +351,22 @@ class _Child:
         # a spare starts while another child measures: it leaves the start's
         # time to its first measurement, so that figure is not skewed
         self.conn.send((config, name, spare))
-        self.ready = False
+        self.ready = self.paused = False
 
     def alive(self) -> bool:
         return self.process.poll() is None
+
+    def pause(self, paused: bool) -> None:
+        """Stop (SIGSTOP) or continue the process: a spare still starting
+        must not share the cores with a kernel being timed.  (If this
+        process dies while it is stopped, the kernel sends the orphaned
+        group SIGHUP and SIGCONT, and it ends.)"""
+        if paused != self.paused and self.alive() and hasattr(signal, "SIGSTOP"):
+            try:
+                os.kill(self.process.pid, signal.SIGSTOP if paused else signal.SIGCONT)
+                self.paused = paused
+            except OSError:
+                pass
 
     def last_words(self) -> str:
         """The last line the child wrote to stderr, as ``": <line>"``."""
@@ -364,6 +378,7 @@ class _Child:
         return f": {lines[-1]}" if lines else ""
 
     def kill(self) -> None:
+        self.pause(False)
         if self.alive():
             self.process.kill()
         try:
@@ -374,6 +389,7 @@ class _Child:
         self.stderr.close()
 
     def stop(self) -> None:
+        self.pause(False)
         try:
             self.conn.send(None)
             self.process.wait(2.0)
@@ -485,12 +501,17 @@ class Evaluator:
         except BaseException:  # an interrupt, a callback's error: the child's answer would come to the next request
             self._lost(text, "interrupted", replace=False)
             raise
+        finally:
+            if self._spare is not None:
+                self._spare.pause(False)  # it starts up while nothing is timed
         if self.spare and self._spare is None and self._child is not None:  # the first one in reserve, started after an answer
             self._spare = _Child(self.config, self.name, spare=True)
         return result
 
     def _take_spare(self) -> "_Child | None":
         spare, self._spare = self._spare, None
+        if spare is not None:
+            spare.pause(False)
         if spare is not None and not spare.alive():
             spare.kill()
             return None
@@ -524,6 +545,8 @@ class Evaluator:
                 return self._lost(text, "the evaluator's process died (a crash in compiled code?)" + child.last_words())
             if kind == "stage":  # the first one: the child has imported MLIR (the start schedule compiles next)
                 stage, started = value, time.monotonic()
+                if self._spare is not None and self._spare is not child:  # no spare starting up while a kernel is timed
+                    self._spare.pause(stage == "run")
             elif kind == "ready":
                 child.ready, self.start_error = True, value
             elif kind == "partial":

@@ -4,6 +4,7 @@ limits that the UI, the environment and the search survive."""
 
 from __future__ import annotations
 
+import os
 import time
 
 import numpy as np
@@ -141,6 +142,26 @@ def test_the_request_after_an_abandoned_compile_is_served_by_the_spare():
         assert elapsed < 2.0, elapsed  # no fresh process to wait for
         children = [ev._child.process, ev._spare.process]
     assert all(p.poll() is not None for p in children)  # close() stopped both
+
+
+def _state(pid: int) -> str:
+    """A process's state letter from /proc (T: stopped)."""
+    with open(f"/proc/{pid}/stat") as fh:
+        return fh.read().rsplit(")", 1)[1].split()[0]
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/stat"), reason="reads process states from /proc")
+def test_the_spare_is_stopped_while_a_kernel_is_timed():
+    """A spare starting up would share the cores with the kernel being
+    timed (on 2 cores a parallel kernel's time doubles): it is stopped
+    through the run stage and continued after the answer."""
+    with Evaluator(START, spare=True) as ev:
+        assert ev.measure(Schedule(START).split(0, 4)).ok
+        spare = ev._spare
+        seen = []
+        m = ev.measure(Schedule(START).split(0, 8), on_partial=lambda _: seen.append((spare.paused, _state(spare.process.pid))))
+        assert m.ok and seen == [(True, "T")]
+        assert not spare.paused and _state(spare.process.pid) != "T"
 
 
 def test_a_run_past_its_limit_is_abandoned():
