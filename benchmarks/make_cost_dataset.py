@@ -44,6 +44,7 @@
     .venv/bin/python benchmarks/make_cost_dataset.py              # all three (15 minutes on a 2-core machine)
     .venv/bin/python benchmarks/make_cost_dataset.py --train       # 2 and 3 from the kept dataset
     .venv/bin/python benchmarks/make_cost_dataset.py --refeature   # recompute the features, then 2 and 3
+    .venv/bin/python benchmarks/make_cost_dataset.py --pairwise    # a pairwise ranker, each program left out (3 minutes)
 """
 
 from __future__ import annotations
@@ -379,6 +380,48 @@ def online(records: list, models: str) -> dict:
 HEADER = f"  {'':<28} {'all':>6}  {'tied':>6}  {'agreed':>6}  {'pairs':>6}"
 
 
+def _pairs(batches: dict, resolved_only: bool) -> tuple[np.ndarray, np.ndarray]:
+    """Ordered pairs (i, j) of each batch: features ``f_i - f_j`` and
+    ``f_i``, label whether i is the faster; only the pairs every timing
+    round orders alike (``resolved_only``), or every pair of distinct
+    labels."""
+    x, y = [], []
+    for b in batches.values():
+        f = np.array([r["features"] for r in b], float)
+        for i in range(len(b)):
+            for j in range(len(b)):
+                d = np.sign(np.subtract(b[i]["speedups"], b[j]["speedups"]))
+                if i == j or (abs(d.sum()) != len(d) if resolved_only else b[i]["speedup"] == b[j]["speedup"]):
+                    continue
+                x.append(np.concatenate([f[i] - f[j], f[i]]))
+                y.append(int(b[i]["speedup"] > b[j]["speedup"]))
+    return np.array(x), np.array(y)
+
+
+def pairwise(records: list) -> None:
+    """A pairwise ranker, each program left out: LightGBM's binary
+    objective on pairs of a batch (``_pairs``), a candidate's score the sum
+    of its probabilities of beating the others of its batch.  Trained on
+    the resolved pairs only (the noise left out of the labels) and on every
+    pair."""
+    import lightgbm as lgb
+
+    batches = _measured_batches(records)
+    params = dict(objective="binary", num_leaves=15, learning_rate=0.05, min_data_in_leaf=20, feature_fraction=0.8, verbosity=-1)
+    print(HEADER)
+    for resolved_only in (True, False):
+        predicted = {}
+        for program in sorted({b[0]["program"] for b in batches.values()}):
+            train = {g: b for g, b in batches.items() if b[0]["program"] != program}
+            booster = lgb.train(params, lgb.Dataset(*_pairs(train, resolved_only)), 200)
+            for g, b in batches.items():
+                if b[0]["program"] == program:
+                    f = np.array([r["features"] for r in b], float)
+                    predicted[g] = [booster.predict(np.array([np.concatenate([f[i] - f[j], f[i]]) for j in range(len(b)) if j != i])).sum()
+                                    for i in range(len(b))]
+        print(_line(f"pairwise, {'resolved pairs' if resolved_only else 'every pair'}", scores(predicted, records)), flush=True)
+
+
 def _line(name: str, s: tuple) -> str:
     return f"  {name:<28} {s[0]:6.3f}  {s[1]:6.3f}  {s[2]:6.3f}  {s[3]:6.3f}   ({s[4]} batches, {s[5]} resolved pairs)"
 
@@ -413,10 +456,14 @@ def main() -> None:
     p.add_argument("--programs", nargs="+", default=list(PROGRAMS), help="programs to generate (ids of PROGRAMS); the others' records are kept")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--repeat", type=int, default=7, help="timing samples a measurement")
+    p.add_argument("--pairwise", action="store_true", help="only evaluate a pairwise ranker on the kept dataset, each program left out")
     p.add_argument("--dataset", default=DATASET)
     p.add_argument("--model", default=MODEL)
     args = p.parse_args()
     os.makedirs(os.path.dirname(args.dataset), exist_ok=True)
+    if args.pairwise:
+        pairwise(cost_model.load_records(args.dataset))
+        return
     if args.refeature:
         t0 = time.perf_counter()
         refeature(args.dataset)

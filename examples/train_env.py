@@ -230,23 +230,21 @@ def demonstrations(benchmarks, space: str = SPACE, rounds: int = 3, gain: float 
     return np.asarray(xs, np.float32), np.asarray(acts), np.asarray(masks), lines, np.asarray(own)
 
 
-FALLBACK_WEIGHT = 0.5  # a fallback's weight in the cloning, against 1 for the teacher's own step
-
-
-def imitate(model, xs: np.ndarray, acts: np.ndarray, masks: np.ndarray, epochs: int = 300, own: np.ndarray | None = None) -> float:
+def imitate(model, xs: np.ndarray, acts: np.ndarray, masks: np.ndarray, epochs: int = 300, weights: np.ndarray | None = None) -> float:
     """Behaviour cloning of the teacher's choices into ``model``'s actor
     (its own optimiser, full batches of the demonstrations): the masked
-    policy's log-likelihood of the teacher's actions, a fallback row (not
-    ``own``) weighted ``FALLBACK_WEIGHT``: where a fallback and a step of
-    the teacher's own meet at states the features barely tell apart (the
-    64x64x64 matmul after ``vector_rows_parallel`` and after
-    ``vector_loops`` on top of it differ in one feature), the teacher's
-    step wins.  Returns the share of the rows the greedy actor then takes."""
+    policy's log-likelihood of the teacher's actions, each row weighted by
+    ``weights`` (default 1; ``--fallback-weight`` below 1 weights the
+    fallbacks less: where a fallback and a step of the teacher's own meet at
+    states the features barely tell apart -- the 64x64x64 matmul after
+    ``vector_rows_parallel`` and after ``vector_loops`` on top of it differ
+    in one feature -- the teacher's step wins).  Returns the share of the
+    rows the greedy actor then takes."""
     import torch
 
     obs = torch.as_tensor(xs)
     target = torch.as_tensor(acts)
-    weight = torch.ones(len(acts)) if own is None else torch.as_tensor(np.where(own, 1.0, FALLBACK_WEIGHT), dtype=torch.float32)
+    weight = torch.ones(len(acts)) if weights is None else torch.as_tensor(weights, dtype=torch.float32)
     for _ in range(epochs):
         dist = model.policy.get_distribution(obs, action_masks=masks)
         loss = -(weight * dist.log_prob(target)).sum() / weight.sum()
@@ -289,6 +287,8 @@ def main() -> None:
                         "interleaved, then stop (the time it takes counts in --minutes)")
     p.add_argument("--anchor", type=int, default=0,
                    help="with --imitate: epochs of the same cloning before each PPO update (0: the cloning only before PPO)")
+    p.add_argument("--fallback-weight", type=float, default=1.0,
+                   help="with --imitate: a fallback's weight in the cloning against 1 for a step of the teacher's own (the shipped policy: 1)")
     p.add_argument("--remeasure", type=int, default=REMEASURE,
                    help="a schedule's figure is the median of its first N visits' measurements (1: its first figure, kept)")
     args = p.parse_args()
@@ -296,6 +296,8 @@ def main() -> None:
         p.error(f"--remeasure must be at least 1, got {args.remeasure}")
     if args.anchor < 0 or (args.anchor and not args.imitate):
         p.error(f"--anchor needs --imitate and a count of at least 0, got {args.anchor}" + ("" if args.imitate else " without --imitate"))
+    if not 0.0 <= args.fallback_weight <= 1.0 or args.fallback_weight != args.fallback_weight:
+        p.error(f"--fallback-weight is a weight in [0, 1], got {args.fallback_weight}")
     if args.imitate and (not args.stop or args.space != "recipes"):
         p.error("--imitate needs the recipes space and the stop action (the teacher takes a recipe, then stops)")
     try:
@@ -313,13 +315,13 @@ def main() -> None:
     else:
         env = make_env(args.seed, space=args.space, reward=args.reward, stop=args.stop, remeasure=args.remeasure)[0]
     finals: list = []
-    taught: list = []  # the teacher's (observations, actions, masks, own), with --imitate
+    taught: list = []  # the teacher's (observations, actions, masks, weights), with --imitate
 
     class Clock(BaseCallback):
         def _on_rollout_end(self) -> None:  # before PPO's update of this rollout
             if args.anchor and taught:
-                xs, acts, masks, own = taught
-                imitate(model, xs, acts, masks, epochs=args.anchor, own=own)
+                xs, acts, masks, weights = taught
+                imitate(model, xs, acts, masks, epochs=args.anchor, weights=weights)
 
         def _on_step(self) -> bool:
             for info, done in zip(self.locals["infos"], self.locals["dones"]):
@@ -336,8 +338,9 @@ def main() -> None:
         if args.imitate:
             xs, acts, masks, lines, own = demonstrations(TRAINING, args.space)
             print("\n".join(lines))
-            share = imitate(model, xs, acts, masks, own=own)
-            taught.extend((xs, acts, masks, own))
+            weights = np.where(own, 1.0, args.fallback_weight)
+            share = imitate(model, xs, acts, masks, weights=weights)
+            taught.extend((xs, acts, masks, weights))
             print(f"imitation: {own.sum()} teacher steps and {(~own).sum()} fallbacks on {len(TRAINING)} programs "
                   f"in {time.perf_counter() - t0:.0f} s; "
                   f"the greedy actor takes {share:.0%} of them", flush=True)

@@ -430,7 +430,9 @@ def test_training_imitation_clones_the_teachers_recipe_then_stop(tmp_path):
     np.testing.assert_array_equal(masks[0], np.append(base.action_masks(), True))
     assert all(m[a] for m, a in zip(masks, acts))  # every teacher step is allowed where it is taken
     model = MaskablePPO("MlpPolicy", env, seed=0, n_steps=20, batch_size=10, policy_kwargs=dict(net_arch=[64, 64]))
-    train.imitate(model, xs_all, acts_all, masks_all, own=own)  # the episode and its fallbacks (weighted less: fitted less surely)
+    # the episode and its fallbacks, these weighted less (--fallback-weight 0.5): where a fallback meets
+    # a step of the episode at states one feature apart, the episode's step wins
+    train.imitate(model, xs_all, acts_all, masks_all, weights=np.where(own, 1.0, 0.5))
     assert train.imitate(model, xs, acts, masks, epochs=0) == 1.0  # the greedy actor takes every step of the teacher's episode
     p = Policy.export(model, str(tmp_path / "p.npz"), names + [STOP], "recipes", POLICY_LOOPS)
     final, trace = p.run(start, 10)
@@ -443,7 +445,8 @@ def test_training_imitation_is_refused_without_the_recipes_and_stop():
     """``--imitate`` with ``--no-stop`` (or another space): the teacher takes a
     recipe and then stops, so the run is refused at once, a one-line
     diagnostic, before any environment is built; so is ``--anchor``
-    (more cloning during PPO) without ``--imitate``."""
+    (more cloning during PPO) without ``--imitate``, and a fallback weight
+    outside [0, 1]."""
     pytest.importorskip("sb3_contrib", reason="the rl extra is not installed")
     import subprocess
     import sys
@@ -456,6 +459,9 @@ def test_training_imitation_is_refused_without_the_recipes_and_stop():
     r = subprocess.run([sys.executable, path, "--anchor", "5", "--minutes", "0.01"], capture_output=True, text=True, timeout=120)
     assert r.returncode == 2 and "Traceback" not in r.stderr
     assert r.stderr.strip().splitlines()[-1].endswith("--anchor needs --imitate and a count of at least 0, got 5 without --imitate")
+    r = subprocess.run([sys.executable, path, "--imitate", "--fallback-weight", "1.5", "--minutes", "0.01"], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    assert r.stderr.strip().splitlines()[-1].endswith("--fallback-weight is a weight in [0, 1], got 1.5")
 
 
 def test_training_interrupted_saves_the_policy_and_exits_130(tmp_path):
