@@ -63,7 +63,7 @@ import gymnasium as gym  # noqa: E402
 from lt_mlir.agent import POLICY_LOOPS, RECIPE_ACTIONS, STOP, Policy, action_names, effects, policy_features, policy_transform  # noqa: E402
 from lt_mlir.env import HELD_OUT, TRAINING, LoopToolEnv, RandomOrderBenchmarks  # noqa: E402
 from lt_mlir.env.datasets import benchmark  # noqa: E402
-from lt_mlir.errors import LtError  # noqa: E402
+from lt_mlir.errors import LtError, is_interrupt  # noqa: E402
 from lt_mlir.evaluate import Evaluator  # noqa: E402
 from lt_mlir.schedule import Schedule  # noqa: E402
 
@@ -345,7 +345,9 @@ def main() -> None:
                   f"in {time.perf_counter() - t0:.0f} s; "
                   f"the greedy actor takes {share:.0%} of them", flush=True)
         model.learn(total_timesteps=10**7, callback=Clock())
-    except KeyboardInterrupt:  # Ctrl-C: the policy trained so far is saved all the same
+    except (KeyboardInterrupt, RuntimeError) as e:  # Ctrl-C (in an IR walk, MLIR's RuntimeError): the policy so far is saved all the same
+        if not is_interrupt(e):
+            raise
         print("interrupted: saving the policy trained so far", flush=True)
         interrupted = True
     minutes = (time.perf_counter() - t0) / 60

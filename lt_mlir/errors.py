@@ -104,3 +104,14 @@ def read_module_file(path: str, tool: str) -> tuple[str, str]:
 
 class InvalidAction(LtError, ValueError):
     """An environment was given an action outside its action space."""
+
+
+_INTERRUPT = re.compile(r"^KeyboardInterrupt\b", re.MULTILINE)
+
+
+def is_interrupt(e: BaseException) -> bool:
+    """Whether ``e`` is a Ctrl-C: a ``KeyboardInterrupt``, or the
+    ``RuntimeError`` MLIR's Python bindings make of one raised in a Python
+    callback they called (an IR walk's: "Exception raised in callback: ...
+    KeyboardInterrupt")."""
+    return isinstance(e, KeyboardInterrupt) or (isinstance(e, RuntimeError) and bool(_INTERRUPT.search(str(e))))

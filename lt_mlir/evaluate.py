@@ -412,8 +412,9 @@ class Evaluator:
     ``spare``: keep a second child started in reserve (isolated only), so
     the request after one abandoned at a limit does not wait for a fresh
     process to import MLIR and compile the start (the env's steps each
-    stay within their limit); it times the start with its first
-    measurement, as it starts while the other child measures."""
+    stay within their limit); it is stopped while the other child times a
+    kernel (so the two never share the cores then), and it times the start
+    with its first measurement."""
 
     def __init__(self, start, entry: str | None = None, target="cpu", options: CompileOptions | None = None, inputs=None,
                  seed: int = 0, limits: Limits | None = None, samples: int = 10, min_sample_s: float = 1e-3,

@@ -126,7 +126,7 @@ def test_a_compile_past_its_limit_is_abandoned_and_the_next_one_runs():
 
 
 def test_the_request_after_an_abandoned_compile_is_served_by_the_spare():
-    with Evaluator(START, limits=Limits(compile_s=2.0), spare=True) as ev:
+    with Evaluator(START, limits=Limits(compile_s=2.0), spare=True, budget_s=0.1) as ev:  # timing a tenth of a second
         first = ev.measure(Schedule(START).split(0, 4))
         spare = ev._spare  # started after that answer, while the caller goes on
         assert first.ok and spare is not None and spare.process.pid != ev._child.process.pid
@@ -243,3 +243,26 @@ def test_the_env_follows_a_reset_to_another_target():
     assert env.target.name == "cuda" and "[gpu block]" in obs["loop_tree"]
     obs, _, _, _, info = env.step(env.actions.index("toggle_thread"))  # the GPU mapping off (not lt-parallel on)
     assert "refused" not in info and "gpu" not in obs["loop_tree"]
+
+
+def test_a_ctrl_c_in_an_ir_walk_is_told_from_other_errors():
+    """MLIR's Python bindings turn an exception raised in a walk's callback
+    into a RuntimeError; a Ctrl-C there is still a Ctrl-C for train_env and
+    lt-tune (which save what they have and exit 130), any other error not."""
+    from lt_mlir.errors import is_interrupt
+    from lt_mlir.mlir import ir
+
+    module = Schedule(START).parsed
+
+    def walk(error):
+        def visit(op):
+            raise error
+
+        try:
+            module.operation.walk(visit, ir.WalkOrder.PRE_ORDER)
+        except RuntimeError as e:
+            return e
+        raise AssertionError("the walk did not raise")
+
+    assert is_interrupt(walk(KeyboardInterrupt())) and is_interrupt(KeyboardInterrupt())
+    assert not is_interrupt(walk(ValueError("KeyboardInterrupt in a message"))) and not is_interrupt(RuntimeError("x"))

@@ -43,7 +43,7 @@ import numpy as np
 
 from .. import programs, tuning
 from ..dialect.loop_tree import preorder_loops
-from ..errors import LtError, read_module_file, with_filename
+from ..errors import LtError, is_interrupt, read_module_file, with_filename
 from ..evaluate import Limits
 from ..frontend import Tensor, default_hardware
 from ..schedule import Schedule
@@ -182,7 +182,9 @@ def tune(
                 STRATEGIES[strategy](tuner, np.random.default_rng(seed), measurer.parallelism)
                 with tuner.interruptible():
                     winner, speedup, remeasured = _final(tuner, measurer, finalists)
-            except KeyboardInterrupt:  # the best so far, as the search measured it
+            except (KeyboardInterrupt, RuntimeError) as e:  # the best so far, as the search measured it
+                if not is_interrupt(e):  # (a Ctrl-C in an IR walk comes as MLIR's RuntimeError)
+                    raise
                 interrupted = True
                 winner, remeasured = tuner.best, []
                 speedup = winner.score if winner is not None else 1.0
