@@ -471,7 +471,9 @@ def main(argv: list[str] | None = None) -> int:
             remember(result, args.strategy)
     except Interrupted as stop:
         return _interrupted(stop.result, args)
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, RuntimeError) as e:
+        if not is_interrupt(e):  # (a Ctrl-C in an IR walk comes as MLIR's RuntimeError)
+            raise
         sys.stderr.write("lt-tune: interrupted before the search began; wrote nothing\n")
         return 130
     except LtError as e:

@@ -309,7 +309,7 @@ def _split_chunks(text: str) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from ..errors import LtError
+    from ..errors import LtError, is_interrupt
 
     try:
         code = run(argv)
@@ -320,10 +320,13 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         code = 130
     except Exception as e:  # a bug in lt_mlir, not the user's: still one line
-        if os.environ.get("LT_OPT_DEBUG"):
+        if is_interrupt(e):  # a Ctrl-C in an IR walk's callback, as MLIR's RuntimeError
+            code = 130
+        elif os.environ.get("LT_OPT_DEBUG"):
             raise
-        sys.stderr.write(f"lt-opt: internal error: {type(e).__name__}: {e} (set LT_OPT_DEBUG=1 for a traceback)\n")
-        code = 1
+        else:
+            sys.stderr.write(f"lt-opt: internal error: {type(e).__name__}: {e} (set LT_OPT_DEBUG=1 for a traceback)\n")
+            code = 1
     sys.stdout.flush()
     return code
 
