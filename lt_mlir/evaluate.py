@@ -511,9 +511,10 @@ class Evaluator:
 
     def _take_spare(self) -> "_Child | None":
         spare, self._spare = self._spare, None
-        if spare is not None:
-            spare.pause(False)
-        if spare is not None and not spare.alive():
+        if spare is None:
+            return None
+        spare.pause(False)
+        if not spare.alive():
             spare.kill()
             return None
         return spare

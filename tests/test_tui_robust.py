@@ -131,6 +131,40 @@ def test_a_binary_input_is_one_line_error(tmp_path, capsys):
         assert err.startswith(f"{path}: error: {why}; lt-ui reads MLIR modules") and err.count("\n") == 1
 
 
+def test_ctrl_c_while_loading_exits_130_without_a_traceback(tmp_path, monkeypatch, capsys):
+    """A Ctrl-C before the screen is up (parsing, the first compile) ends
+    lt-ui with 130 and one line, also where it lands in an IR walk's Python
+    callback and MLIR's bindings re-raise it as a RuntimeError; any other
+    error there is not taken for one."""
+    import lt_mlir.tui.app as ui
+    from lt_mlir.mlir import ir
+    from lt_mlir.schedule import Schedule
+
+    src = tmp_path / "m.mlir"
+    src.write_text(TEXT)
+
+    def loading(error):
+        def load(argv):
+            module = Schedule(src.read_text()).parsed
+
+            def visit(op):
+                raise error
+
+            module.operation.walk(visit, ir.WalkOrder.PRE_ORDER)
+        return load
+
+    def plain(argv):
+        raise KeyboardInterrupt
+
+    for load in (loading(KeyboardInterrupt()), plain):
+        monkeypatch.setattr(ui, "app_for", load)
+        assert main([str(src)]) == 130
+        assert capsys.readouterr().err == "lt-ui: interrupted while loading\n"
+    monkeypatch.setattr(ui, "app_for", loading(ValueError("not a Ctrl-C")))
+    with pytest.raises(RuntimeError, match="not a Ctrl-C"):
+        main([str(src)])
+
+
 # ------------------------------------------------------------ 4. what q and w write
 
 

@@ -27,7 +27,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import Sparkline, Static, TextArea
 
-from ..errors import LtError, read_module_file, with_filename
+from ..errors import LtError, is_interrupt, read_module_file, with_filename
 from ..frontend import Tensor
 from ..moves import action
 from ..schedule import Schedule
@@ -700,6 +700,11 @@ def main(argv: list[str] | None = None) -> int:
     except OSError as e:
         sys.stderr.write(f"lt-ui: error: {e}\n")
         return 1
+    except (KeyboardInterrupt, RuntimeError) as e:  # Ctrl-C while the program loads (in an IR walk: MLIR's RuntimeError)
+        if not is_interrupt(e):
+            raise
+        sys.stderr.write("lt-ui: interrupted while loading\n")
+        return 130
     try:
         app.run()
     finally:
