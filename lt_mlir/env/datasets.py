@@ -164,6 +164,9 @@ TRAINING = [
     # and row-wise programs large enough for the parallel variants to pay
     "conv2d-v0/6x24x24x3x3", "conv2d-v0/4x32x32x3x3", "conv2d-v0/8x20x20x3x3",
     "softmax-v0/96x512", "reduction-v0/128x1024",
+    # contractions of the mid sizes where the parallel recipes start to pay, with rows vector_rows
+    # refuses (wider than 8 vectors: register_tile's) and rows of vectors that are not a power of two
+    "matmul-v0/64x96x96", "matmul-v0/48x80x128", "clipped-matmul-v0/40x56x128", "clipped-matmul-v0/56x24x256",
 ]
 HELD_OUT = [
     "matmul-v0/80x96x64", "matmul-v0/160x128x96", "clipped-matmul-v0/48x40x192", "conv2d-v0/4x24x24x3x3",
