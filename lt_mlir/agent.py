@@ -21,8 +21,9 @@ Action spaces (``ACTION_SPACES``; ``action_names(space, target)``):
 * ``recipes``: ``extended`` plus the documented hand schedules of
   ``lt_mlir.recipes`` as actions on the whole program, each one undoable
   step (``RECIPE_ACTIONS``: ``register_tile``, ``vector_rows``,
-  ``vector_loops``, ``channel_tile``, each also ``_parallel``, at the
-  target's vector width; ``gpu_tiled_matmul`` on a GPU).  A recipe that
+  ``vector_loops``, ``channel_tile``, ``row_tile`` (4 rows), each also
+  ``_parallel``, at the target's vector width; ``gpu_tiled_matmul`` on a
+  GPU).  A recipe that
   refuses the program is a refused action, the program unchanged; one
   applied again tiles the next contraction it takes.
 
@@ -69,6 +70,7 @@ RECIPE_ACTIONS = {
     "vector_rows": (recipes.vector_rows, False), "vector_rows_parallel": (recipes.vector_rows, True),
     "vector_loops": (recipes.vector_loops, False), "vector_loops_parallel": (recipes.vector_loops, True),
     "channel_tile": (recipes.channel_tile, False), "channel_tile_parallel": (recipes.channel_tile, True),
+    "row_tile": (recipes.row_tile, False), "row_tile_parallel": (recipes.row_tile, True),
     "gpu_tiled_matmul": (recipes.gpu_tiled_matmul, None),
 }
 ACTION_SPACES["recipes"] = ACTION_SPACES["extended"] + [name for name, (_, par) in RECIPE_ACTIONS.items() if par is not None]

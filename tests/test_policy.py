@@ -214,7 +214,8 @@ def test_recipe_actions_are_one_step_each_and_exact():
     recipes_only = [a for a in RECIPE_SPACE if a not in ACTIONS]
     assert RECIPE_SPACE[:len(ACTIONS)] == ACTIONS
     assert recipes_only == ["register_tile", "register_tile_parallel", "vector_rows", "vector_rows_parallel",
-                            "vector_loops", "vector_loops_parallel", "channel_tile", "channel_tile_parallel"]
+                            "vector_loops", "vector_loops_parallel", "channel_tile", "channel_tile_parallel",
+                            "row_tile", "row_tile_parallel"]
     env = LoopToolEnv("matmul-v0/40x48x36", "recipes", reward=None)
     env.reset()
     start = env.schedule.copy()
@@ -240,6 +241,24 @@ def test_vector_loops_action_on_softmax_matches_numpy():
     x = np.random.default_rng(0).random((8, 40), dtype=np.float32)
     e = np.exp(x - x.max(axis=1, keepdims=True))
     np.testing.assert_allclose(env.schedule.compile()(x), e / e.sum(axis=1, keepdims=True), rtol=1e-5)
+
+
+def test_row_tile_action_on_a_row_sum_with_a_tail_matches_numpy():
+    """``row_tile_parallel``: 4 rows side by side (a row count that leaves a
+    tail of 2), one undoable step; the sums are NumPy's."""
+    env = LoopToolEnv("reduction-v0/18x40", "recipes", reward=None)
+    env.reset()
+    start = env.schedule.copy()
+    *_, info = env.step(RECIPE_SPACE.index("row_tile_parallel"))
+    assert "refused" not in info and len(env.schedule.steps) == 1
+    assert "parallel" in env.schedule.loop_tree and "vectorize" in env.schedule.loop_tree
+    assert lt_mlir.moves.replay(start, env.schedule.moves).text == env.schedule.text
+    x = np.random.default_rng(0).random((18, 40), dtype=np.float32)
+    np.testing.assert_allclose(env.schedule.compile()(x), x.sum(axis=1), rtol=1e-5)
+    env.reset(options={"benchmark": "matmul-v0/16x16x16"})  # no row reduction that reads whole vectors: refused, unchanged
+    before = env.schedule.text
+    *_, info = env.step(RECIPE_SPACE.index("row_tile"))
+    assert "row_tile" in info["refused"] and env.schedule.text == before
 
 
 def test_policy_recipe_action_states_replay_and_tune(tmp_path, monkeypatch):

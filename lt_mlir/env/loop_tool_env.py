@@ -30,7 +30,7 @@ Action spaces (``action_space=``):
   ``gpu_block``, ``gpu_thread`` for cuda).
 * ``recipes``: ``extended`` plus ``lt_mlir.recipes``' hand schedules as
   whole-program actions (``register_tile``, ``vector_rows``,
-  ``vector_loops``, ``channel_tile``, each also ``_parallel``;
+  ``vector_loops``, ``channel_tile``, ``row_tile``, each also ``_parallel``;
   ``gpu_tiled_matmul`` for cuda), each one step (``agent.RECIPE_ACTIONS``).
 
 Where these differ from the references, and why: README, "RL
