@@ -171,6 +171,9 @@ TRAINING = [
 HELD_OUT = [
     "matmul-v0/80x96x64", "matmul-v0/160x128x96", "clipped-matmul-v0/48x40x192", "conv2d-v0/4x24x24x3x3",
     "softmax-v0/48x384", "reduction-v0/128x768",
+    # a second size of every family (2026-12-02: six programs, two of them ties at random search's median,
+    # told the policies apart too coarsely), the convolution one whose kernel is not a few microseconds of call
+    "matmul-v0/112x80x144", "clipped-matmul-v0/72x32x160", "conv2d-v0/12x28x28x3x3", "softmax-v0/80x640", "reduction-v0/320x512",
 ]
 
 
