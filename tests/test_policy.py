@@ -496,13 +496,19 @@ def test_training_interrupted_saves_the_policy_and_exits_130(tmp_path):
 
     path = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "examples", "train_env.py")
     out = tmp_path / "p.npz"
-    p = subprocess.Popen([sys.executable, path, "--minutes", "30", "--envs", "1", "--out", str(out)],
+    # -X faulthandler: a run that does not end after the Ctrl-C is made to print where it is (SIGABRT) before the test fails
+    p = subprocess.Popen([sys.executable, "-X", "faulthandler", path, "--minutes", "30", "--envs", "1", "--out", str(out)],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
     try:
         assert p.stdout.readline().startswith("training seed 0 on ")
         time.sleep(2)  # into PPO's steps
         os.killpg(p.pid, signal.SIGINT)
-        stdout, stderr = p.communicate(timeout=120)
+        try:
+            stdout, stderr = p.communicate(timeout=120)
+        except subprocess.TimeoutExpired:
+            os.kill(p.pid, signal.SIGABRT)
+            stdout, stderr = p.communicate(timeout=30)
+            pytest.fail(f"train_env did not end within 120 s of the Ctrl-C; its output:\n{stdout[-3000:]}\nwhere it was:\n{stderr[-8000:]}")
     finally:
         if p.poll() is None:
             os.killpg(p.pid, signal.SIGKILL)
