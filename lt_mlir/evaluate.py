@@ -342,10 +342,12 @@ class _Child:
         ours, theirs = socket.socketpair()
         code = f"from lt_mlir.evaluate import _serve; _serve({theirs.fileno()})"
         # what the child prints (LLVM's and MLIR's diagnostics, a crash's
-        # last words) goes to a file, not into lt-ui's terminal
+        # last words) goes to a file, not into lt-ui's terminal; its stdout
+        # too, so that a child outliving this process for a moment never
+        # holds the caller's pipe open (a shell's `| tee`, a test's communicate)
         self.stderr = tempfile.TemporaryFile()
         self.process = subprocess.Popen([sys.executable, "-c", code], pass_fds=(theirs.fileno(),), stdin=subprocess.DEVNULL,
-                                        stderr=self.stderr)
+                                        stdout=self.stderr, stderr=self.stderr)
         theirs.close()
         self.conn = Connection(ours.detach())
         # a spare starts while another child measures: it leaves the start's

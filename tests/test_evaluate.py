@@ -164,6 +164,19 @@ def test_the_spare_is_stopped_while_a_kernel_is_timed():
         assert not spare.paused and _state(spare.process.pid) != "T"
 
 
+@pytest.mark.skipif(not os.path.exists("/proc/self/fd"), reason="reads file descriptors from /proc")
+def test_the_children_hold_neither_the_callers_stdout_nor_its_stderr():
+    """The measuring children write to a file of their own: a child that
+    outlives the caller for a moment (stopped as a spare, finishing a
+    compile) must not keep the caller's output pipe open."""
+    with Evaluator(START, spare=True) as ev:
+        assert ev.measure(Schedule(START).split(0, 4)).ok
+        ours = {os.readlink(f"/proc/self/fd/{fd}") for fd in (1, 2)}
+        for child in (ev._child, ev._spare):
+            theirs = {os.readlink(f"/proc/{child.process.pid}/fd/{fd}") for fd in (1, 2)}
+            assert not theirs & ours, (theirs, ours)
+
+
 def test_a_run_past_its_limit_is_abandoned():
     with Evaluator(programs.matmul(256, 256, 256), limits=Limits(run_s=0.01)) as ev:
         m = ev.measure(programs.matmul(256, 256, 256))

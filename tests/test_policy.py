@@ -506,6 +506,9 @@ def test_training_interrupted_saves_the_policy_and_exits_130(tmp_path):
         try:
             stdout, stderr = p.communicate(timeout=120)
         except subprocess.TimeoutExpired:
+            if p.poll() is not None:  # it ended, but something it started still holds its output open
+                group = subprocess.run(["ps", "-o", "pid,stat,args", "-g", str(p.pid)], capture_output=True, text=True).stdout
+                pytest.fail(f"train_env exited ({p.returncode}) but a process it started still holds its output:\n{group}")
             os.kill(p.pid, signal.SIGABRT)
             stdout, stderr = p.communicate(timeout=30)
             pytest.fail(f"train_env did not end within 120 s of the Ctrl-C; its output:\n{stdout[-3000:]}\nwhere it was:\n{stderr[-8000:]}")
