@@ -50,6 +50,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
 import time
 
@@ -327,12 +328,21 @@ def main() -> None:
             for info, done in zip(self.locals["infos"], self.locals["dones"]):
                 if done and "speedup" in info:
                     finals.append(info["speedup"])
+            if ctrl_c:  # a Ctrl-C whose KeyboardInterrupt something swallowed (a callback from C++): stop here all the same
+                return False
             return time.perf_counter() - t0 < args.minutes * 60  # the imitation's time (--imitate) counts
 
     model = MaskablePPO("MlpPolicy", env, seed=args.seed, n_steps=100, batch_size=50, n_epochs=8, gamma=1.0,
                         learning_rate=1e-3, ent_coef=args.ent_coef, policy_kwargs=dict(net_arch=[64, 64]), verbose=0)
     t0 = time.perf_counter()
     interrupted = False
+    ctrl_c: list = []  # set by a Ctrl-C, which also raises KeyboardInterrupt as Python's own handler does
+
+    def on_ctrl_c(signum, frame):
+        ctrl_c.append(signum)
+        signal.default_int_handler(signum, frame)
+
+    signal.signal(signal.SIGINT, on_ctrl_c)
     try:  # Ctrl-C in the imitation or in PPO: the policy trained so far is saved, then exit 130
         print(f"training seed {args.seed} on {len(TRAINING)} programs for {args.minutes:g} min (Ctrl-C: stop and save the policy)", flush=True)
         if args.imitate:
@@ -344,7 +354,11 @@ def main() -> None:
             print(f"imitation: {own.sum()} teacher steps and {(~own).sum()} fallbacks on {len(TRAINING)} programs "
                   f"in {time.perf_counter() - t0:.0f} s; "
                   f"the greedy actor takes {share:.0%} of them", flush=True)
-        model.learn(total_timesteps=10**7, callback=Clock())
+        if not ctrl_c:
+            model.learn(total_timesteps=10**7, callback=Clock())
+        interrupted = bool(ctrl_c)
+        if interrupted:
+            print("interrupted: saving the policy trained so far", flush=True)
     except (KeyboardInterrupt, RuntimeError) as e:  # Ctrl-C (in an IR walk, MLIR's RuntimeError): the policy so far is saved all the same
         if not is_interrupt(e):
             raise
