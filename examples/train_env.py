@@ -335,7 +335,6 @@ def main() -> None:
     model = MaskablePPO("MlpPolicy", env, seed=args.seed, n_steps=100, batch_size=50, n_epochs=8, gamma=1.0,
                         learning_rate=1e-3, ent_coef=args.ent_coef, policy_kwargs=dict(net_arch=[64, 64]), verbose=0)
     t0 = time.perf_counter()
-    interrupted = False
     ctrl_c: list = []  # set by a Ctrl-C, which also raises KeyboardInterrupt as Python's own handler does
 
     def on_ctrl_c(signum, frame):
@@ -356,14 +355,13 @@ def main() -> None:
                   f"the greedy actor takes {share:.0%} of them", flush=True)
         if not ctrl_c:
             model.learn(total_timesteps=10**7, callback=Clock())
-        interrupted = bool(ctrl_c)
-        if interrupted:
-            print("interrupted: saving the policy trained so far", flush=True)
     except (KeyboardInterrupt, RuntimeError) as e:  # Ctrl-C (in an IR walk, MLIR's RuntimeError): the policy so far is saved all the same
         if not is_interrupt(e):
             raise
+        ctrl_c.append(signal.SIGINT)
+    interrupted = bool(ctrl_c)  # by the KeyboardInterrupt, or by the flag where something swallowed it
+    if interrupted:
         print("interrupted: saving the policy trained so far", flush=True)
-        interrupted = True
     minutes = (time.perf_counter() - t0) / 60
     steps = model.num_timesteps
     os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
