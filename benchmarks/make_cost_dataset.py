@@ -45,6 +45,7 @@
     .venv/bin/python benchmarks/make_cost_dataset.py --train       # 2 and 3 from the kept dataset
     .venv/bin/python benchmarks/make_cost_dataset.py --refeature   # recompute the features, then 2 and 3
     .venv/bin/python benchmarks/make_cost_dataset.py --pairwise    # a pairwise ranker, each program left out (3 minutes)
+    .venv/bin/python benchmarks/make_cost_dataset.py --curve       # the learning curve over training programs (2.5 minutes)
 """
 
 from __future__ import annotations
@@ -422,6 +423,28 @@ def pairwise(records: list) -> None:
         print(_line(f"pairwise, {'resolved pairs' if resolved_only else 'every pair'}", scores(predicted, records)), flush=True)
 
 
+def curve(records: list, sizes=(4, 8, 16, 24), draws: int = 3, seed: int = 0) -> None:
+    """The learning curve: each program left out, ranked by a model trained
+    on ``n`` of the other programs drawn at random (``draws`` draws, their
+    scores averaged), then on all of them: whether more programs of these
+    families would carry the held-out Spearman further."""
+    rng = np.random.default_rng(seed)
+    programs_ = sorted({r["program"] for r in records})
+    print(HEADER)
+    for n in (*[k for k in sizes if k < len(programs_) - 1], len(programs_) - 1):
+        got = []
+        for _ in range(draws if n < len(programs_) - 1 else 1):
+            predicted = {}
+            for program in programs_:
+                others = [q for q in programs_ if q != program]
+                pick = set(rng.choice(others, size=n, replace=False))
+                booster = cost_model.train([r for r in records if r["program"] in pick], space.FEATURE_NAMES)
+                predicted.update(_predict(booster, [r for r in records if r["program"] == program]))
+            got.append(scores(predicted, records))
+        mean = tuple(float(np.mean([g[i] for g in got])) for i in range(4)) + got[0][4:]
+        print(_line(f"trained on {n} programs", mean), flush=True)
+
+
 def _line(name: str, s: tuple) -> str:
     return f"  {name:<28} {s[0]:6.3f}  {s[1]:6.3f}  {s[2]:6.3f}  {s[3]:6.3f}   ({s[4]} batches, {s[5]} resolved pairs)"
 
@@ -457,12 +480,17 @@ def main() -> None:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--repeat", type=int, default=7, help="timing samples a measurement")
     p.add_argument("--pairwise", action="store_true", help="only evaluate a pairwise ranker on the kept dataset, each program left out")
+    p.add_argument("--curve", action="store_true",
+                   help="only the learning curve on the kept dataset: each program left out, trained on 4, 8, 16, 24 and all others")
     p.add_argument("--dataset", default=DATASET)
     p.add_argument("--model", default=MODEL)
     args = p.parse_args()
     os.makedirs(os.path.dirname(args.dataset), exist_ok=True)
     if args.pairwise:
         pairwise(cost_model.load_records(args.dataset))
+        return
+    if args.curve:
+        curve(cost_model.load_records(args.dataset))
         return
     if args.refeature:
         t0 = time.perf_counter()
