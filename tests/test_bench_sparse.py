@@ -61,3 +61,39 @@ def test_bench_sparse_names_a_peer_it_could_not_import(tmp_path):
     assert last.startswith("Not installed here, so not timed: Numba"), proc.stdout
     row = next(line for line in proc.stdout.splitlines() if line.startswith("| sparse softmax"))
     assert row.split("|")[7].strip() == "", row  # the Numba column is empty
+
+
+def test_the_bound_is_one_pass_over_the_dense_operand_an_iteration():
+    """``bound``: Sinkhorn's is ``iterations`` matrix-vector products over
+    K (each K's row sums, against NumPy), a logistic regression's ``steps``
+    over X; the sparse workloads have none."""
+    import numpy as np
+
+    sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
+    try:
+        import bench_sparse
+    finally:
+        sys.path.remove(os.path.join(ROOT, "benchmarks"))
+    rng = np.random.default_rng(0)
+    K = rng.random((6, 5))
+    passes = bench_sparse.bound("sinkhorn", (np.ones(6), np.ones(5), K, 3))()
+    assert len(passes) == 3 and all(np.allclose(p, K.sum(axis=1)) for p in passes)
+    X = rng.random((7, 4), dtype=np.float32)
+    steps = bench_sparse.bound("logistic", (X, np.zeros(7, np.float32), np.zeros(4, np.float32), 0.5, 2))()
+    assert len(steps) == 2 and all(np.allclose(p, X.sum(axis=1), rtol=1e-6) for p in steps)
+    assert bench_sparse.bound("sddmm", ()) is None and bench_sparse.bound("pagerank", ()) is None
+
+
+def test_the_bound_column_is_timed_and_explained():
+    """A dense host-loop workload's row has a ``× bound`` cell (a positive
+    ratio) and the table says what it is."""
+    proc = subprocess.run(
+        [sys.executable, os.path.join(ROOT, "benchmarks", "bench_sparse.py"), "--quick", "--only", "logistic", "--rounds", "1"],
+        capture_output=True, text=True, timeout=600, cwd=ROOT,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    header = next(line for line in proc.stdout.splitlines() if line.startswith("| workload"))
+    row = next(line for line in proc.stdout.splitlines() if line.startswith("| logistic"))
+    cells = dict(zip([c.strip() for c in header.split("|")], [c.strip() for c in row.split("|")]))
+    assert float(cells["× bound"]) > 0, row
+    assert any(line.startswith("× bound: one pass over the dense operand") for line in proc.stdout.splitlines()), proc.stdout
