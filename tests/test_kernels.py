@@ -517,6 +517,38 @@ def test_bad_arguments_raise_argument_error(add8):
             np.testing.assert_array_equal(x, y, err_msg=name)
 
 
+def test_arguments_that_pass_the_quick_checks_run_as_the_full_checks_let_them(add8):
+    """A call's addresses come from a quick pass (``Kernel._addresses``):
+    read-only inputs (no writable buffer to take the address of), an
+    ndarray subclass, an output right after an input in one buffer (byte
+    ranges that touch but do not meet) and calls without checks
+    (``call_unchecked``) all read and write the right arrays."""
+    a, b = _g(np.arange(8)), _g(np.arange(8) * 10, side="start")
+    a.flags.writeable = False
+    b.flags.writeable = False
+    out = guarded_array(8, np.float32, fill=np.nan)
+    add8(a, b, out)
+    np.testing.assert_array_equal(out, np.arange(8) * 11)
+    buf = guarded_array(16, np.float32, fill=np.nan)
+    buf[:8] = np.arange(8)
+    add8(buf[:8], buf[:8], buf[8:])  # the output right after the input: no overlap
+    np.testing.assert_array_equal(buf[8:], np.arange(8) * 2)
+    np.testing.assert_array_equal(buf[:8], np.arange(8))
+
+    class Tagged(np.ndarray):
+        pass
+
+    tagged = np.arange(8, dtype=np.float32).view(Tagged)
+    out = guarded_array(8, np.float32, fill=np.nan)
+    add8(tagged, tagged, out)
+    np.testing.assert_array_equal(out, np.arange(8) * 2)
+    out = guarded_array(8, np.float32, fill=np.nan)
+    add8.call_unchecked(a, b, out)
+    np.testing.assert_array_equal(out, np.arange(8) * 11)
+    with pytest.raises(lt_mlir.ArgumentError, match=r"arguments 2 and 0\b.*overlap"):
+        add8(buf[1:9], buf[:8], buf[8:])  # the last element of the first input is the output's first
+
+
 @pytest.mark.parametrize("count", [0, 1, 4])
 def test_wrong_argument_count(add8, count):
     args = [_g(np.ones(8)) for _ in range(count)]
