@@ -64,6 +64,47 @@ def test_sddmm_computes_only_stored_positions(fusion):
         assert "alloc f32[i, j]" not in tree  # the dot products are computed at the stored positions
 
 
+def test_csr_results_follow_the_argument_from_call_to_call():
+    """A CSR result is copied from a template kept for the argument's own
+    arrays (``RowMemo.result``): calls with those arrays rewritten in place
+    (values, and columns within the rows), with another matrix of the same
+    shape and nnz, and with int64 indices (SciPy's constructor converts
+    them: no template) each give SciPy's result at the structure of that
+    call, and no call's result changes after another call."""
+
+    @kernel
+    def sddmm(A: CSR(float32), B: Array(float32, 2), C: Array(float32, 2)):
+        return A * (B @ C.T)
+
+    def ref(A):
+        return A.astype(np.float64).multiply(B.astype(np.float64) @ C.T.astype(np.float64)).tocsr()
+
+    B = RNG.random((12, 5), dtype=np.float32)
+    C = RNG.random((10, 5), dtype=np.float32)
+    A = sp.csr_array((np.arange(1, 5, dtype=np.float32), np.array([0, 3, 1, 9], np.int32), np.array([0, 2, 2, 3] + [4] * 9, np.int32)),
+                     shape=(12, 10))
+    results = []
+    for step in range(4):
+        if step == 1:
+            A.data[:] = -A.data  # values rewritten
+        if step == 2:
+            A.indices[:] = [2, 7, 4, 5]  # columns rewritten, rows still sorted
+        if step == 3:
+            A.indices = A.indices.astype(np.int64)
+            A.indptr = A.indptr.astype(np.int64)
+        out = sddmm(A, B, C)
+        expect = ref(A)
+        np.testing.assert_array_equal(out.indices, expect.indices)
+        np.testing.assert_array_equal(out.indptr, expect.indptr)
+        np.testing.assert_allclose(out.toarray(), expect.toarray(), rtol=1e-5, atol=1e-6)
+        results.append((out, out.toarray()))
+    for out, dense in results[2:]:  # structures rewritten since are those the earlier results share with A
+        np.testing.assert_array_equal(out.toarray(), dense)
+    other = _csr(12, 10, 0.3, seed=5)
+    other = sp.csr_array((other.data[:4].copy(), other.indices[:4].copy(), np.minimum(other.indptr, 4)), shape=(12, 10))
+    np.testing.assert_allclose(sddmm(other, B, C).toarray(), ref(other).toarray(), rtol=1e-5, atol=1e-6)
+
+
 @pytest.mark.parametrize("fusion", STRATEGIES)
 def test_spmm_mm_partial_fusion(fusion):
     @kernel(fusion=fusion)
