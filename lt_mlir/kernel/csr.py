@@ -94,7 +94,6 @@ class RowMemo:
         self._last = (key, dtype, rows)
         return rows
 
-
     def result(self, indptr: np.ndarray, indices: np.ndarray, shape: tuple, data: np.ndarray):
         """``to_scipy``'s ``csr_array`` for a structure made of these very
         arrays: copied from a template over them kept since the first call

@@ -151,15 +151,12 @@ class Kernel(EntryPoint):
         any that does not (and for subclasses of ndarray and ``lt.monotone``
         arguments).  Two C-contiguous arrays share memory exactly where
         their byte ranges meet, which is what the overlap check asks."""
-        quick = self._quick
-        if len(arrays) != len(quick):
-            self._check(arrays)  # (raises)
         out, spans = [], []
-        for (dtype, shape, written, monotone), a in zip(quick, arrays):
+        for (dtype, shape, written, monotone), a in zip(self._quick, arrays):
             if (type(a) is not np.ndarray or monotone or a.dtype != dtype or a.shape != shape or not a.flags.c_contiguous
                     or (written and not a.flags.writeable)):
                 self._check(arrays)
-                return [a.ctypes.data for a in arrays]
+                return [_address(a) for a in arrays]
             p = _address(a)
             out.append(p)
             spans.append((p, p + a.nbytes, written))
