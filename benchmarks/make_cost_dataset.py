@@ -46,6 +46,7 @@
     .venv/bin/python benchmarks/make_cost_dataset.py --refeature   # recompute the features, then 2 and 3
     .venv/bin/python benchmarks/make_cost_dataset.py --pairwise    # a pairwise ranker, each program left out (3 minutes)
     .venv/bin/python benchmarks/make_cost_dataset.py --curve       # the learning curve over training programs (1.5 minutes)
+    .venv/bin/python benchmarks/make_cost_dataset.py --ir          # ranking by what the O3 LLVM IR executes (8 minutes)
 """
 
 from __future__ import annotations
@@ -445,6 +446,83 @@ def curve(records: list, sizes=(4, 8, 16, 24), draws: int = 3, seed: int = 0) ->
         print(_line(f"trained on {n} programs", mean), flush=True)
 
 
+def _ir_counts(job: tuple):
+    """(record index, ``ir_counts`` of its schedule's O3 LLVM IR, or None
+    when it does not lower), and the seconds lowering, O3 and counting
+    took; ``job``: (index, program, the record or None for the program's
+    start)."""
+    from lt_mlir import compiler
+    from lt_mlir.lowering import machine
+    from lt_mlir.lowering.ir_counts import ir_counts
+
+    i, program, record = job
+    t0 = time.perf_counter()
+    s = Schedule(start_text(program))
+    if record is not None:
+        s = replay(s, record)
+    try:
+        counts = ir_counts(str(machine.optimize(compiler.lower(s.text).llvm_ir)))
+    except LtError:
+        counts = None
+    return i, counts, time.perf_counter() - t0
+
+
+def _ir_vector(c, start) -> list:
+    """A schedule's IR counts against its program's start: log2 ratios of
+    each kind, of the cycle estimate and of the code size, and the loops."""
+    from lt_mlir.lowering.ir_counts import KINDS
+
+    def ratio(a: float, b: float) -> float:
+        return float(np.log2(1 + a) - np.log2(1 + b))
+
+    return ([ratio(c.counts[k], start.counts[k]) for k in KINDS]
+            + [ratio(c.cycles, start.cycles), ratio(c.static["instructions"], start.static["instructions"]),
+               c.loops, c.unknown_trips, c.vectorized_loops])
+
+
+def ir_ranking(records: list, workers: int = 2) -> None:
+    """Ranking by what each schedule's optimised LLVM IR executes
+    (``lowering/ir_counts.py``): every record lowered and optimised (O3) as
+    the measurer compiles it, each program left out: the IR's cycle
+    estimate and dynamic instruction count as they are (no training), and
+    LightGBM (``cost_model.train``) on the counts against the program's
+    start (``_ir_vector``), each program and each family left out."""
+    from concurrent.futures import ProcessPoolExecutor
+    from multiprocessing import get_context
+
+    batches = _measured_batches(records)
+    index = {id(r): i for i, r in enumerate(records)}
+    wanted = sorted({index[id(r)] for b in batches.values() for r in b})
+    jobs = [(-1 - k, p, None) for k, p in enumerate(sorted({r["program"] for r in records}))]
+    jobs += [(i, records[i]["program"], records[i]) for i in wanted]
+    counts, seconds, t0 = {}, [], time.perf_counter()
+    with ProcessPoolExecutor(workers, mp_context=get_context("spawn")) as pool:
+        for i, c, dt in pool.map(_ir_counts, jobs, chunksize=8):
+            counts[i if i >= 0 else jobs[-1 - i][1]] = c
+            seconds.append(dt)
+    print(f"{len(jobs)} schedules lowered, optimised and counted in {time.perf_counter() - t0:.0f} s "
+          f"({np.median(seconds):.2f} s median a schedule, {max(seconds):.1f} s at most, {workers} processes); "
+          f"loops of unknown trip count: {sum(c.unknown_trips for c in counts.values() if c)} of {sum(c.loops for c in counts.values() if c)}")
+    print(HEADER)
+    for name, key in (("IR cycle estimate", "cycles"), ("IR instructions executed", "instructions")):
+        def score(r, key=key):
+            c = counts[index[id(r)]]
+            return -(c.cycles if key == "cycles" else c.counts["instructions"]) if c is not None else -np.inf
+        print(_line(name, scores({g: [score(r) for r in b] for g, b in batches.items()}, records)), flush=True)
+    kept = []
+    for i in wanted:
+        c, start = counts[i], counts[records[i]["program"]]
+        if c is not None and start is not None:
+            kept.append(dict(records[i], features=_ir_vector(c, start)))
+    names = [f"ir{j}" for j in range(len(kept[0]["features"]))]
+    for key in ("program", "family"):
+        predicted = {}
+        for value in sorted({r[key] for r in kept}):
+            booster = cost_model.train([r for r in kept if r[key] != value], names)
+            predicted.update(_predict(booster, [r for r in kept if r[key] == value]))
+        print(_line(f"trees on IR counts, {key} out", scores(predicted, kept)), flush=True)
+
+
 def _line(name: str, s: tuple) -> str:
     return f"  {name:<28} {s[0]:6.3f}  {s[1]:6.3f}  {s[2]:6.3f}  {s[3]:6.3f}   ({s[4]} batches, {s[5]} resolved pairs)"
 
@@ -482,6 +560,8 @@ def main() -> None:
     p.add_argument("--pairwise", action="store_true", help="only evaluate a pairwise ranker on the kept dataset, each program left out")
     p.add_argument("--curve", action="store_true",
                    help="only the learning curve on the kept dataset: each program left out, trained on 4, 8, 16, 24 and all others")
+    p.add_argument("--ir", action="store_true",
+                   help="only rank the kept dataset by what each schedule's O3 LLVM IR executes, each program left out")
     p.add_argument("--dataset", default=DATASET)
     p.add_argument("--model", default=MODEL)
     args = p.parse_args()
@@ -491,6 +571,9 @@ def main() -> None:
         return
     if args.curve:
         curve(cost_model.load_records(args.dataset))
+        return
+    if args.ir:
+        ir_ranking(cost_model.load_records(args.dataset))
         return
     if args.refeature:
         t0 = time.perf_counter()

@@ -1,0 +1,261 @@
+"""What a kernel's optimised LLVM IR executes: each block's instructions by
+kind, times the trip counts of the loops around it (pure text analysis of
+the IR ``machine.optimize`` returns: nothing is run).
+
+The schedule search's features read the lt module before LLVM sees it, so
+they cannot tell what LLVM's vectorisers, unrolling and scalar
+replacement make of a schedule: a clipped matmul LLVM vectorised after a
+full unroll, or a strided read it could not.  Read after O3, the code
+says it.
+
+Loops are found from back edges (a branch to a block printed at or
+before its own), nested by the span of blocks between header and latch.
+A loop's trip count is read from its latch: ``br i1 %c`` on ``%c = icmp
+<pred> iN %x, C`` where ``%x`` is the induction variable (``phi [S, ...]``)
+or it plus a constant step; loops whose count this does not find count
+``UNKNOWN_TRIPS`` iterations and are counted in ``unknown_trips``.  A
+block executes the product of the trip counts of the loops around it, a
+loop's header once more than its body where the loop was rotated is not
+modelled (the counts are estimates of the steady state).
+
+``cycles`` is a throughput estimate of its own: each block's instructions
+issued ``ISSUE`` a cycle, memory operations ``MEMORY`` a cycle,
+floating-point operations ``FLOPS`` a cycle, the largest of the three;
+and in an innermost loop, at least the latency of its longest chain of
+floating-point operations carried from one iteration to the next
+(``CHAIN_LATENCY`` a link: a reduction into one accumulator).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+
+UNKNOWN_TRIPS = 8
+ISSUE = 4.0
+MEMORY = 2.0
+FLOPS = 2.0
+CHAIN_LATENCY = 4.0
+
+KINDS = ("instructions", "vector_flops", "scalar_flops", "vector_loads", "scalar_loads", "vector_stores", "scalar_stores",
+         "gathers", "shuffles", "element_moves", "horizontal", "transcendental", "calls", "lanes")
+
+_FP_BINARY = frozenset(("fadd", "fsub", "fmul", "fdiv", "frem", "fneg"))
+_FP_CALLS = ("fma", "fmuladd", "maxnum", "minnum", "maximum", "minimum", "fabs", "copysign")
+_TRANSCENDENTAL = ("exp", "log", "sqrt", "tanh", "erf", "pow", "sin", "cos")
+_CALL = frozenset(("call", "tail", "notail", "musttail"))
+_SKIP = frozenset(("br", "ret", "switch", "phi", "unreachable"))
+_VECTOR = re.compile(r"<(\d+) x (?:float|double|half|bfloat)>")
+_DEF = re.compile(r"^(%[-\w.$]+) = (.*)$")
+_LABEL = re.compile(r"^([-\w.$]+):")
+_TARGET = re.compile(r"label %([-\w.$]+)")
+_NAME = re.compile(r"%[-\w.$]+")
+_INT = r"i(?:8|16|32|64)"
+_COND_BR = re.compile(r"^br i1 (%[-\w.$]+), label %([-\w.$]+), label %([-\w.$]+)")
+_ICMP = re.compile(rf"^icmp (?:samesign )?(\w+) {_INT} (%[-\w.$]+), (-?\d+)")
+_STEP = re.compile(rf"^(?:add|or)(?: nuw| nsw| disjoint)* {_INT} (%[-\w.$]+), (-?\d+)")
+_PHI_START = re.compile(rf"^phi {_INT} .*\[ (-?\d+), %")
+_FIRST_PASS = re.compile(r"^phi i1 \[ true, %[-\w.$]+ \], \[ false, %[-\w.$]+ \]$")
+
+
+@dataclass
+class Loop:
+    header: int  # block indices in printed order
+    latch: int
+    trips: int
+    known: bool
+    chain: int = 0  # floating-point operations on the longest carried chain
+
+
+@dataclass
+class IrCounts:
+    """Dynamic counts a call (``KINDS``), the loops found, and ``cycles``."""
+
+    counts: dict = field(default_factory=lambda: dict.fromkeys(KINDS, 0.0))
+    static: dict = field(default_factory=lambda: dict.fromkeys(KINDS, 0))
+    loops: int = 0
+    unknown_trips: int = 0
+    vectorized_loops: int = 0  # loops LLVM's loop vectoriser made (its metadata)
+    cycles: float = 0.0
+
+
+def _opcode(instruction: str) -> str:
+    m = _DEF.match(instruction)
+    head = m.group(2) if m else instruction
+    return head.split(" ", 1)[0]
+
+
+def _kinds(instruction: str) -> dict:
+    """The kinds one instruction counts as (``lanes``: floating-point lanes)."""
+    op = _opcode(instruction)
+    if op in _SKIP or not op:
+        return {}
+    out = {"instructions": 1}
+    vector = _VECTOR.search(instruction)
+    width = int(vector.group(1)) if vector else 1
+    flops = "vector_flops" if vector else "scalar_flops"
+    if op in _FP_BINARY or (op in ("fcmp", "select") and ("float" in instruction or "double" in instruction)):
+        out[flops], out["lanes"] = 1, width
+    elif op == "load":
+        out["vector_loads" if vector else "scalar_loads"] = 1
+    elif op == "store":
+        out["vector_stores" if vector else "scalar_stores"] = 1
+    elif op == "shufflevector":
+        out["shuffles"] = 1
+    elif op in ("extractelement", "insertelement"):
+        out["element_moves"] = 1
+    elif op in _CALL:
+        callee = instruction[instruction.find("@"):].split("(", 1)[0]
+        if "masked.gather" in callee or "masked.scatter" in callee:
+            out["gathers"] = 1
+        elif "vector.reduce" in callee:
+            out["horizontal"] = 1
+        elif any(f".{name}." in callee + "." for name in ("fma", "fmuladd")):
+            out[flops], out["lanes"] = 2, 2 * width
+        elif any(f".{name}." in callee + "." for name in _FP_CALLS):
+            out[flops], out["lanes"] = 1, width
+        elif any(name in callee for name in _TRANSCENDENTAL):
+            out["transcendental"] = width
+        else:
+            out["calls"] = 1
+    return out
+
+
+def _functions(text: str) -> list[list[tuple[str, list[str]]]]:
+    """Each defined function's blocks: (label, instructions), in printed order."""
+    out: list = []
+    blocks = None
+    for line in text.splitlines():
+        if line.startswith("define "):
+            blocks = [("", [])]
+            out.append(blocks)
+            continue
+        if blocks is None:
+            continue
+        if line.startswith("}"):
+            blocks = None
+            continue
+        s = line.strip()
+        if not s or s.startswith(";"):
+            continue
+        m = _LABEL.match(line)
+        if m:
+            blocks.append((m.group(1), []))
+            continue
+        blocks[-1][1].append(s.split(", !", 1)[0])
+    return out
+
+
+def _trips(blocks: list, header: int, latch: int, defs: dict, order: dict) -> int | None:
+    for s in blocks[latch][1]:
+        m = _COND_BR.match(s)
+        if not m:
+            continue
+        cond = defs.get(m.group(1), "")
+        if _FIRST_PASS.match(cond):  # true the first time round, false the second: LLVM's loop of two
+            return 2 if order.get(m.group(2)) == header else None
+        cmp = _ICMP.match(cond)
+        if not cmp:
+            return None
+        pred, x, bound = cmp.group(1), cmp.group(2), int(cmp.group(3))
+        if pred not in ("eq", "ne", "ult", "slt", "ule", "sle"):
+            return None
+        step = _STEP.match(defs.get(x, ""))
+        if step is None:  # not an induction variable after its step
+            return None
+        start = _PHI_START.match(defs.get(step.group(1), ""))
+        inc = int(step.group(2))
+        if start is None or inc <= 0:
+            return None
+        # the stepped variable leaves at the bound (eq/ne/ult...), or one past it (ule)
+        span = bound - int(start.group(1)) + (1 if pred in ("ule", "sle") else 0)
+        if span <= 0:
+            return None
+        return max(1, math.ceil(span / inc))
+    return None
+
+
+def _chain(blocks: list, loop: Loop, defs: dict) -> int:
+    """Floating-point operations on the longest chain a header phi carries
+    from one iteration to the next."""
+    inside = {name for b in blocks[loop.header: loop.latch + 1] for s in b[1] if (m := _DEF.match(s)) for name in [m.group(1)]}
+    best = 0
+    for s in blocks[loop.header][1]:
+        m = _DEF.match(s)
+        if not m or not m.group(2).startswith("phi") or not ("float" in s or "double" in s):
+            continue
+        phi = m.group(1)
+        memo: dict = {}
+
+        def depth(name: str, seen: int = 0) -> int:
+            """FP operations from the phi to ``name`` (-1: not reached)."""
+            if name == phi:
+                return 0
+            if name not in inside or seen > 64:
+                return -1
+            if name in memo:
+                return memo[name]
+            memo[name] = -1
+            body = defs[name]
+            if body.startswith("phi"):
+                return -1
+            reached = [d for d in (depth(n, seen + 1) for n in _NAME.findall(body)) if d >= 0]
+            got = -1
+            if reached:
+                got = max(reached) + (1 if _kinds(f"{name} = {body}").get("lanes") else 0)
+            memo[name] = got
+            return got
+
+        for incoming in _NAME.findall(m.group(2)):
+            if incoming in inside:
+                best = max(best, depth(incoming))
+    return best
+
+
+def _block_cycles(kinds: dict) -> float:
+    memory = kinds["vector_loads"] + kinds["scalar_loads"] + kinds["vector_stores"] + kinds["scalar_stores"] + 4 * kinds["gathers"]
+    flops = kinds["vector_flops"] + kinds["scalar_flops"] + 10 * kinds["transcendental"]
+    return max(kinds["instructions"] / ISSUE, memory / MEMORY, flops / FLOPS)
+
+
+def ir_counts(llvm_ir: str) -> IrCounts:
+    """The dynamic counts of ``llvm_ir`` (optimised LLVM IR text)."""
+    out = IrCounts(vectorized_loops=llvm_ir.count('"llvm.loop.isvectorized"'))
+    for blocks in _functions(llvm_ir):
+        order = {label: i for i, (label, _) in enumerate(blocks)}
+        defs = {m.group(1): m.group(2) for _, body in blocks for s in body if (m := _DEF.match(s))}
+        latches: dict = {}
+        for i, (_, body) in enumerate(blocks):
+            for s in body:
+                if s.startswith("br "):
+                    for target in _TARGET.findall(s):
+                        j = order.get(target)
+                        if j is not None and j <= i:
+                            latches[j] = max(latches.get(j, i), i)
+        loops = []
+        for header, latch in sorted(latches.items()):
+            trips = _trips(blocks, header, latch, defs, order)
+            loops.append(Loop(header, latch, trips or UNKNOWN_TRIPS, trips is not None))
+        out.loops += len(loops)
+        out.unknown_trips += sum(not lp.known for lp in loops)
+        innermost = [lp for lp in loops if not any(o is not lp and lp.header <= o.header and o.latch <= lp.latch for o in loops)]
+        per_block = []
+        for i, (_, body) in enumerate(blocks):
+            kinds = dict.fromkeys(KINDS, 0)
+            for s in body:
+                for k, v in _kinds(s).items():
+                    kinds[k] += v
+            per_block.append(kinds)
+            runs = math.prod(lp.trips for lp in loops if lp.header <= i <= lp.latch)
+            for k in KINDS:
+                out.counts[k] += runs * kinds[k]
+                out.static[k] += kinds[k]
+            out.cycles += runs * _block_cycles(kinds)
+        for lp in innermost:
+            lp.chain = _chain(blocks, lp, defs)
+            if lp.chain:
+                runs = math.prod(o.trips for o in loops if o.header <= lp.header <= o.latch)
+                body = sum(_block_cycles(per_block[i]) for i in range(lp.header, lp.latch + 1))
+                out.cycles += runs * max(0.0, lp.chain * CHAIN_LATENCY - body)
+    return out

@@ -1,0 +1,114 @@
+"""lowering/ir_counts.py: what optimised LLVM IR executes, against loops
+whose counts are known by hand and against the arithmetic of lt programs."""
+
+import pytest
+
+from lt_mlir import compiler, programs
+from lt_mlir.lowering import machine
+from lt_mlir.lowering.ir_counts import CHAIN_LATENCY, UNKNOWN_TRIPS, ir_counts
+from lt_mlir.moves import Move, replay
+from lt_mlir.schedule import Schedule
+
+# s = sum_i x[i] * 2 over 100 elements, y[i] = s: one chain (the sum), one load, one
+# store, two floating-point operations an iteration
+ONE_LOOP = """
+define void @f(ptr %x, ptr %y) {
+entry:
+  br label %loop
+
+loop:                                             ; preds = %loop, %entry
+  %i = phi i64 [ 0, %entry ], [ %next, %loop ]
+  %s = phi float [ 0.0, %entry ], [ %s.next, %loop ]
+  %p = getelementptr inbounds float, ptr %x, i64 %i
+  %v = load float, ptr %p, align 4, !tbaa !1
+  %w = fmul float %v, 2.0
+  %s.next = fadd float %s, %w
+  %q = getelementptr inbounds float, ptr %y, i64 %i
+  store float %s.next, ptr %q, align 4
+  %next = add nuw nsw i64 %i, 1
+  %done = icmp eq i64 %next, 100
+  br i1 %done, label %exit, label %loop
+
+exit:                                             ; preds = %loop
+  ret void
+}
+"""
+
+# 10 x 25 iterations (the inner loop steps by 4 up to 100), and an inner loop
+# whose bound is an argument
+NESTED = """
+define void @g(ptr %x, i64 %n) {
+entry:
+  br label %outer
+
+outer:
+  %i = phi i64 [ 0, %entry ], [ %i.next, %outer.latch ]
+  br label %inner
+
+inner:
+  %j = phi i64 [ 0, %outer ], [ %j.next, %inner ]
+  %p = getelementptr inbounds float, ptr %x, i64 %j
+  %v = load <4 x float>, ptr %p, align 4
+  %w = fadd <4 x float> %v, %v
+  store <4 x float> %w, ptr %p, align 4
+  %j.next = add nuw nsw i64 %j, 4
+  %c = icmp samesign ult i64 %j.next, 100
+  br i1 %c, label %inner, label %outer.latch
+
+outer.latch:
+  %i.next = add nuw nsw i64 %i, 1
+  %d = icmp eq i64 %i.next, 10
+  br i1 %d, label %tail, label %outer
+
+tail:
+  %k = phi i64 [ 0, %outer.latch ], [ %k.next, %tail ]
+  %k.next = add nuw nsw i64 %k, 1
+  %e = icmp eq i64 %k.next, %n
+  br i1 %e, label %exit, label %tail
+
+exit:
+  ret void
+}
+"""
+
+
+def test_one_loop_counts_each_instruction_per_iteration_and_its_chain():
+    c = ir_counts(ONE_LOOP)
+    assert c.loops == 1 and c.unknown_trips == 0
+    assert c.counts["scalar_loads"] == 100 and c.counts["scalar_stores"] == 100
+    assert c.counts["scalar_flops"] == 200 and c.counts["vector_flops"] == 0 and c.counts["lanes"] == 200
+    # getelementptr x2, load, fmul, fadd, store, add, icmp: 8 an iteration (phis and branches are not issued work)
+    assert c.counts["instructions"] == 800
+    # the sum's fadd carries from one iteration to the next: its latency bounds the loop
+    assert c.cycles == pytest.approx(100 * CHAIN_LATENCY)
+
+
+def test_nested_loops_multiply_and_an_unknown_bound_is_counted_as_such():
+    c = ir_counts(NESTED)
+    assert c.loops == 3 and c.unknown_trips == 1
+    assert c.counts["vector_loads"] == 250 and c.counts["vector_stores"] == 250
+    assert c.counts["vector_flops"] == 250 and c.counts["lanes"] == 1000
+    assert c.static["vector_flops"] == 1
+    # the inner body: getelementptr, load, fadd, store, add, icmp; the outer latch: add and
+    # icmp, 10 times; the tail loop: add and icmp, UNKNOWN_TRIPS times
+    assert c.counts["instructions"] == 250 * 6 + 10 * 2 + UNKNOWN_TRIPS * 2
+
+
+def _lanes(text: str) -> float:
+    return ir_counts(str(machine.optimize(compiler.lower(text).llvm_ir))).counts["lanes"]
+
+
+@pytest.mark.parametrize("moves, extra", [([], 0), (["split_8@L2"], 0), (["split_5@L0"], 0), (["split_4@L2", "unroll@L3"], 0),
+                                          (["vectorize@L2"], 24 * 32)])
+def test_compiled_matmul_executes_its_arithmetic_once(moves, extra):
+    """Whatever LLVM makes of a schedule (scalar, unrolled, with a tail), a
+    matmul executes 2 m n k floating-point lanes: a multiply and an add for
+    each product; with k vectorised, each of the m n sums also adds its
+    vector's total (a horizontal reduction, not a lane) into C once."""
+    s = replay(Schedule(programs.matmul(24, 32, 16)), [Move.parse(m) for m in moves])
+    assert s is not None
+    assert _lanes(s.text) == 2 * 24 * 32 * 16 + extra
+
+
+def test_compiled_row_sum_executes_one_add_an_element():
+    assert _lanes(programs.row_sum(48, 96)) == pytest.approx(48 * 96, rel=0.03)
