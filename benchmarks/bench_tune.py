@@ -44,7 +44,7 @@ from lt_mlir.search.cli import tune  # noqa: E402
 from lt_mlir.search.measure import make_measurer  # noqa: E402
 
 
-def search(w, strategy: str, budget: int, seconds: float | None, model: bool, seed: int):
+def search(w, strategy: str, budget: int, seconds: float | None, model: bool | str, seed: int):
     """The search from the workload's default schedule (its own tuning
     database: the user's is not touched): (TuneResult, a callable running
     the winner)."""
@@ -58,7 +58,7 @@ def search(w, strategy: str, budget: int, seconds: float | None, model: bool, se
 def goals(ws: list, args) -> list:
     rows = []
     for w in ws:
-        r, tuned = search(w, args.strategy, args.budget, args.seconds, True, 0)
+        r, tuned = search(w, args.strategy, args.budget, args.seconds, _model(args), 0)
         bad = bench_cpu.check(w, "tuned", tuned())
         if bad is not None:
             print(f"error: {w.name}: the tuned schedule is wrong: {bad}")
@@ -95,6 +95,11 @@ def _reach(evaluations, good) -> int | None:
     return next((i + 1 for i, e in enumerate(evaluations) if good(e)), None)
 
 
+def _model(args) -> bool | str:
+    """``tune``'s ``model`` for ``--model``: the lt features' model (True) or the IR's ("ir")."""
+    return "ir" if args.model == "ir" else True
+
+
 def compare_model(ws: list, args) -> None:
     """Each run's measurements to reach 95% of the best, two ways: by the
     search's own figures (one noisy timing each: the best of all runs' is
@@ -104,10 +109,10 @@ def compare_model(ws: list, args) -> None:
     rounds in one process; a run reaches the goal when it first measures
     a schedule whose re-measured speedup is within 95% of the best
     re-measured one."""
-    seeds = [int(s) for s in args.seeds.split(",")]
+    seeds, on = [int(s) for s in args.seeds.split(",")], _model(args)
     for w in ws:
         runs = {}
-        for model in (True, False):
+        for model in (on, False):
             for seed in seeds:
                 r, _ = search(w, args.strategy, args.budget, args.seconds, model, seed)
                 runs[(model, seed)] = r
@@ -126,12 +131,12 @@ def compare_model(ws: list, args) -> None:
         by_remeasure = {key: _reach(r.tuner.evaluations, lambda e, g=0.95 * best: true.get(e.text, 0.0) >= g) for key, r in runs.items()}
         for what, figure, reach in (("search figures", found, by_figure), ("re-measured", best, by_remeasure)):
             med = {}
-            for model in (True, False):
+            for model in (on, False):
                 got = [reach[(model, s)] if reach[(model, s)] is not None else args.budget * 2 for s in seeds]
                 med[model] = statistics.median(got)
             print(f"{w.name}, {what}: best {figure:.2f}x; measurements to reach 95% of it, median over seeds {seeds}: "
-                  f"model {med[True]:.0f} {[reach[(True, s)] for s in seeds]}, no model {med[False]:.0f} "
-                  f"{[reach[(False, s)] for s in seeds]}: {med[False] / med[True]:.2f}x fewer with the model "
+                  f"model {med[on]:.0f} {[reach[(on, s)] for s in seeds]}, no model {med[False]:.0f} "
+                  f"{[reach[(False, s)] for s in seeds]}: {med[False] / med[on]:.2f}x fewer with the model "
                   "(a run that never reached it counts as twice the budget)", flush=True)
         print(f"  ({len(pool)} schedules re-measured over {args.remeasure_rounds} rounds)", flush=True)
 
@@ -144,6 +149,7 @@ def main() -> int:
     p.add_argument("--budget", type=int, default=300)
     p.add_argument("--seconds", type=float, default=None, help="at most this long a search")
     p.add_argument("--rounds", type=int, default=8, help="rounds of timing blocks (4 timed calls a variant each)")
+    p.add_argument("--model", choices=("lt", "ir"), default="lt", help="the cost model the searches use (lt-tune --model)")
     p.add_argument("--compare-model", action="store_true", help="with and without the cost model, over --seeds")
     p.add_argument("--seeds", default="0,1,2,3,4")
     p.add_argument("--pool", type=int, default=5, help="--compare-model: each run's best schedules re-measured")

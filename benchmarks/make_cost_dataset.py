@@ -447,37 +447,15 @@ def curve(records: list, sizes=(4, 8, 16, 24), draws: int = 3, seed: int = 0) ->
 
 
 def _ir_counts(job: tuple):
-    """(record index, ``ir_counts`` of its schedule's O3 LLVM IR, or None
-    when it does not lower), and the seconds lowering, O3 and counting
-    took; ``job``: (index, program, the record or None for the program's
-    start)."""
-    from lt_mlir import compiler
-    from lt_mlir.lowering import machine
-    from lt_mlir.lowering.ir_counts import ir_counts
-
+    """(record index, ``space.ir_counts_of`` its schedule, or None when it
+    does not lower), and the seconds lowering, O3 and counting took;
+    ``job``: (index, program, the record or None for the program's start)."""
     i, program, record = job
     t0 = time.perf_counter()
     s = Schedule(start_text(program))
     if record is not None:
         s = replay(s, record)
-    try:
-        counts = ir_counts(str(machine.optimize(compiler.lower(s.text).llvm_ir)))
-    except LtError:
-        counts = None
-    return i, counts, time.perf_counter() - t0
-
-
-def _ir_vector(c, start) -> list:
-    """A schedule's IR counts against its program's start: log2 ratios of
-    each kind, of the cycle estimate and of the code size, and the loops."""
-    from lt_mlir.lowering.ir_counts import KINDS
-
-    def ratio(a: float, b: float) -> float:
-        return float(np.log2(1 + a) - np.log2(1 + b))
-
-    return ([ratio(c.counts[k], start.counts[k]) for k in KINDS]
-            + [ratio(c.cycles, start.cycles), ratio(c.static["instructions"], start.static["instructions"]),
-               c.loops, c.unknown_trips, c.vectorized_loops])
+    return i, space.ir_counts_of(s), time.perf_counter() - t0
 
 
 def ir_ranking(records: list, workers: int = 2) -> None:
@@ -485,8 +463,10 @@ def ir_ranking(records: list, workers: int = 2) -> None:
     (``lowering/ir_counts.py``): every record lowered and optimised (O3) as
     the measurer compiles it, each program left out: the IR's cycle
     estimate and dynamic instruction count as they are (no training), and
-    LightGBM (``cost_model.train``) on the counts against the program's
-    start (``_ir_vector``), each program and each family left out."""
+    LightGBM (``cost_model.train``) on ``space.ir_feature_vector``, each
+    program and each family left out; then, on ``model.HELD_OUT_PROGRAMS``,
+    the cycle estimate (``lt-tune --model ir``'s start), trees trained on
+    every other program, and the shipped model of the lt features."""
     from concurrent.futures import ProcessPoolExecutor
     from multiprocessing import get_context
 
@@ -513,14 +493,20 @@ def ir_ranking(records: list, workers: int = 2) -> None:
     for i in wanted:
         c, start = counts[i], counts[records[i]["program"]]
         if c is not None and start is not None:
-            kept.append(dict(records[i], features=_ir_vector(c, start)))
-    names = [f"ir{j}" for j in range(len(kept[0]["features"]))]
+            kept.append(dict(records[i], features=list(space.ir_feature_vector(c, start))))
     for key in ("program", "family"):
         predicted = {}
         for value in sorted({r[key] for r in kept}):
-            booster = cost_model.train([r for r in kept if r[key] != value], names)
+            booster = cost_model.train([r for r in kept if r[key] != value], space.IR_FEATURE_NAMES)
             predicted.update(_predict(booster, [r for r in kept if r[key] == value]))
         print(_line(f"trees on IR counts, {key} out", scores(predicted, kept)), flush=True)
+    test = [r for r in kept if r["program"] in cost_model.HELD_OUT_PROGRAMS]
+    estimate = cost_model.CycleEstimate(space.IR_FEATURE_NAMES)  # lt-tune --model ir's start
+    booster = cost_model.train([r for r in kept if r["program"] not in cost_model.HELD_OUT_PROGRAMS], space.IR_FEATURE_NAMES)
+    print(_line("held out: cycle estimate", scores(_predict(estimate, test), test)))
+    print(_line("held out: trees", scores(_predict(booster, test), test)))
+    held = [r for r in records if r["program"] in cost_model.HELD_OUT_PROGRAMS]
+    print(_line("held out: the lt features' model", scores(_predict(cost_model.load(), held), held)))
 
 
 def _line(name: str, s: tuple) -> str:

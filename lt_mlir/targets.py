@@ -389,7 +389,10 @@ class NativeTarget(Target):
             raise with_filename(e, filename) from None
         return Lowered(name, specs, translate_to_llvm_ir(module), openmp)
 
-    def _optimized(self, module_or_text, entry, options, filename, vector_math: bool = False):
+    def optimized(self, module_or_text, entry=None, options=None, filename="-", vector_math: bool = False):
+        """(its ``Lowered``, the optimised llvmlite module, the ``CpuTarget``):
+        what compiling runs before code generation (``vector_math=True``:
+        as ``compile`` for this process)."""
         from .lowering import machine
 
         options = _options(options)
@@ -402,7 +405,7 @@ class NativeTarget(Target):
         from .runtime.kernel import Kernel
         from .runtime.native import JitModule
 
-        lowered, mod, cpu_target = self._optimized(module_or_text, entry, options, filename, vector_math=True)
+        lowered, mod, cpu_target = self.optimized(module_or_text, entry, options, filename, vector_math=True)
         jit = JitModule(mod, lowered.openmp, cpu_target)
         return Kernel(lowered.name, lowered.specs, jit.address(lowered.name), jit, str(mod))
 
@@ -418,7 +421,7 @@ class NativeTarget(Target):
 
         module = as_module(module_or_text, filename)
         specs = {function_name(f): signature(f) for f in lt.functions(module.operation) if f.regions[0].blocks}
-        lowered, mod, cpu_target = self._optimized(module, None, options, filename, vector_math=True)
+        lowered, mod, cpu_target = self.optimized(module, None, options, filename, vector_math=True)
         jit = JitModule(mod, lowered.openmp, cpu_target)
         return {name: Kernel(name, s, jit.address(name), jit, str(mod)) for name, s in specs.items()}
 
@@ -449,7 +452,7 @@ class NativeTarget(Target):
         """``<prefix>.o``, ``<prefix>.h`` and (``shared``) ``<prefix>.so``."""
         from .lowering import machine
 
-        lowered, mod, cpu_target = self._optimized(module_or_text, entry, options, filename)
+        lowered, mod, cpu_target = self.optimized(module_or_text, entry, options, filename)
         _make_directory(out_prefix)
         paths = {"object": out_prefix + ".o", "header": out_prefix + ".h"}
         with open(paths["object"], "wb") as fh:

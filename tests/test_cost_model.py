@@ -8,6 +8,7 @@ from __future__ import annotations
 import importlib.util
 import os
 import sys
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -226,3 +227,36 @@ def test_without_lightgbm_the_ridge_model_ranks(monkeypatch):
     assert spearman(model.predict(xs[30:]), [speed(x) for x in xs[30:]]) > 0.9
     with pytest.raises(RuntimeError, match="LightGBM"):
         cost_model.train([], space.FEATURE_NAMES)
+
+
+# ------------------------------------------------------------ the IR's cycle estimate (lt-tune --model ir)
+
+
+def test_the_cycle_estimate_orders_the_obvious():
+    """``CostModel.cycle_estimate``'s ranking before it has learnt anything:
+    the IR's cycle estimate against the start's (``space.ir_feature_vector``
+    of the start itself: ratios of 0, a predicted speedup of 1); it orders
+    the cases ``test_the_shipped_model_orders_the_obvious`` does."""
+    model = CostModel.cycle_estimate(space.IR_FEATURE_NAMES)
+    assert model.ready and not model.problem
+    mm = programs.matmul(128, 128, 128)
+    start = space.ir_counts_of(Schedule(mm))
+    x = space.ir_feature_vector(start, start)
+    assert len(x) == len(space.IR_FEATURE_NAMES) and not np.any(x[: x.size - 3])  # the loops' counts are not ratios
+    interchanged = space.ir_feature_vector(space.ir_counts_of(_schedule(mm, "swap_up@L2")), start)
+    p = model.predict([x, interchanged])
+    assert p[0] == 0.0 and p[1] > 0.0
+    rs = programs.row_sum(128, 1024)
+    start = space.ir_counts_of(Schedule(rs))
+    xs = [space.ir_feature_vector(space.ir_counts_of(s), start)
+          for s in (Schedule(rs), _schedule(rs, "vectorize_8@L1"), _schedule(rs, "vectorize_8@L1 split_4@L1"))]
+    p = model.predict(xs)
+    assert p[1] > p[0] and p[1] > p[2]
+    assert model.predict([space.ir_feature_vector(None, start)])[0] == cost_model.target(None)  # did not lower: a failure
+
+
+def test_code_that_does_not_lower_has_missing_ir_features():
+    # A's type no longer the one its loads name: the text does not verify
+    bad = SimpleNamespace(text=programs.matmul(8, 8, 8).replace("memref<8x8xf32>", "memref<8x4xf32>", 1), entry=None)
+    assert space.ir_counts_of(bad) is None
+    assert np.isnan(space.ir_feature_vector(None, space.ir_counts_of(Schedule(programs.matmul(8, 8, 8))))).all()

@@ -366,3 +366,18 @@ def test_hand_schedules_close_to_the_best_figure_are_finalists_too():
     m = Remeasure()
     winner, speedup, _ = _final(tuner, m, 2)
     assert m.asked == ["a", "b", "h1", "h2", "h3"] and winner.text == "h3" and speedup == 4.0
+
+
+def test_the_ir_model_ranks_candidates_by_what_their_ir_executes(tmp_path):
+    """``use_model="ir"`` (``lt-tune --model ir``): the tuner's features are
+    each candidate's ``space.ir_feature_vector`` against the start, the
+    model the IR one; a target without host code refuses it in one line."""
+    tuner, m = search("evolution", budget=12, model="ir")
+    assert tuner.ir and tuner.model is not None and not tuner.model.problem
+    assert all(len(x) == len(space.IR_FEATURE_NAMES) for x in tuner._features.values())
+    assert len(m.measured) == 12 and tuner.best is not None
+    with pytest.raises(lt_mlir.LtError, match="--model ir reads the host code's LLVM IR; target 'cuda'"):
+        Tuner(Schedule(TEXT), FakeMeasurer(), target="cuda", use_model="ir")
+    log = tmp_path / "t.jsonl"
+    assert main(["matmul:16,16,32", "--model", "ir", "--budget", "6", "--quiet", "--log", str(log)]) == 0
+    assert json.loads(open(log).readline())["header"]["model"] == "ir"

@@ -237,6 +237,25 @@ def load(path: str = MODEL_PATH):
 # ------------------------------------------------------------ the model
 
 
+class CycleEstimate:
+    """The IR's cycle estimate (``lowering.ir_counts``) as a pre-trained
+    model of ``space.IR_FEATURE_NAMES`` vectors: the predicted log speedup is
+    ln(start cycles / cycles), nothing learnt; code that did not lower (NaN
+    features) counts as a failed candidate.  Trained trees on the same
+    counts ranked programs they never saw worse than it
+    (``make_cost_dataset.py --ir``)."""
+
+    def __init__(self, names: Sequence[str], column: str = "ir_cycles"):
+        self.names, self.column = list(names), list(names).index(column)
+
+    def num_feature(self) -> int:
+        return len(self.names)
+
+    def predict(self, x: np.ndarray) -> np.ndarray:
+        cycles = np.asarray(x, float)[:, self.column]  # log2 of cycles over the start's
+        return np.where(np.isnan(cycles), target(None), -np.log(2.0) * np.nan_to_num(cycles))
+
+
 class CostModel:
     """Ranks candidate schedules by their ``space.feature_vector``.
 
@@ -270,6 +289,19 @@ class CostModel:
     def pretrained(cls, path: str | None = None) -> "CostModel":
         """A model that starts from the shipped pre-trained ranking (or the model file ``path``)."""
         return cls(pretrained=path or True)
+
+    @classmethod
+    def cycle_estimate(cls, names: Sequence[str]) -> "CostModel":
+        """A model of ``space.IR_FEATURE_NAMES`` (``names``) vectors that
+        starts from the IR's cycle estimate (``CycleEstimate``), corrected
+        by the search's own measurements as the pre-trained one is (without
+        LightGBM, the estimate alone: the ridge fallback cannot read the NaN
+        features of code that did not lower)."""
+        model = cls()
+        model.base, model.problem = CycleEstimate(names), ""
+        if not model.lightgbm:
+            model.min_samples = 1 << 62
+        return model
 
     @property
     def ready(self) -> bool:

@@ -1,17 +1,24 @@
 """The search space: the moves of ``lt_mlir.moves`` (each kind's
 ``search_args``: LoopTune's extended moves on a loop, one pass each, for
-the target), and the features the cost model reads
-(``analysis.cost_features``: program-independent, of fixed length)."""
+the target), and the features the cost model reads: the lt module's
+(``analysis.cost_features``: program-independent, of fixed length, nothing
+compiled), or what its optimised LLVM IR executes against the start's
+(``lowering.ir_counts``: ``--model ir``, each candidate lowered and
+optimised)."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from ..analysis import cost_features
+from ..errors import LtError
+from ..lowering import ir_counts
 from ..moves import Move, neighbours, random_move, replay, search_moves
 from ..schedule import Schedule
+from ..targets import get_target
 
-__all__ = ["FEATURE_LOOPS", "FEATURE_NAMES", "Move", "feature_vector", "neighbours", "random_move", "replay", "search_moves"]
+__all__ = ["FEATURE_LOOPS", "FEATURE_NAMES", "IR_FEATURE_NAMES", "Move", "feature_vector", "ir_counts_of", "ir_feature_vector",
+           "neighbours", "random_move", "replay", "search_moves"]
 
 FEATURE_LOOPS = 6  # loop levels described, from the innermost around each access
 FEATURE_NAMES = cost_features.feature_names(FEATURE_LOOPS)
@@ -26,3 +33,35 @@ def feature_vector(schedule: Schedule, cores: int | None = None) -> np.ndarray:
     by how often they run (``analysis.cost_features``).  ``cores``: the
     threads a parallel loop gets (default: this machine's)."""
     return cost_features.cost_features(schedule.parsed, FEATURE_LOOPS, cores)
+
+
+IR_FEATURE_NAMES = ([f"ir_{k}" for k in ir_counts.KINDS]
+                    + ["ir_cycles", "ir_code_size", "ir_loops", "ir_unknown_trips", "ir_vectorized_loops"])
+
+
+def ir_counts_of(schedule: Schedule, target=None) -> ir_counts.IrCounts | None:
+    """What ``schedule``'s code executes: lowered and optimised for
+    ``target`` (a native target's name or ``Target``; default the host CPU)
+    as compiling it does, then counted (``lowering.ir_counts``); None when
+    it does not lower."""
+    try:
+        _, optimized, _ = get_target(target if target is not None else "cpu").optimized(schedule.text, schedule.entry, vector_math=True)
+    except LtError:
+        return None
+    return ir_counts.ir_counts(str(optimized))
+
+
+def ir_feature_vector(counts: ir_counts.IrCounts | None, start: ir_counts.IrCounts | None) -> np.ndarray:
+    """What the IR cost model sees (``IR_FEATURE_NAMES``): each kind of
+    instruction executed, the cycle estimate and the code size as log2
+    ratios to the start's, then the loops, those of unknown trip count and
+    those LLVM vectorised; all NaN (missing) for code that did not lower."""
+    if counts is None or start is None:
+        return np.full(len(IR_FEATURE_NAMES), np.nan)
+
+    def ratio(a: float, b: float) -> float:
+        return float(np.log2(1 + a) - np.log2(1 + b))
+
+    return np.array([ratio(counts.counts[k], start.counts[k]) for k in ir_counts.KINDS]
+                    + [ratio(counts.cycles, start.cycles), ratio(counts.static["instructions"], start.static["instructions"]),
+                       counts.loops, counts.unknown_trips, counts.vectorized_loops])

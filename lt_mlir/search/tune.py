@@ -78,14 +78,21 @@ class Tuner:
     target: str = "cpu"
     budget: int = 300
     seconds: float | None = None
-    use_model: bool = True
+    use_model: bool | str = True  # True: the shipped model on the lt features; "ir": on what the IR executes
     log_path: str | None = None
     start_gflops: float | None = None
     evaluations: list = field(default_factory=list)
     progress: object = None  # called with the tuner after every batch
 
     def __post_init__(self):
-        self.model = CostModel.pretrained() if self.use_model else None  # ranks from the first batch
+        self.ir = self.use_model == "ir"
+        if self.ir and not get_target(self.target).native:
+            raise LtError(f"error: --model ir reads the host code's LLVM IR; target '{self.target}' makes none (use the default model)")
+        # ranks from the first batch
+        self.model = None
+        if self.use_model:
+            self.model = CostModel.cycle_estimate(space.IR_FEATURE_NAMES) if self.ir else CostModel.pretrained()
+        self._ir_start = None  # the start's space.ir_counts_of (--model ir)
         self.known: dict[str, Evaluation] = {}
         self.schedules: dict[str, Schedule] = {}  # text -> the Schedule (with its history: its pipeline)
         self._features: dict[str, np.ndarray] = {}  # text -> space.feature_vector, computed once
@@ -276,7 +283,13 @@ class Tuner:
     def features(self, schedule: Schedule) -> np.ndarray:
         x = self._features.get(schedule.text)
         if x is None:
-            x = self._features[schedule.text] = space.feature_vector(schedule)
+            if self.ir:
+                if self._ir_start is None:
+                    self._ir_start = space.ir_counts_of(self.start, self.target)
+                x = space.ir_feature_vector(space.ir_counts_of(schedule, self.target), self._ir_start)
+            else:
+                x = space.feature_vector(schedule)
+            self._features[schedule.text] = x
         return x
 
     def close(self) -> None:
