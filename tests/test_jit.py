@@ -38,7 +38,7 @@ def relocation_types(obj: bytes) -> list[int]:
 
 
 def _optimized(text: str):
-    _, mod, cpu = get_target("cpu")._optimized(text, None, CompileOptions(), "-")
+    _, mod, cpu = get_target("cpu").optimized(text, None, CompileOptions(), "-")
     return mod, cpu
 
 
