@@ -99,7 +99,7 @@ def _lanes(text: str) -> float:
 
 
 @pytest.mark.parametrize("moves, extra", [([], 0), (["split_8@L2"], 0), (["split_5@L0"], 0), (["split_4@L2", "unroll@L3"], 0),
-                                          (["vectorize@L2"], 24 * 32)])
+                                          (["vectorize_8@L2"], 24 * 32)])
 def test_compiled_matmul_executes_its_arithmetic_once(moves, extra):
     """Whatever LLVM makes of a schedule (scalar, unrolled, with a tail), a
     matmul executes 2 m n k floating-point lanes: a multiply and an add for
