@@ -94,6 +94,59 @@ def test_nested_loops_multiply_and_an_unknown_bound_is_counted_as_such():
     assert c.counts["instructions"] == 250 * 6 + 10 * 2 + UNKNOWN_TRIPS * 2
 
 
+# A body SLP-vectorised after a full unroll: one <128 x float> add, then its sum
+WIDE = """
+define float @w(ptr %x) {
+  %v = load <128 x float>, ptr %x, align 4
+  %w = fadd <128 x float> %v, %v
+  %s = tail call reassoc float @llvm.vector.reduce.fadd.v128f32(float 0.0, <128 x float> %w)
+  ret float %s
+}
+"""
+
+
+@pytest.mark.parametrize("bits, registers, halvings", [(256, 16, 3), (512, 8, 4), (128, 32, 2)])
+def test_a_vector_wider_than_the_register_counts_once_a_register(bits, registers, halvings):
+    """The backend splits <128 x float> into 128 / (bits / 32) registers:
+    the add is that many adds; the reduction adds the registers into one
+    (registers - 1 adds), then halves it (a shuffle and an add a halving)."""
+    c = ir_counts(WIDE, vector_bits=bits)
+    assert c.counts["vector_loads"] == registers
+    assert c.counts["lanes"] == 128  # the elements computed do not change
+    assert c.counts["vector_flops"] == registers + (registers - 1) + halvings
+    assert c.counts["shuffles"] == halvings and c.counts["horizontal"] == 1
+    assert c.counts["instructions"] == registers + registers + (registers + 2 * halvings)
+
+
+# The loop's exit block printed between the entry and the loop (as LLVM
+# prints a loop's preheader after it): a forward branch to an earlier
+# printed block is no back edge
+PRINTED_OUT_OF_ORDER = """
+define void @o(ptr %x) {
+  br label %loop
+
+done:
+  %z = fadd float 1.0, 2.0
+  store float %z, ptr %x, align 4
+  ret void
+
+loop:
+  %i = phi i64 [ 0, %0 ], [ %next, %loop ]
+  %p = getelementptr inbounds float, ptr %x, i64 %i
+  store float 0.0, ptr %p, align 4
+  %next = add nuw nsw i64 %i, 1
+  %c = icmp eq i64 %next, 64
+  br i1 %c, label %done, label %loop
+}
+"""
+
+
+def test_loops_are_found_from_the_control_flow_not_the_printed_order():
+    c = ir_counts(PRINTED_OUT_OF_ORDER)
+    assert c.loops == 1 and c.unknown_trips == 0
+    assert c.counts["scalar_stores"] == 64 + 1 and c.counts["scalar_flops"] == 1
+
+
 def _lanes(text: str) -> float:
     return ir_counts(str(machine.optimize(compiler.lower(text).llvm_ir))).counts["lanes"]
 

@@ -8,8 +8,10 @@ replacement make of a schedule: a clipped matmul LLVM vectorised after a
 full unroll, or a strided read it could not.  Read after O3, the code
 says it.
 
-Loops are found from back edges (a branch to a block printed at or
-before its own), nested by the span of blocks between header and latch.
+Loops are the natural loops of the control-flow graph's back edges (an
+edge to a block on the depth-first search's path from the entry: LLVM
+prints blocks in no order that says which branch goes back), a loop's
+blocks those that reach its latch without passing its header.
 A loop's trip count is read from its latch: ``br i1 %c`` on ``%c = icmp
 <pred> iN %x, C`` where ``%x`` is the induction variable (``phi [S, ...]``)
 or it plus a constant step; loops whose count this does not find count
@@ -18,10 +20,20 @@ block executes the product of the trip counts of the loops around it, a
 loop's header once more than its body where the loop was rotated is not
 modelled (the counts are estimates of the steady state).
 
+A vector wider than the target's register (``vector_bits``: what
+``lt_mlir.lowering.machine.host_vector_width`` reads, 256 bits for AVX2)
+is split by the backend into registers: an instruction on ``<128 x
+float>`` is 16 AVX2 instructions, and counts 16 of each kind it is
+(``lanes`` stays the elements it computes); a horizontal reduction
+(``llvm.vector.reduce.*``) of ``n`` registers is ``n - 1`` vertical
+operations, then a shuffle and an operation per halving of one register.
+SLP vectorisation of a fully unrolled body makes such vectors.
+
 ``cycles`` is a throughput estimate of its own: each block's instructions
-issued ``ISSUE`` a cycle, memory operations ``MEMORY`` a cycle,
-floating-point operations ``FLOPS`` a cycle, the largest of the three;
-and in an innermost loop, at least the latency of its longest chain of
+issued ``ISSUE`` a cycle, memory operations ``MEMORY`` a cycle, stores
+``STORES`` a cycle, shuffles and element moves ``SHUFFLES`` a cycle (one
+port does them), floating-point operations ``FLOPS`` a cycle, the
+largest of these; and in an innermost loop, at least the latency of its longest chain of
 floating-point operations carried from one iteration to the next
 (``CHAIN_LATENCY`` a link: a reduction into one accumulator).
 """
@@ -34,7 +46,9 @@ from dataclasses import dataclass, field
 
 UNKNOWN_TRIPS = 8
 ISSUE = 4.0
-MEMORY = 2.0
+MEMORY = 1.25  # two loads a cycle on paper; 1.25 ranks the cost dataset best (2 gave 0.36, 1.5 0.37, 1.25 0.38)
+STORES = 1.0
+SHUFFLES = 1.0
 FLOPS = 2.0
 CHAIN_LATENCY = 4.0
 
@@ -47,6 +61,9 @@ _TRANSCENDENTAL = ("exp", "log", "sqrt", "tanh", "erf", "pow", "sin", "cos")
 _CALL = frozenset(("call", "tail", "notail", "musttail"))
 _SKIP = frozenset(("br", "ret", "switch", "phi", "unreachable"))
 _VECTOR = re.compile(r"<(\d+) x (?:float|double|half|bfloat)>")
+_ANY_VECTOR = re.compile(r"<(\d+) x (float|double|half|bfloat|i\d+|ptr)>")
+_BITS = {"float": 32, "double": 64, "half": 16, "bfloat": 16, "ptr": 64}
+VECTOR_BITS = 256  # AVX2's register, the default of ``ir_counts``
 _DEF = re.compile(r"^(%[-\w.$]+) = (.*)$")
 _LABEL = re.compile(r"^([-\w.$]+):")
 _TARGET = re.compile(r"label %([-\w.$]+)")
@@ -66,6 +83,7 @@ class Loop:
     trips: int
     known: bool
     chain: int = 0  # floating-point operations on the longest carried chain
+    body: frozenset = frozenset()  # the blocks of the loop, header and latch included
 
 
 @dataclass
@@ -86,8 +104,21 @@ def _opcode(instruction: str) -> str:
     return head.split(" ", 1)[0]
 
 
-def _kinds(instruction: str) -> dict:
-    """The kinds one instruction counts as (``lanes``: floating-point lanes)."""
+def _parts(instruction: str, vector_bits: int) -> tuple[int, int]:
+    """(registers of ``vector_bits`` the widest vector of ``instruction``
+    takes, the lanes of its element type one register holds)."""
+    parts, lanes = 1, 1
+    for n, elem in _ANY_VECTOR.findall(instruction):
+        bits = _BITS.get(elem) or int(elem[1:])
+        got = -(-int(n) * bits // vector_bits)
+        if got >= parts:
+            parts, lanes = got, max(1, vector_bits // bits)
+    return parts, lanes
+
+
+def _kinds(instruction: str, vector_bits: int = VECTOR_BITS) -> dict:
+    """The kinds one instruction counts as (``lanes``: floating-point
+    lanes), a vector wider than ``vector_bits`` counted once a register."""
     op = _opcode(instruction)
     if op in _SKIP or not op:
         return {}
@@ -110,7 +141,14 @@ def _kinds(instruction: str) -> dict:
         if "masked.gather" in callee or "masked.scatter" in callee:
             out["gathers"] = 1
         elif "vector.reduce" in callee:
+            parts, lanes = _parts(instruction, vector_bits)
+            halvings = max(0, lanes.bit_length() - 1)
             out["horizontal"] = 1
+            out["instructions"] = parts + 2 * halvings
+            out["shuffles"] = halvings
+            if "fadd" in callee or "fmul" in callee or "fmax" in callee or "fmin" in callee:
+                out["vector_flops"] = parts - 1 + halvings
+            return out
         elif any(f".{name}." in callee + "." for name in ("fma", "fmuladd")):
             out[flops], out["lanes"] = 2, 2 * width
         elif any(f".{name}." in callee + "." for name in _FP_CALLS):
@@ -119,6 +157,9 @@ def _kinds(instruction: str) -> dict:
             out["transcendental"] = width
         else:
             out["calls"] = 1
+    parts, _ = _parts(instruction, vector_bits)
+    if parts > 1:
+        out = {k: v if k in ("lanes", "transcendental") else v * parts for k, v in out.items()}
     return out
 
 
@@ -141,6 +182,8 @@ def _functions(text: str) -> list[list[tuple[str, list[str]]]]:
             continue
         m = _LABEL.match(line)
         if m:
+            if blocks == [("", [])]:  # the entry block has a label
+                blocks.clear()
             blocks.append((m.group(1), []))
             continue
         blocks[-1][1].append(s.split(", !", 1)[0])
@@ -176,10 +219,47 @@ def _trips(blocks: list, header: int, latch: int, defs: dict, order: dict) -> in
     return None
 
 
+def _loops(blocks: list, order: dict) -> list[Loop]:
+    """The natural loops of one function's blocks (trip counts unset)."""
+    succ = [[order[t] for s in body for t in _TARGET.findall(s) if t in order] for _, body in blocks]
+    pred: list = [[] for _ in blocks]
+    for i, targets in enumerate(succ):
+        for j in targets:
+            pred[j].append(i)
+    back: dict = {}  # header -> its latches
+    state = [0] * len(blocks)  # 0 unseen, 1 on the path, 2 done
+    stack = [(0, iter(succ[0]))] if blocks else []
+    if blocks:
+        state[0] = 1
+    while stack:
+        node, it = stack[-1]
+        for j in it:
+            if state[j] == 1:
+                back.setdefault(j, []).append(node)
+            elif state[j] == 0:
+                state[j] = 1
+                stack.append((j, iter(succ[j])))
+                break
+        else:
+            state[node] = 2
+            stack.pop()
+    loops = []
+    for header, latches in sorted(back.items()):
+        body, work = {header}, [lt for lt in latches if lt != header]
+        body.update(work)
+        while work:
+            for q in pred[work.pop()]:
+                if q not in body:
+                    body.add(q)
+                    work.append(q)
+        loops.append(Loop(header, max(latches), UNKNOWN_TRIPS, False, body=frozenset(body)))
+    return loops
+
+
 def _chain(blocks: list, loop: Loop, defs: dict) -> int:
     """Floating-point operations on the longest chain a header phi carries
     from one iteration to the next."""
-    inside = {name for b in blocks[loop.header: loop.latch + 1] for s in b[1] if (m := _DEF.match(s)) for name in [m.group(1)]}
+    inside = {name for i in loop.body for s in blocks[i][1] if (m := _DEF.match(s)) for name in [m.group(1)]}
     best = 0
     for s in blocks[loop.header][1]:
         m = _DEF.match(s)
@@ -216,38 +296,33 @@ def _chain(blocks: list, loop: Loop, defs: dict) -> int:
 def _block_cycles(kinds: dict) -> float:
     memory = kinds["vector_loads"] + kinds["scalar_loads"] + kinds["vector_stores"] + kinds["scalar_stores"] + 4 * kinds["gathers"]
     flops = kinds["vector_flops"] + kinds["scalar_flops"] + 10 * kinds["transcendental"]
-    return max(kinds["instructions"] / ISSUE, memory / MEMORY, flops / FLOPS)
+    stores = kinds["vector_stores"] + kinds["scalar_stores"]
+    shuffles = kinds["shuffles"] + kinds["element_moves"]
+    return max(kinds["instructions"] / ISSUE, memory / MEMORY, stores / STORES, shuffles / SHUFFLES, flops / FLOPS)
 
 
-def ir_counts(llvm_ir: str) -> IrCounts:
-    """The dynamic counts of ``llvm_ir`` (optimised LLVM IR text)."""
+def ir_counts(llvm_ir: str, vector_bits: int = VECTOR_BITS) -> IrCounts:
+    """The dynamic counts of ``llvm_ir`` (optimised LLVM IR text) on a
+    target whose vector registers hold ``vector_bits``."""
     out = IrCounts(vectorized_loops=llvm_ir.count('"llvm.loop.isvectorized"'))
     for blocks in _functions(llvm_ir):
         order = {label: i for i, (label, _) in enumerate(blocks)}
         defs = {m.group(1): m.group(2) for _, body in blocks for s in body if (m := _DEF.match(s))}
-        latches: dict = {}
-        for i, (_, body) in enumerate(blocks):
-            for s in body:
-                if s.startswith("br "):
-                    for target in _TARGET.findall(s):
-                        j = order.get(target)
-                        if j is not None and j <= i:
-                            latches[j] = max(latches.get(j, i), i)
-        loops = []
-        for header, latch in sorted(latches.items()):
-            trips = _trips(blocks, header, latch, defs, order)
-            loops.append(Loop(header, latch, trips or UNKNOWN_TRIPS, trips is not None))
+        loops = _loops(blocks, order)
+        for lp in loops:
+            trips = _trips(blocks, lp.header, lp.latch, defs, order)
+            lp.trips, lp.known = trips or UNKNOWN_TRIPS, trips is not None
         out.loops += len(loops)
         out.unknown_trips += sum(not lp.known for lp in loops)
-        innermost = [lp for lp in loops if not any(o is not lp and lp.header <= o.header and o.latch <= lp.latch for o in loops)]
+        innermost = [lp for lp in loops if not any(o is not lp and o.body < lp.body for o in loops)]
         per_block = []
         for i, (_, body) in enumerate(blocks):
             kinds = dict.fromkeys(KINDS, 0)
             for s in body:
-                for k, v in _kinds(s).items():
+                for k, v in _kinds(s, vector_bits).items():
                     kinds[k] += v
             per_block.append(kinds)
-            runs = math.prod(lp.trips for lp in loops if lp.header <= i <= lp.latch)
+            runs = math.prod(lp.trips for lp in loops if i in lp.body)
             for k in KINDS:
                 out.counts[k] += runs * kinds[k]
                 out.static[k] += kinds[k]
@@ -255,7 +330,7 @@ def ir_counts(llvm_ir: str) -> IrCounts:
         for lp in innermost:
             lp.chain = _chain(blocks, lp, defs)
             if lp.chain:
-                runs = math.prod(o.trips for o in loops if o.header <= lp.header <= o.latch)
-                body = sum(_block_cycles(per_block[i]) for i in range(lp.header, lp.latch + 1))
+                runs = math.prod(o.trips for o in loops if lp.header in o.body)
+                body = sum(_block_cycles(per_block[i]) for i in lp.body)
                 out.cycles += runs * max(0.0, lp.chain * CHAIN_LATENCY - body)
     return out

@@ -46,10 +46,12 @@ def ir_counts_of(schedule: Schedule, target=None) -> ir_counts.IrCounts | None:
     limit: ``moves.MAX_COPIES`` bounds what unrolling makes (the cost
     dataset's slowest schedule took 8.6 s, the median 0.07 s)."""
     try:
-        _, optimized, _ = get_target(target if target is not None else "cpu").optimized(schedule.text, schedule.entry, vector_math=True)
+        t = get_target(target if target is not None else "cpu")
+        _, optimized, _ = t.optimized(schedule.text, schedule.entry, vector_math=True)
+        bits = 32 * t.vector_width(4)
     except Exception:  # noqa: BLE001 - an LtError, or what the measurer will report of the candidate: its features are missing
         return None
-    return ir_counts.ir_counts(str(optimized))
+    return ir_counts.ir_counts(str(optimized), vector_bits=bits)
 
 
 def ir_feature_vector(counts: ir_counts.IrCounts | None, start: ir_counts.IrCounts | None) -> np.ndarray:
