@@ -5,7 +5,7 @@ import pytest
 
 from lt_mlir import compiler, programs
 from lt_mlir.lowering import machine
-from lt_mlir.lowering.ir_counts import CHAIN_LATENCY, UNKNOWN_TRIPS, ir_counts
+from lt_mlir.lowering.ir_counts import CHAIN_LATENCY, SPILL_COST, UNKNOWN_TRIPS, ir_counts
 from lt_mlir.moves import Move, replay
 from lt_mlir.schedule import Schedule
 
@@ -165,3 +165,40 @@ def test_compiled_matmul_executes_its_arithmetic_once(moves, extra):
 
 def test_compiled_row_sum_executes_one_add_an_element():
     assert _lanes(programs.row_sum(48, 96)) == pytest.approx(48 * 96, rel=0.03)
+
+
+def _accumulators(n: int) -> str:
+    """A loop of 64 iterations adding one loaded vector into each of ``n``
+    <8 x float> accumulators it carries."""
+    phis = "\n".join(f"  %a{j} = phi <8 x float> [ zeroinitializer, %0 ], [ %b{j}, %loop ]" for j in range(n))
+    adds = "\n".join(f"  %b{j} = fadd <8 x float> %a{j}, %v" for j in range(n))
+    return f"""
+define void @acc(ptr %x) {{
+  br label %loop
+
+loop:
+  %i = phi i64 [ 0, %0 ], [ %next, %loop ]
+{phis}
+  %p = getelementptr inbounds float, ptr %x, i64 %i
+  %v = load <8 x float>, ptr %p, align 4
+{adds}
+  %next = add nuw nsw i64 %i, 1
+  %c = icmp eq i64 %next, 64
+  br i1 %c, label %done, label %loop
+
+done:
+  ret void
+}}
+"""
+
+
+@pytest.mark.parametrize("carried, bits, spilled", [(8, 256, 0), (12, 256, 0), (20, 256, 8), (20, 512, 0), (32, 512, 4)])
+def test_a_loop_carrying_more_vectors_than_registers_spills_the_rest(carried, bits, spilled):
+    """16 vector registers with AVX2, 32 with AVX-512, 4 (SPARE_REGISTERS) of
+    them for the body's operands: each carried vector beyond that is
+    stored and loaded again every iteration."""
+    c = ir_counts(_accumulators(carried), vector_bits=bits)
+    assert c.loops == 1 and c.counts["vector_flops"] == 64 * carried
+    assert c.counts["spills"] == 64 * spilled
+    assert c.counts["vector_stores"] == 64 * spilled * SPILL_COST
+    assert c.counts["vector_loads"] == 64 * (1 + spilled * SPILL_COST)

@@ -29,6 +29,14 @@ float>`` is 16 AVX2 instructions, and counts 16 of each kind it is
 operations, then a shuffle and an operation per halving of one register.
 SLP vectorisation of a fully unrolled body makes such vectors.
 
+Register pressure: the vector values an innermost loop carries from one
+iteration to the next (its header's vector phis, in registers) and
+``SPARE_REGISTERS`` for its operands must fit the target's vector
+registers (16 with AVX2, 32 with AVX-512); each one more is spilled, a
+store and a load an iteration (``spills``: those registers, times the
+iterations).  A 4x32 register tile of a matmul carries 16 AVX2
+registers, and ran 3.7x slower than 4x8 ones in the cost dataset.
+
 ``cycles`` is a throughput estimate of its own: each block's instructions
 issued ``ISSUE`` a cycle, memory operations ``MEMORY`` a cycle, stores
 ``STORES`` a cycle, shuffles and element moves ``SHUFFLES`` a cycle (one
@@ -51,9 +59,11 @@ STORES = 1.0
 SHUFFLES = 1.0
 FLOPS = 2.0
 CHAIN_LATENCY = 4.0
+SPILL_COST = 1  # stores and loads an iteration a spilled register costs
+SPARE_REGISTERS = 4  # vector registers a loop body needs besides the values it carries (loaded and broadcast operands)
 
 KINDS = ("instructions", "vector_flops", "scalar_flops", "vector_loads", "scalar_loads", "vector_stores", "scalar_stores",
-         "gathers", "shuffles", "element_moves", "horizontal", "transcendental", "calls", "lanes")
+         "gathers", "shuffles", "element_moves", "horizontal", "transcendental", "calls", "lanes", "spills")
 
 _FP_BINARY = frozenset(("fadd", "fsub", "fmul", "fdiv", "frem", "fneg"))
 _FP_CALLS = ("fma", "fmuladd", "maxnum", "minnum", "maximum", "minimum", "fabs", "copysign")
@@ -61,6 +71,7 @@ _TRANSCENDENTAL = ("exp", "log", "sqrt", "tanh", "erf", "pow", "sin", "cos")
 _CALL = frozenset(("call", "tail", "notail", "musttail"))
 _SKIP = frozenset(("br", "ret", "switch", "phi", "unreachable"))
 _VECTOR = re.compile(r"<(\d+) x (?:float|double|half|bfloat)>")
+_VECTOR_PHI = re.compile(r"^%[-\w.$]+ = phi <\d+ x ")
 _ANY_VECTOR = re.compile(r"<(\d+) x (float|double|half|bfloat|i\d+|ptr)>")
 _BITS = {"float": 32, "double": 64, "half": 16, "bfloat": 16, "ptr": 64}
 VECTOR_BITS = 256  # AVX2's register, the default of ``ir_counts``
@@ -315,7 +326,7 @@ def ir_counts(llvm_ir: str, vector_bits: int = VECTOR_BITS) -> IrCounts:
         out.loops += len(loops)
         out.unknown_trips += sum(not lp.known for lp in loops)
         innermost = [lp for lp in loops if not any(o is not lp and o.body < lp.body for o in loops)]
-        per_block = []
+        per_block, before = [], []
         for i, (_, body) in enumerate(blocks):
             kinds = dict.fromkeys(KINDS, 0)
             for s in body:
@@ -326,7 +337,22 @@ def ir_counts(llvm_ir: str, vector_bits: int = VECTOR_BITS) -> IrCounts:
             for k in KINDS:
                 out.counts[k] += runs * kinds[k]
                 out.static[k] += kinds[k]
-            out.cycles += runs * _block_cycles(kinds)
+            before.append(_block_cycles(kinds))
+            out.cycles += runs * before[-1]
+        registers = 32 if vector_bits >= 512 else 16
+        for lp in innermost:
+            carried = sum(_parts(s, vector_bits)[0] for s in blocks[lp.header][1] if _VECTOR_PHI.match(s))
+            spilled = max(0, carried + SPARE_REGISTERS - registers)
+            if spilled:
+                kinds = per_block[lp.header]
+                moves = SPILL_COST * spilled
+                for k, v in (("spills", spilled), ("vector_loads", moves), ("vector_stores", moves), ("instructions", 2 * moves)):
+                    kinds[k] += v
+                runs = math.prod(o.trips for o in loops if lp.header in o.body)
+                for k, v in (("spills", spilled), ("vector_loads", moves), ("vector_stores", moves), ("instructions", 2 * moves)):
+                    out.counts[k] += runs * v
+                    out.static[k] += v
+                out.cycles += runs * (_block_cycles(kinds) - before[lp.header])
         for lp in innermost:
             lp.chain = _chain(blocks, lp, defs)
             if lp.chain:
