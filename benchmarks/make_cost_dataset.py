@@ -23,7 +23,8 @@
    features after ``space.feature_vector`` changes), ``speedup``,
    ``speedups``, ``correct``, ``error``, ``vector_bits`` (the host's vector
    register: ``replay`` gives a width-less ``vectorize`` move that width on
-   any host), ``features``.
+   any host), ``cpu`` (LLVM's name of the host's CPU: ``--ir`` compiles
+   for it), ``features``.
 2. Evaluate, leaving one program out (trained on the others, other sizes
    of its family included) and one family out: within-batch Spearman over
    every batch, the same with speedups within ``RESOLUTION`` (5%) of each
@@ -62,13 +63,13 @@ import numpy as np
 
 from lt_mlir import programs
 from lt_mlir.errors import LtError
-from lt_mlir.lowering.machine import host_vector_width
+from lt_mlir.lowering.machine import cpu_target, host_vector_width
 from lt_mlir.moves import try_move
 from lt_mlir.schedule import Schedule
 from lt_mlir.search import model as cost_model
 from lt_mlir.search import space
 from lt_mlir.search.measure import make_measurer
-from lt_mlir.targets import NativeTarget, get_target
+from lt_mlir.targets import CompileOptions, NativeTarget, get_target
 
 DATA = os.path.join(os.path.dirname(cost_model.__file__), "data")
 DATASET = os.path.join(DATA, "cost_dataset.jsonl")
@@ -138,6 +139,9 @@ def start_text(program: str) -> str:
 # the vector register of the host a record was measured on, in bits (records
 # without ``vector_bits`` were made before it was kept: on a 256-bit AVX2 host)
 DEFAULT_VECTOR_BITS = 256
+# the CPU of records without ``cpu``: the kept dataset was measured on a
+# first-generation AMD EPYC (2026-11-28)
+DEFAULT_CPU = "znver1"
 
 
 class VectorBitsTarget(NativeTarget):
@@ -258,7 +262,7 @@ def generate(program: str, seed: int, out, repeat: int) -> int:
                 pending.append((b, step, s, f, speedups if ok else [None] * len(rs)))
                 if ok:
                     measured.append((float(np.median(speedups)), s))
-    vector_bits = 8 * host_vector_width(1)
+    vector_bits, cpu = 8 * host_vector_width(1), cpu_target().cpu
     for b, step, s, f, speedups in pending:
         ok = None not in speedups
         record = {
@@ -267,7 +271,7 @@ def generate(program: str, seed: int, out, repeat: int) -> int:
             "speedup": round(float(np.median(speedups)), 5) if ok else None,
             "speedups": [round(x, 5) if x else None for x in speedups],
             "correct": bool(f.correct) and not f.error, "error": (f.error or "")[:200],
-            "vector_bits": vector_bits,
+            "vector_bits": vector_bits, "cpu": cpu,
             "features": _rounded(space.feature_vector(s)),
         }
         out.write(json.dumps(record, separators=(",", ":")) + "\n")
@@ -449,13 +453,14 @@ def curve(records: list, sizes=(4, 8, 16, 24), draws: int = 3, seed: int = 0) ->
 def _ir_counts(job: tuple):
     """(record index, ``space.ir_counts_of`` its schedule, or None when it
     does not lower), and the seconds lowering, O3 and counting took;
-    ``job``: (index, program, the record or None for the program's start)."""
-    i, program, record = job
+    ``job``: (index, program, the record or None for the program's start,
+    the CPU that measured it: the IR is compiled for that CPU)."""
+    i, program, record, cpu = job
     t0 = time.perf_counter()
     s = Schedule(start_text(program))
     if record is not None:
         s = replay(s, record)
-    return i, space.ir_counts_of(s), time.perf_counter() - t0
+    return i, space.ir_counts_of(s, options=CompileOptions(cpu=cpu)), time.perf_counter() - t0
 
 
 def ir_ranking(records: list, workers: int = 2) -> None:
@@ -473,8 +478,9 @@ def ir_ranking(records: list, workers: int = 2) -> None:
     batches = _measured_batches(records)
     index = {id(r): i for i, r in enumerate(records)}
     wanted = sorted({index[id(r)] for b in batches.values() for r in b})
-    jobs = [(-1 - k, p, None) for k, p in enumerate(sorted({r["program"] for r in records}))]
-    jobs += [(i, records[i]["program"], records[i]) for i in wanted]
+    cpu = {r["program"]: r.get("cpu", DEFAULT_CPU) for r in records}  # a program's records come from one run
+    jobs = [(-1 - k, p, None, cpu[p]) for k, p in enumerate(sorted(cpu))]
+    jobs += [(i, records[i]["program"], records[i], cpu[records[i]["program"]]) for i in wanted]
     counts, seconds, t0 = {}, [], time.perf_counter()
     with ProcessPoolExecutor(workers, mp_context=get_context("spawn")) as pool:
         for i, c, dt in pool.map(_ir_counts, jobs, chunksize=8):

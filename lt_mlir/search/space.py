@@ -38,17 +38,19 @@ IR_FEATURE_NAMES = ([f"ir_{k}" for k in ir_counts.KINDS]
                     + ["ir_cycles", "ir_code_size", "ir_loops", "ir_unknown_trips", "ir_vectorized_loops"])
 
 
-def ir_counts_of(schedule: Schedule, target=None) -> ir_counts.IrCounts | None:
+def ir_counts_of(schedule: Schedule, target=None, options=None) -> ir_counts.IrCounts | None:
     """What ``schedule``'s code executes: lowered and optimised for
     ``target`` (a native target's name or ``Target``; default the host CPU)
-    as compiling it does, then counted (``lowering.ir_counts``); None when
+    and ``options`` (``CompileOptions``: ``cpu`` names another CPU) as
+    compiling it does, then counted (``lowering.ir_counts``) with that
+    CPU's vector registers; None when
     it does not lower.  In this process, without the measurer's compile
     limit: ``moves.MAX_COPIES`` bounds what unrolling makes (the cost
     dataset's slowest schedule took 8.6 s, the median 0.07 s)."""
     try:
         t = get_target(target if target is not None else "cpu")
-        _, optimized, _ = t.optimized(schedule.text, schedule.entry, vector_math=True)
-        bits = 32 * t.vector_width(4)
+        _, optimized, _ = t.optimized(schedule.text, schedule.entry, options, vector_math=True)
+        bits = 32 * t.vector_width(4, options)
     except Exception:  # noqa: BLE001 - an LtError, or what the measurer will report of the candidate: its features are missing
         return None
     return ir_counts.ir_counts(str(optimized), vector_bits=bits)
