@@ -169,12 +169,12 @@ def _kinds(instruction: str, vector_bits: int = VECTOR_BITS) -> dict:
         elif any(f".{name}." in callee + "." for name in _FP_CALLS):
             out[flops], out["lanes"] = 1, width
         elif any(name in callee for name in _TRANSCENDENTAL):
-            out["transcendental"] = width
+            out["transcendental"] = 1
         else:
             out["calls"] = 1
     parts, _ = _parts(instruction, vector_bits)
     if parts > 1:
-        out = {k: v if k in ("lanes", "transcendental") else v * parts for k, v in out.items()}
+        out = {k: v if k == "lanes" else v * parts for k, v in out.items()}
     return out
 
 
