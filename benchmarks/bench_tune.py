@@ -24,6 +24,7 @@
 
     .venv/bin/python benchmarks/bench_tune.py --only "matmul 256" --seconds 60
     .venv/bin/python benchmarks/bench_tune.py --only clipped --compare-model --seeds 0,1,2,3,4 --budget 150
+    .venv/bin/python benchmarks/bench_tune.py --only softmax --compare-model --model lt,ir --budget 100
 """
 
 from __future__ import annotations
@@ -58,7 +59,7 @@ def search(w, strategy: str, budget: int, seconds: float | None, model: bool | s
 def goals(ws: list, args) -> list:
     rows = []
     for w in ws:
-        r, tuned = search(w, args.strategy, args.budget, args.seconds, _model(args), 0)
+        r, tuned = search(w, args.strategy, args.budget, args.seconds, _model(args.model), 0)
         bad = bench_cpu.check(w, "tuned", tuned())
         if bad is not None:
             print(f"error: {w.name}: the tuned schedule is wrong: {bad}")
@@ -95,24 +96,26 @@ def _reach(evaluations, good) -> int | None:
     return next((i + 1 for i, e in enumerate(evaluations) if good(e)), None)
 
 
-def _model(args) -> bool | str:
+def _model(name: str) -> bool | str:
     """``tune``'s ``model`` for ``--model``: the lt features' model (True) or the IR's ("ir")."""
-    return "ir" if args.model == "ir" else True
+    return "ir" if name == "ir" else True
 
 
 def compare_model(ws: list, args) -> None:
-    """Each run's measurements to reach 95% of the best, two ways: by the
-    search's own figures (one noisy timing each: the best of all runs' is
-    the luckiest draw, which most runs never match), and by re-measured
-    figures -- every run's ``--pool`` best schedules (by its figures),
-    timed again interleaved with the start over ``--remeasure-rounds``
-    rounds in one process; a run reaches the goal when it first measures
-    a schedule whose re-measured speedup is within 95% of the best
-    re-measured one."""
-    seeds, on = [int(s) for s in args.seeds.split(",")], _model(args)
+    """Each run's measurements to reach 95% of the best, with each model of
+    ``--model`` (``lt,ir``: both, the same seeds) and without one, two ways:
+    by the search's own figures (one noisy timing each: the best of all
+    runs' is the luckiest draw, which most runs never match), and by
+    re-measured figures -- every run's ``--pool`` best schedules (by its
+    figures), timed again interleaved with the start over
+    ``--remeasure-rounds`` rounds in one process; a run reaches the goal
+    when it first measures a schedule whose re-measured speedup is within
+    95% of the best re-measured one."""
+    seeds = [int(s) for s in args.seeds.split(",")]
+    models = [_model(m) for m in args.model.split(",")]
     for w in ws:
         runs = {}
-        for model in (on, False):
+        for model in models + [False]:
             for seed in seeds:
                 r, _ = search(w, args.strategy, args.budget, args.seconds, model, seed)
                 runs[(model, seed)] = r
@@ -131,14 +134,19 @@ def compare_model(ws: list, args) -> None:
         by_remeasure = {key: _reach(r.tuner.evaluations, lambda e, g=0.95 * best: true.get(e.text, 0.0) >= g) for key, r in runs.items()}
         for what, figure, reach in (("search figures", found, by_figure), ("re-measured", best, by_remeasure)):
             med = {}
-            for model in (on, False):
+            for model in models + [False]:
                 got = [reach[(model, s)] if reach[(model, s)] is not None else args.budget * 2 for s in seeds]
                 med[model] = statistics.median(got)
+            parts = [f"model {_name(model)} {med[model]:.0f} {[reach[(model, s)] for s in seeds]}" for model in models]
+            ratios = [f"{med[False] / med[model]:.2f}x fewer with the model {_name(model)}" for model in models]
             print(f"{w.name}, {what}: best {figure:.2f}x; measurements to reach 95% of it, median over seeds {seeds}: "
-                  f"model {med[on]:.0f} {[reach[(on, s)] for s in seeds]}, no model {med[False]:.0f} "
-                  f"{[reach[(False, s)] for s in seeds]}: {med[False] / med[on]:.2f}x fewer with the model "
+                  f"{', '.join(parts)}, no model {med[False]:.0f} {[reach[(False, s)] for s in seeds]}: {', '.join(ratios)} "
                   "(a run that never reached it counts as twice the budget)", flush=True)
         print(f"  ({len(pool)} schedules re-measured over {args.remeasure_rounds} rounds)", flush=True)
+
+
+def _name(model: bool | str) -> str:
+    return "ir" if model == "ir" else "lt"
 
 
 def main() -> int:
@@ -149,7 +157,8 @@ def main() -> int:
     p.add_argument("--budget", type=int, default=300)
     p.add_argument("--seconds", type=float, default=None, help="at most this long a search")
     p.add_argument("--rounds", type=int, default=8, help="rounds of timing blocks (4 timed calls a variant each)")
-    p.add_argument("--model", choices=("lt", "ir"), default="lt", help="the cost model the searches use (lt-tune --model)")
+    p.add_argument("--model", default="lt", help="the cost model the searches use (lt-tune --model: lt or ir); "
+                   "with --compare-model a list (lt,ir): each against the same seeds without a model")
     p.add_argument("--compare-model", action="store_true", help="with and without the cost model, over --seeds")
     p.add_argument("--seeds", default="0,1,2,3,4")
     p.add_argument("--pool", type=int, default=5, help="--compare-model: each run's best schedules re-measured")
@@ -159,6 +168,10 @@ def main() -> int:
     ws = [w for w in bench_cpu.workloads(args.quick, args.only) if w.program is not None]
     if not ws:
         print(f"error: no workload matches --only {args.only!r}")
+        return 1
+    names = args.model.split(",")
+    if any(n not in ("lt", "ir") for n in names) or (len(names) > 1 and not args.compare_model):
+        print(f"error: --model {args.model!r}: lt or ir (a list, lt,ir, only with --compare-model)")
         return 1
     if args.compare_model:
         compare_model(ws, args)
