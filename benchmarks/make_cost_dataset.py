@@ -140,7 +140,8 @@ def start_text(program: str) -> str:
 # without ``vector_bits`` were made before it was kept: on a 256-bit AVX2 host)
 DEFAULT_VECTOR_BITS = 256
 # the CPU of records without ``cpu``: the kept dataset was measured on a
-# first-generation AMD EPYC (2026-11-28)
+# 2-core AVX2 AMD EPYC (2026-11-28) whose name was not kept, taken as the
+# first-generation EPYC these sessions have had
 DEFAULT_CPU = "znver1"
 
 
