@@ -47,7 +47,7 @@
     .venv/bin/python benchmarks/make_cost_dataset.py --refeature   # recompute the features, then 2 and 3
     .venv/bin/python benchmarks/make_cost_dataset.py --pairwise    # a pairwise ranker, each program left out (3 minutes)
     .venv/bin/python benchmarks/make_cost_dataset.py --curve       # the learning curve over training programs (1.5 minutes)
-    .venv/bin/python benchmarks/make_cost_dataset.py --ir          # ranking by what the O3 LLVM IR executes (8 minutes)
+    .venv/bin/python benchmarks/make_cost_dataset.py --ir          # ranking by what the O3 LLVM IR executes (2 minutes)
 """
 
 from __future__ import annotations
