@@ -5,7 +5,7 @@ import pytest
 
 from lt_mlir import compiler, programs
 from lt_mlir.lowering import machine
-from lt_mlir.lowering.ir_counts import CHAIN_LATENCY, SPILL_COST, UNKNOWN_TRIPS, ir_counts
+from lt_mlir.lowering.ir_counts import CHAIN_LATENCY, FORK_CYCLES, SPILL_COST, UNKNOWN_TRIPS, ir_counts
 from lt_mlir.moves import Move, replay
 from lt_mlir.schedule import Schedule
 
@@ -202,3 +202,75 @@ def test_a_loop_carrying_more_vectors_than_registers_spills_the_rest(carried, bi
     assert c.counts["spills"] == 64 * spilled
     assert c.counts["vector_stores"] == 64 * spilled * SPILL_COST
     assert c.counts["vector_loads"] == 64 * (1 + spilled * SPILL_COST)
+
+
+def _counts(s: Schedule, threads: int):
+    return ir_counts(str(machine.optimize(compiler.lower(s.text).llvm_ir)), vector_bits=256, threads=threads)
+
+
+@pytest.mark.parametrize("threads", [1, 2, 3])
+def test_a_parallel_loop_counts_one_thread_s_share_once_a_fork(threads):
+    """OpenMP's static schedule hands each of ``threads`` threads a share of
+    the 48 rows (the bounds stored before ``__kmpc_for_static_init``): the
+    outlined body counts the largest share's arithmetic, once for the one
+    fork; the team's time is that thread's, plus FORK_CYCLES."""
+    mm = programs.matmul(48, 32, 16)
+    serial = _counts(Schedule(mm), 1)
+    par = replay(Schedule(mm), [Move.parse("parallel@L0")])
+    assert par is not None and "parallel" in par.text
+    c = _counts(par, threads)
+    share = -(-48 // threads)
+    assert c.counts["forks"] == 1 and c.unknown_trips == 0
+    assert c.counts["lanes"] == 2 * share * 32 * 16
+    assert serial.counts["lanes"] == 2 * 48 * 32 * 16 and serial.counts["forks"] == 0
+    assert c.cycles >= FORK_CYCLES and c.cycles - FORK_CYCLES < serial.cycles * share / 48 * 1.2
+
+
+# A team forked in each of 10 iterations, its body a loop over the share of
+# 64 iterations __kmpc_for_static_init hands a thread
+FORKED_IN_A_LOOP = """
+define void @k(ptr %x) {
+  br label %loop
+
+loop:
+  %i = phi i64 [ 0, %0 ], [ %next, %loop ]
+  call void (ptr, i32, ptr, ...) @__kmpc_fork_call(ptr nonnull @1, i32 1, ptr nonnull @k..omp_par, ptr %x)
+  %next = add nuw nsw i64 %i, 1
+  %c = icmp eq i64 %next, 10
+  br i1 %c, label %done, label %loop
+
+done:
+  ret void
+}
+
+define internal void @k..omp_par(ptr %tid, ptr %zero, ptr %x) {
+omp.par.entry:
+  %p.lowerbound = alloca i64, align 8
+  %p.upperbound = alloca i64, align 8
+  store i64 0, ptr %p.lowerbound, align 8
+  store i64 63, ptr %p.upperbound, align 8
+  call void @__kmpc_for_static_init_8u(ptr nonnull @2, i32 0, i32 34, ptr null, ptr nonnull %p.lowerbound, ptr nonnull %p.upperbound, ptr null, i64 1, i64 0)
+  %lb = load i64, ptr %p.lowerbound, align 8
+  %ub = load i64, ptr %p.upperbound, align 8
+  br label %body
+
+body:
+  %j = phi i64 [ %lb, %omp.par.entry ], [ %j.next, %body ]
+  %p = getelementptr inbounds float, ptr %x, i64 %j
+  store float 1.0, ptr %p, align 4
+  %j.next = add nuw nsw i64 %j, 1
+  %e = icmp ugt i64 %j.next, %ub
+  br i1 %e, label %exit, label %body
+
+exit:
+  ret void
+}
+"""
+
+
+@pytest.mark.parametrize("threads, share", [(1, 64), (2, 32), (3, 22)])
+def test_a_team_forked_in_a_loop_counts_once_a_fork(threads, share):
+    c = ir_counts(FORKED_IN_A_LOOP, threads=threads)
+    assert c.counts["forks"] == 10 and c.unknown_trips == 0
+    assert c.counts["scalar_stores"] == 10 * (share + 2)  # the body's, and the two bounds a fork
+    assert c.cycles >= 10 * FORK_CYCLES

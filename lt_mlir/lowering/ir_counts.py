@@ -63,11 +63,12 @@ STORES = 1.0
 SHUFFLES = 1.0
 FLOPS = 2.0
 CHAIN_LATENCY = 4.0
+FORK_CYCLES = 3000.0  # starting and joining an OpenMP team
 SPILL_COST = 1  # stores and loads an iteration a spilled register costs
 SPARE_REGISTERS = 4  # vector registers a loop body needs besides the values it carries (loaded and broadcast operands)
 
 KINDS = ("instructions", "vector_flops", "scalar_flops", "vector_loads", "scalar_loads", "vector_stores", "scalar_stores",
-         "gathers", "shuffles", "element_moves", "horizontal", "transcendental", "calls", "lanes", "spills")
+         "gathers", "shuffles", "element_moves", "horizontal", "transcendental", "calls", "lanes", "spills", "forks")
 
 _FP_BINARY = frozenset(("fadd", "fsub", "fmul", "fdiv", "frem", "fneg"))
 _FP_CALLS = ("fma", "fmuladd", "maxnum", "minnum", "maximum", "minimum", "fabs", "copysign")
@@ -80,6 +81,9 @@ _ANY_VECTOR = re.compile(r"<(\d+) x (float|double|half|bfloat|i\d+|ptr)>")
 _BITS = {"float": 32, "double": 64, "half": 16, "bfloat": 16, "ptr": 64}
 VECTOR_BITS = 256  # AVX2's register, the default of ``ir_counts``
 _DEF = re.compile(r"^(%[-\w.$]+) = (.*)$")
+_DEFINE = re.compile(r"^define [^@]*@([-\w.$]+)\(")
+_FORK = re.compile(r"@__kmpc_fork_call\(.*?, ptr (?:nonnull )?@([-\w.$]+)")
+_STATIC_BOUND = re.compile(r"^store i(?:32|64) (-?\d+), ptr %p\.(lowerbound|upperbound)")
 _LABEL = re.compile(r"^([-\w.$]+):")
 _TARGET = re.compile(r"label %([-\w.$]+)")
 _NAME = re.compile(r"%[-\w.$]+")
@@ -178,14 +182,16 @@ def _kinds(instruction: str, vector_bits: int = VECTOR_BITS) -> dict:
     return out
 
 
-def _functions(text: str) -> list[list[tuple[str, list[str]]]]:
-    """Each defined function's blocks: (label, instructions), in printed order."""
+def _functions(text: str) -> list[tuple[str, list[tuple[str, list[str]]]]]:
+    """Each defined function: (its name, its blocks: (label, instructions),
+    in printed order)."""
     out: list = []
     blocks = None
     for line in text.splitlines():
         if line.startswith("define "):
             blocks = [("", [])]
-            out.append(blocks)
+            m = _DEFINE.match(line)
+            out.append((m.group(1) if m else "", blocks))
             continue
         if blocks is None:
             continue
@@ -316,51 +322,91 @@ def _block_cycles(kinds: dict) -> float:
     return max(kinds["instructions"] / ISSUE, memory / MEMORY, stores / STORES, shuffles / SHUFFLES, flops / FLOPS)
 
 
-def ir_counts(llvm_ir: str, vector_bits: int = VECTOR_BITS) -> IrCounts:
+def _count(blocks: list, vector_bits: int, threads: int) -> tuple[IrCounts, list[tuple[str, float]]]:
+    """One function's counts, each block times the loops around it, and the
+    functions it forks an OpenMP team on: (name, times)."""
+    out = IrCounts()
+    order = {label: i for i, (label, _) in enumerate(blocks)}
+    defs = {m.group(1): m.group(2) for _, body in blocks for s in body if (m := _DEF.match(s))}
+    bounds = {m.group(2): int(m.group(1)) for _, body in blocks for s in body if (m := _STATIC_BOUND.match(s))}
+    share = None  # a thread's iterations of the loop OpenMP's static schedule splits
+    if "lowerbound" in bounds and "upperbound" in bounds:
+        share = max(1, math.ceil((bounds["upperbound"] - bounds["lowerbound"] + 1) / max(1, threads)))
+    loops = _loops(blocks, order)
+    for lp in loops:
+        trips = _trips(blocks, lp.header, lp.latch, defs, order)
+        if trips is None and share is not None and not any(o is not lp and lp.body < o.body for o in loops):
+            trips = share  # its bounds are the ones __kmpc_for_static_init hands this thread
+        lp.trips, lp.known = trips or UNKNOWN_TRIPS, trips is not None
+    out.loops += len(loops)
+    out.unknown_trips += sum(not lp.known for lp in loops)
+    innermost = [lp for lp in loops if not any(o is not lp and o.body < lp.body for o in loops)]
+    per_block, before, forks = [], [], []
+    for i, (_, body) in enumerate(blocks):
+        kinds = dict.fromkeys(KINDS, 0)
+        runs = math.prod(lp.trips for lp in loops if i in lp.body)
+        for s in body:
+            for k, v in _kinds(s, vector_bits).items():
+                kinds[k] += v
+            fork = _FORK.search(s)
+            if fork:
+                kinds["forks"] += 1
+                forks.append((fork.group(1), runs))
+        per_block.append(kinds)
+        for k in KINDS:
+            out.counts[k] += runs * kinds[k]
+            out.static[k] += kinds[k]
+        before.append(_block_cycles(kinds))
+        out.cycles += runs * before[-1]
+    registers = 32 if vector_bits >= 512 else 16
+    for lp in innermost:
+        carried = sum(_parts(s, vector_bits)[0] for s in blocks[lp.header][1] if _VECTOR_PHI.match(s))
+        spilled = max(0, carried + SPARE_REGISTERS - registers)
+        if spilled:
+            kinds = per_block[lp.header]
+            moves = SPILL_COST * spilled
+            for k, v in (("spills", spilled), ("vector_loads", moves), ("vector_stores", moves), ("instructions", 2 * moves)):
+                kinds[k] += v
+            runs = math.prod(o.trips for o in loops if lp.header in o.body)
+            for k, v in (("spills", spilled), ("vector_loads", moves), ("vector_stores", moves), ("instructions", 2 * moves)):
+                out.counts[k] += runs * v
+                out.static[k] += v
+            out.cycles += runs * (_block_cycles(kinds) - before[lp.header])
+    for lp in innermost:
+        lp.chain = _chain(blocks, lp, defs)
+        if lp.chain:
+            runs = math.prod(o.trips for o in loops if lp.header in o.body)
+            body = sum(_block_cycles(per_block[i]) for i in lp.body)
+            out.cycles += runs * max(0.0, lp.chain * CHAIN_LATENCY - body)
+    return out, forks
+
+
+def ir_counts(llvm_ir: str, vector_bits: int = VECTOR_BITS, threads: int = 1) -> IrCounts:
     """The dynamic counts of ``llvm_ir`` (optimised LLVM IR text) on a
-    target whose vector registers hold ``vector_bits``."""
+    target whose vector registers hold ``vector_bits``, OpenMP teams of
+    ``threads``: a function a parallel loop was outlined into counts once
+    for every time it is forked, and its loop one thread's share of the
+    iterations (the time of the team is that thread's), each fork
+    ``FORK_CYCLES`` more."""
     out = IrCounts(vectorized_loops=llvm_ir.count('"llvm.loop.isvectorized"'))
-    for blocks in _functions(llvm_ir):
-        order = {label: i for i, (label, _) in enumerate(blocks)}
-        defs = {m.group(1): m.group(2) for _, body in blocks for s in body if (m := _DEF.match(s))}
-        loops = _loops(blocks, order)
-        for lp in loops:
-            trips = _trips(blocks, lp.header, lp.latch, defs, order)
-            lp.trips, lp.known = trips or UNKNOWN_TRIPS, trips is not None
-        out.loops += len(loops)
-        out.unknown_trips += sum(not lp.known for lp in loops)
-        innermost = [lp for lp in loops if not any(o is not lp and o.body < lp.body for o in loops)]
-        per_block, before = [], []
-        for i, (_, body) in enumerate(blocks):
-            kinds = dict.fromkeys(KINDS, 0)
-            for s in body:
-                for k, v in _kinds(s, vector_bits).items():
-                    kinds[k] += v
-            per_block.append(kinds)
-            runs = math.prod(lp.trips for lp in loops if i in lp.body)
-            for k in KINDS:
-                out.counts[k] += runs * kinds[k]
-                out.static[k] += kinds[k]
-            before.append(_block_cycles(kinds))
-            out.cycles += runs * before[-1]
-        registers = 32 if vector_bits >= 512 else 16
-        for lp in innermost:
-            carried = sum(_parts(s, vector_bits)[0] for s in blocks[lp.header][1] if _VECTOR_PHI.match(s))
-            spilled = max(0, carried + SPARE_REGISTERS - registers)
-            if spilled:
-                kinds = per_block[lp.header]
-                moves = SPILL_COST * spilled
-                for k, v in (("spills", spilled), ("vector_loads", moves), ("vector_stores", moves), ("instructions", 2 * moves)):
-                    kinds[k] += v
-                runs = math.prod(o.trips for o in loops if lp.header in o.body)
-                for k, v in (("spills", spilled), ("vector_loads", moves), ("vector_stores", moves), ("instructions", 2 * moves)):
-                    out.counts[k] += runs * v
-                    out.static[k] += v
-                out.cycles += runs * (_block_cycles(kinds) - before[lp.header])
-        for lp in innermost:
-            lp.chain = _chain(blocks, lp, defs)
-            if lp.chain:
-                runs = math.prod(o.trips for o in loops if lp.header in o.body)
-                body = sum(_block_cycles(per_block[i]) for i in lp.body)
-                out.cycles += runs * max(0.0, lp.chain * CHAIN_LATENCY - body)
+    counted = {name: _count(blocks, vector_bits, threads) for name, blocks in _functions(llvm_ir)}
+    sites: dict = {}
+    for caller, (_, forks) in counted.items():
+        for callee, runs in forks:
+            sites.setdefault(callee, []).append((caller, runs))
+
+    def times(name: str, depth: int = 0) -> float:
+        """How often ``name`` runs a call of the kernel (entry points once)."""
+        if name not in sites or depth > 8:
+            return 1.0
+        return sum(runs * times(caller, depth + 1) for caller, runs in sites[name])
+
+    for name, (c, forks) in counted.items():
+        n = times(name)
+        for k in KINDS:
+            out.counts[k] += n * c.counts[k]
+            out.static[k] += c.static[k]
+        out.cycles += n * (c.cycles + FORK_CYCLES * sum(runs for _, runs in forks))
+        out.loops += c.loops
+        out.unknown_trips += c.unknown_trips
     return out

@@ -8,6 +8,8 @@ optimised)."""
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 
 from ..analysis import cost_features
@@ -43,7 +45,7 @@ def ir_counts_of(schedule: Schedule, target=None, options=None) -> ir_counts.IrC
     ``target`` (a native target's name or ``Target``; default the host CPU)
     and ``options`` (``CompileOptions``: ``cpu`` names another CPU) as
     compiling it does, then counted (``lowering.ir_counts``) with that
-    CPU's vector registers; None when
+    CPU's vector registers and a thread for each CPU here; None when
     it does not lower.  In this process, without the measurer's compile
     limit: ``moves.MAX_COPIES`` bounds what unrolling makes (the cost
     dataset's slowest schedule took 8.6 s, the median 0.07 s)."""
@@ -53,7 +55,13 @@ def ir_counts_of(schedule: Schedule, target=None, options=None) -> ir_counts.IrC
         bits = 32 * t.vector_width(4, options)
     except Exception:  # noqa: BLE001 - an LtError, or what the measurer will report of the candidate: its features are missing
         return None
-    return ir_counts.ir_counts(str(optimized), vector_bits=bits)
+    return ir_counts.ir_counts(str(optimized), vector_bits=bits, threads=_threads())
+
+
+def _threads() -> int:
+    """The OpenMP team a parallel candidate is timed with: a thread for each
+    CPU this process may use (the measurer's wide worker's)."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
 def ir_feature_vector(counts: ir_counts.IrCounts | None, start: ir_counts.IrCounts | None) -> np.ndarray:
