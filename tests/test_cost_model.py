@@ -267,7 +267,7 @@ def test_the_cycle_estimate_ranks_measured_batches(records):
     kept dataset's batches of ``HELD_OUT_PROGRAMS``: each schedule lowered
     and optimised for the CPU that measured it (``DEFAULT_CPU``, whatever
     this host is) and counted.  make_cost_dataset.py --ir printed 0.206
-    over these batches (0.364 over every program's), 74% of the resolved
+    over these batches (0.365 over every program's), 74% of the resolved
     pairs ordered right; before the counter split wide vectors into
     registers and found loops from the control flow, 0.187."""
     script = _dataset_script()
