@@ -112,12 +112,12 @@ def compare_model(ws: list, args) -> None:
     when it first measures a schedule whose re-measured speedup is within
     95% of the best re-measured one."""
     seeds = [int(s) for s in args.seeds.split(",")]
-    models = [_model(m) for m in args.model.split(",")]
+    models = args.model.split(",")  # and None: no model
     for w in ws:
         runs = {}
-        for model in models + [False]:
+        for model in models + [None]:
             for seed in seeds:
-                r, _ = search(w, args.strategy, args.budget, args.seconds, model, seed)
+                r, _ = search(w, args.strategy, args.budget, args.seconds, _model(model) if model else False, seed)
                 runs[(model, seed)] = r
         found = max(max(r.curve) for r in runs.values() if r.curve)
         by_figure = {key: _reach(r.tuner.evaluations, lambda e, g=0.95 * found: e.score >= g) for key, r in runs.items()}
@@ -134,19 +134,15 @@ def compare_model(ws: list, args) -> None:
         by_remeasure = {key: _reach(r.tuner.evaluations, lambda e, g=0.95 * best: true.get(e.text, 0.0) >= g) for key, r in runs.items()}
         for what, figure, reach in (("search figures", found, by_figure), ("re-measured", best, by_remeasure)):
             med = {}
-            for model in models + [False]:
+            for model in models + [None]:
                 got = [reach[(model, s)] if reach[(model, s)] is not None else args.budget * 2 for s in seeds]
                 med[model] = statistics.median(got)
-            parts = [f"model {_name(model)} {med[model]:.0f} {[reach[(model, s)] for s in seeds]}" for model in models]
-            ratios = [f"{med[False] / med[model]:.2f}x fewer with the model {_name(model)}" for model in models]
+            parts = [f"model {model} {med[model]:.0f} {[reach[(model, s)] for s in seeds]}" for model in models]
+            ratios = [f"{med[None] / med[model]:.2f}x fewer with the model {model}" for model in models]
             print(f"{w.name}, {what}: best {figure:.2f}x; measurements to reach 95% of it, median over seeds {seeds}: "
-                  f"{', '.join(parts)}, no model {med[False]:.0f} {[reach[(False, s)] for s in seeds]}: {', '.join(ratios)} "
+                  f"{', '.join(parts)}, no model {med[None]:.0f} {[reach[(None, s)] for s in seeds]}: {', '.join(ratios)} "
                   "(a run that never reached it counts as twice the budget)", flush=True)
         print(f"  ({len(pool)} schedules re-measured over {args.remeasure_rounds} rounds)", flush=True)
-
-
-def _name(model: bool | str) -> str:
-    return "ir" if model == "ir" else "lt"
 
 
 def main() -> int:

@@ -363,12 +363,11 @@ def _count(blocks: list, vector_bits: int, threads: int) -> tuple[IrCounts, list
         carried = sum(_parts(s, vector_bits)[0] for s in blocks[lp.header][1] if _VECTOR_PHI.match(s))
         spilled = max(0, carried + SPARE_REGISTERS - registers)
         if spilled:
-            kinds = per_block[lp.header]
             moves = SPILL_COST * spilled
-            for k, v in (("spills", spilled), ("vector_loads", moves), ("vector_stores", moves), ("instructions", 2 * moves)):
-                kinds[k] += v
+            kinds = per_block[lp.header]
             runs = math.prod(o.trips for o in loops if lp.header in o.body)
             for k, v in (("spills", spilled), ("vector_loads", moves), ("vector_stores", moves), ("instructions", 2 * moves)):
+                kinds[k] += v
                 out.counts[k] += runs * v
                 out.static[k] += v
             out.cycles += runs * (_block_cycles(kinds) - before[lp.header])

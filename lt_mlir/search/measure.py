@@ -365,7 +365,7 @@ def _cpu_text(cpus) -> str:
     return ",".join(str(a) if a == b else f"{a}-{b}" for a, b in runs)
 
 
-def _allowed_cpus() -> list[int]:
+def allowed_cpus() -> list[int]:
     """The logical CPUs this process may run on."""
     try:
         return sorted(os.sched_getaffinity(0))
@@ -393,7 +393,7 @@ def physical_cores(allowed=None, sysfs: str = "/sys/devices/system/cpu", cpuinfo
     CPUs, default its affinity), each as the sorted logical CPUs (hardware
     threads) of it among them: from the kernel's sibling lists (sysfs), else
     /proc/cpuinfo's (physical id, core id) pairs, else one core a CPU."""
-    cpus = sorted(set(_allowed_cpus() if allowed is None else allowed))
+    cpus = sorted(set(allowed_cpus() if allowed is None else allowed))
     core_of: dict[int, tuple] = {}
     try:
         for c in cpus:
@@ -592,7 +592,7 @@ class _RayActor:
 
     def affinity(self) -> tuple[list[int], str]:
         """The CPUs this process runs on, and OpenMP's thread count (a check)."""
-        return sorted(_allowed_cpus()), os.environ.get("OMP_NUM_THREADS", "")
+        return sorted(allowed_cpus()), os.environ.get("OMP_NUM_THREADS", "")
 
     def start(self) -> str:
         if self.state is None:
@@ -644,7 +644,7 @@ class RayMeasurer(Measurer):
                 address = check_ray_address(address)
             try:
                 if address is None:
-                    ray.init(address="local", num_cpus=len(_allowed_cpus()), include_dashboard=False, log_to_driver=False,
+                    ray.init(address="local", num_cpus=len(allowed_cpus()), include_dashboard=False, log_to_driver=False,
                              logging_level=logging.ERROR)
                 else:
                     ray.init(address=address, log_to_driver=False, logging_level=logging.ERROR)

@@ -8,8 +8,6 @@ optimised)."""
 
 from __future__ import annotations
 
-import os
-
 import numpy as np
 
 from ..analysis import cost_features
@@ -17,6 +15,7 @@ from ..lowering import ir_counts
 from ..moves import Move, neighbours, random_move, replay, search_moves
 from ..schedule import Schedule
 from ..targets import get_target
+from .measure import allowed_cpus
 
 __all__ = ["FEATURE_LOOPS", "FEATURE_NAMES", "IR_FEATURE_NAMES", "Move", "feature_vector", "ir_counts_of", "ir_feature_vector",
            "neighbours", "random_move", "replay", "search_moves"]
@@ -55,13 +54,8 @@ def ir_counts_of(schedule: Schedule, target=None, options=None) -> ir_counts.IrC
         bits = 32 * t.vector_width(4, options)
     except Exception:  # noqa: BLE001 - an LtError, or what the measurer will report of the candidate: its features are missing
         return None
-    return ir_counts.ir_counts(str(optimized), vector_bits=bits, threads=_threads())
-
-
-def _threads() -> int:
-    """The OpenMP team a parallel candidate is timed with: a thread for each
-    CPU this process may use (the measurer's wide worker's)."""
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    # the OpenMP team a parallel candidate is timed with: a thread for each CPU here (the measurer's wide worker's)
+    return ir_counts.ir_counts(str(optimized), vector_bits=bits, threads=len(allowed_cpus()))
 
 
 def ir_feature_vector(counts: ir_counts.IrCounts | None, start: ir_counts.IrCounts | None) -> np.ndarray:
