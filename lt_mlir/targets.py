@@ -361,11 +361,13 @@ class NativeTarget(Target):
         """This host's vector register (``options.cpu``'s when it names one)."""
         return native_vector_width(element_bytes, options)
 
-    def lower(self, module_or_text, entry=None, options=None, filename="-", vector_math: bool = False) -> Lowered:
+    def lower(self, module_or_text, entry=None, options=None, filename="-", vector_math: bool | str = False) -> Lowered:
         """lt module (or its text) -> unoptimised LLVM IR of the whole module.
         ``vector_math``: vector ``exp``/``log``/``erf``/``tanh``... call glibc's
         libmvec (code for this process: the JIT; ``lowering.llvm.use_vector_math``)
-        except in functions whose fastmath mode is ``strict``.  f32 ``erf``
+        except in functions whose fastmath mode is ``strict``; ``"as_host"``:
+        the calls a JIT on a host of ``options.cpu`` makes, for code that is
+        read, not run (the cost model's IR of the CPU that measured a schedule).  f32 ``erf``
         becomes inline polynomials in every mode but ``strict``, JIT or not
         (``lowering.erf``)."""
         from .dialect import lt
@@ -377,7 +379,8 @@ class NativeTarget(Target):
 
         options = _options(options)
         module, name, specs = _prepare(module_or_text, entry, options, filename)
-        abi = machine.vector_math_abi(machine.cpu_target(options.cpu, options.features)) if vector_math else None
+        bits = 32 * native_vector_width(4, options) if vector_math == "as_host" else None
+        abi = machine.vector_math_abi(machine.cpu_target(options.cpu, options.features), bits) if vector_math else None
         strict = {function_name(f) for f in lt.functions(module.operation) if function_fastmath(f) == "strict"}
         try:
             run_lowering(module, self.lowering, options.check_bounds)
@@ -389,10 +392,11 @@ class NativeTarget(Target):
             raise with_filename(e, filename) from None
         return Lowered(name, specs, translate_to_llvm_ir(module), openmp)
 
-    def optimized(self, module_or_text, entry=None, options=None, filename="-", vector_math: bool = False):
+    def optimized(self, module_or_text, entry=None, options=None, filename="-", vector_math: bool | str = False):
         """(its ``Lowered``, the optimised llvmlite module, the ``CpuTarget``):
         what compiling runs before code generation (``vector_math=True``:
-        as ``compile`` for this process)."""
+        as ``compile`` for this process; ``"as_host"``: as ``compile`` on a
+        host of ``options.cpu``, ``lower``)."""
         from .lowering import machine
 
         options = _options(options)

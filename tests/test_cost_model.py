@@ -266,10 +266,12 @@ def test_the_cycle_estimate_ranks_measured_batches(records):
     """``lt-tune --model ir``'s ranking before it has learnt anything, on the
     kept dataset's batches of ``HELD_OUT_PROGRAMS``: each schedule lowered
     and optimised for the CPU that measured it (``DEFAULT_CPU``, whatever
-    this host is) and counted.  make_cost_dataset.py --ir printed 0.206
-    over these batches (0.365 over every program's), 74% of the resolved
-    pairs ordered right; before the counter split wide vectors into
-    registers and found loops from the control flow, 0.187."""
+    this host is) and counted.  make_cost_dataset.py --ir printed 0.287
+    over these batches (0.379 over every program's), 79% of the resolved
+    pairs ordered right; 0.206 and 74% before a vector exp was counted as
+    the code of that host's JIT runs it (libmvec's call a register where lt
+    vectorised it, libm's a lane where LLVM did), 0.187 before the counter
+    split wide vectors into registers and found loops from the control flow."""
     script = _dataset_script()
     options = script.CompileOptions(cpu=script.DEFAULT_CPU)
     held = [b for b in _batches(records, cost_model.HELD_OUT_PROGRAMS) if all(r["correct"] and r["speedup"] for r in b) and len(b) >= 3]
@@ -288,5 +290,5 @@ def test_the_cycle_estimate_ranks_measured_batches(records):
                     pairs += 1
                     right += 1.0 if np.sign(p[i] - p[j]) == d[0] else 0.5 if p[i] == p[j] else 0.0  # a tie: a coin's chance
     rho = within_batch_spearman(predicted)
-    assert rho > 0.15, rho
-    assert pairs > 100 and right / pairs > 0.7, (right, pairs)
+    assert rho > 0.25, rho
+    assert pairs > 100 and right / pairs > 0.75, (right, pairs)

@@ -275,3 +275,52 @@ def test_a_team_forked_in_a_loop_counts_once_a_fork(threads, share):
     assert c.counts["forks"] == 10 and c.unknown_trips == 0
     assert c.counts["scalar_stores"] == 10 * (share + 2)  # the body's, and the two bounds a fork
     assert c.cycles >= 10 * FORK_CYCLES
+
+
+# y = exp(x) over 64 floats, 8 at a time: by LLVM's intrinsic, which the backend
+# splits into one libm call a lane (no vector library), or by libmvec's function
+VECTOR_EXP = """
+define void @e(ptr %x, ptr %y) {
+entry:
+  br label %loop
+
+loop:
+  %i = phi i64 [ 0, %entry ], [ %next, %loop ]
+  %p = getelementptr inbounds float, ptr %x, i64 %i
+  %v = load <8 x float>, ptr %p, align 4
+  %w = CALL
+  %q = getelementptr inbounds float, ptr %y, i64 %i
+  store <8 x float> %w, ptr %q, align 4
+  %next = add nuw nsw i64 %i, 8
+  %done = icmp eq i64 %next, 64
+  br i1 %done, label %exit, label %loop
+
+exit:
+  ret void
+}
+"""
+
+
+@pytest.mark.parametrize("call, calls_a_lane", [("tail call <8 x float> @llvm.exp.v8f32(<8 x float> %v)", True),
+                                                ("tail call <8 x float> @_ZGVdN8v_expf(<8 x float> %v)", False)])
+def test_a_vector_exp_is_a_libm_call_a_lane_unless_libmvec_s(call, calls_a_lane):
+    c = ir_counts(VECTOR_EXP.replace("CALL", call))
+    assert c.counts["transcendental"] == (64 if calls_a_lane else 8)
+    assert c.counts["element_moves"] == (128 if calls_a_lane else 0)  # a lane out and its result back in
+
+
+@pytest.mark.skipif(machine.libmvec() is None, reason="no glibc libmvec here")
+@pytest.mark.parametrize("cpu", ["znver1", "skylake-avx512"])
+def test_the_code_of_a_named_cpu_calls_libmvec_as_a_jit_on_that_host(cpu):
+    """space.ir_counts_of compiles for the CPU that measured a schedule:
+    softmax's exp vectorised by lt calls libmvec there, one call a register
+    (8 rows of 256: 2048 exps), however the IR names the CPU."""
+    from lt_mlir.search.space import ir_counts_of
+    from lt_mlir.targets import CompileOptions
+
+    lanes = 16 if cpu == "skylake-avx512" else 8
+    s = Schedule(programs.softmax(8, 256)).vectorize(3, lanes)
+    c = ir_counts_of(s, options=CompileOptions(cpu=cpu))
+    exps = 8 * 256
+    # the loop lt vectorised: exps / lanes libmvec calls; the other exp loop's lanes as they come
+    assert exps / lanes + exps <= c.counts["transcendental"] < 2 * exps

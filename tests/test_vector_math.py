@@ -105,6 +105,17 @@ def test_not_for_another_cpu():
     assert machine.vector_math_abi(machine.cpu_target("znver3")) is None
 
 
+@pytest.mark.skipif(machine.libmvec() is None, reason="no glibc libmvec here")
+def test_what_a_jit_on_a_named_cpu_would_call():
+    """``bits``: the functions a JIT on a host of a named CPU calls (for IR
+    that is read, not run: the cost model's), by its vector register."""
+    avx2 = machine.vector_math_abi(machine.cpu_target("znver1"), 256)
+    assert avx2("expf", 8, 32) == "_ZGVdN8v_expf" and avx2("expf", 16, 32) is None
+    avx512 = machine.vector_math_abi(machine.cpu_target("skylake-avx512"), 512)
+    assert avx512("expf", 16, 32) == "_ZGVeN16v_expf" and avx512("exp", 4, 64) == "_ZGVdN4v_exp"
+    assert machine.vector_math_abi(machine.cpu_target("x86-64"), 128) is None
+
+
 @needs_libmvec
 def test_what_is_shown_and_profiled_is_what_runs(tmp_path):
     """lt-opt --emit=llvm and the per-loop profile's instrumented build have

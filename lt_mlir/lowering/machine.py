@@ -195,14 +195,21 @@ def libmvec():
     return lib
 
 
-def vector_math_abi(target: CpuTarget):
+def vector_math_abi(target: CpuTarget, bits: int | None = None):
     """(the ``_ZGV<isa>N<lanes>v_<name>`` function of libmvec for a libm
     function and a lane count, or None) for code that runs on this host
     with AVX2 (``d``: 8 floats, 4 doubles) or AVX-512F (``e``: 16, 8);
     None when the target is not this host, has neither, or there is no
-    libmvec (glibc's vector math: at most 4 ulp of error, documented)."""
+    libmvec (glibc's vector math: at most 4 ulp of error, documented).
+    ``bits`` (256 or 512: a named CPU's vector register): the functions a
+    JIT on a host of that CPU calls, for code that is only read (the cost
+    model's IR of the CPU that measured a schedule), not run here."""
     features = set(target.features.split(","))
-    if not target.host or ("+avx2" not in features and "+avx512f" not in features):
+    if bits is not None:  # AVX2 at 256 bits (libmvec's ``d`` variants need it), AVX-512F at 512
+        features = {"+avx2", "+avx512f"} if bits >= 512 else {"+avx2"} if bits >= 256 else set()
+    elif not target.host:
+        return None
+    if "+avx2" not in features and "+avx512f" not in features:
         return None
     lib = libmvec()
     if lib is None:

@@ -43,14 +43,15 @@ def ir_counts_of(schedule: Schedule, target=None, options=None) -> ir_counts.IrC
     """What ``schedule``'s code executes: lowered and optimised for
     ``target`` (a native target's name or ``Target``; default the host CPU)
     and ``options`` (``CompileOptions``: ``cpu`` names another CPU) as
-    compiling it does, then counted (``lowering.ir_counts``) with that
-    CPU's vector registers and a thread for each CPU here; None when
+    compiling it does on a host of that CPU (its libmvec calls included),
+    then counted (``lowering.ir_counts``) with that CPU's vector registers
+    and a thread for each CPU here; None when
     it does not lower.  In this process, without the measurer's compile
     limit: ``moves.MAX_COPIES`` bounds what unrolling makes (the cost
     dataset's slowest schedule took 8.6 s, the median 0.07 s)."""
     try:
         t = get_target(target if target is not None else "cpu")
-        _, optimized, _ = t.optimized(schedule.text, schedule.entry, options, vector_math=True)
+        _, optimized, _ = t.optimized(schedule.text, schedule.entry, options, vector_math="as_host")
         bits = 32 * t.vector_width(4, options)
     except Exception:  # noqa: BLE001 - an LtError, or what the measurer will report of the candidate: its features are missing
         return None
