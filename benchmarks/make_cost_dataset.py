@@ -63,6 +63,7 @@ import numpy as np
 
 from lt_mlir import programs
 from lt_mlir.errors import LtError
+from lt_mlir.lowering.ir_counts import code_key
 from lt_mlir.lowering.machine import cpu_target, host_vector_width
 from lt_mlir.moves import try_move
 from lt_mlir.schedule import Schedule
@@ -461,7 +462,9 @@ def _ir_counts(job: tuple):
     s = Schedule(start_text(program))
     if record is not None:
         s = replay(s, record)
-    return i, space.ir_counts_of(s, options=CompileOptions(cpu=cpu)), time.perf_counter() - t0
+    code = space.optimized_ir(s, options=CompileOptions(cpu=cpu))
+    key = code_key(code[0]) if code is not None else None
+    return i, space.ir_counts_of(s, code=code), key, time.perf_counter() - t0
 
 
 def ir_ranking(records: list, workers: int = 2) -> None:
@@ -482,10 +485,11 @@ def ir_ranking(records: list, workers: int = 2) -> None:
     cpu = {r["program"]: r.get("cpu", DEFAULT_CPU) for r in records}  # a program's records come from one run
     jobs = [(-1 - k, p, None, cpu[p]) for k, p in enumerate(sorted(cpu))]
     jobs += [(i, records[i]["program"], records[i], cpu[records[i]["program"]]) for i in wanted]
-    counts, seconds, t0 = {}, [], time.perf_counter()
+    counts, keys, seconds, t0 = {}, {}, [], time.perf_counter()
     with ProcessPoolExecutor(workers, mp_context=get_context("spawn")) as pool:
-        for i, c, dt in pool.map(_ir_counts, jobs, chunksize=8):
+        for i, c, key, dt in pool.map(_ir_counts, jobs, chunksize=8):
             counts[i if i >= 0 else jobs[-1 - i][1]] = c
+            keys[i] = key
             seconds.append(dt)
     print(f"{len(jobs)} schedules lowered, optimised and counted in {time.perf_counter() - t0:.0f} s "
           f"({np.median(seconds):.2f} s median a schedule, {max(seconds):.1f} s at most, {workers} processes); "
@@ -496,6 +500,8 @@ def ir_ranking(records: list, workers: int = 2) -> None:
             c = counts[index[id(r)]]
             return -(c.cycles if key == "cycles" else c.counts["instructions"]) if c is not None else -np.inf
         print(_line(name, scores({g: [score(r) for r in b] for g, b in batches.items()}, records)), flush=True)
+    distinct_code(batches, {g: [-c.cycles if (c := counts[index[id(r)]]) else -np.inf for r in b] for g, b in batches.items()},
+                  {g: [keys[index[id(r)]] or f"none {k}" for k, r in enumerate(b)] for g, b in batches.items()})
     kept = []
     for i in wanted:
         c, start = counts[i], counts[records[i]["program"]]
@@ -514,6 +520,34 @@ def ir_ranking(records: list, workers: int = 2) -> None:
     print(_line("held out: trees", scores(_predict(booster, test), test)))
     held = [r for r in records if r["program"] in cost_model.HELD_OUT_PROGRAMS]
     print(_line("held out: the lt features' model", scores(_predict(cost_model.load(), held), held)))
+
+
+def distinct_code(batches: dict, predicted: dict, keys: dict) -> None:
+    """What the candidates' code leaves to rank: how many candidates of a
+    batch had another's optimised code (``ir_counts.code_key``: one
+    measurement would do for both, and ``lt-tune --model ir`` measures one);
+    the ranking of an oracle that knows each code's mean measured speedup
+    (identical code tied: the best any model of the code can do against
+    these labels, in-sample, so an upper bound); and ``predicted`` over the
+    batches with each code once (its label the mean of its candidates'),
+    those of at least 3 codes: the choice a search that measures each code
+    once makes.  Over every program and over ``model.HELD_OUT_PROGRAMS``."""
+    twins = sum(len(k) - len(set(k)) for k in keys.values())
+    print(f"candidates whose optimised code another of their batch has: {twins} of {sum(len(k) for k in keys.values())}")
+    for name, pick in (("every program", lambda p: True), ("held out", lambda p: p in cost_model.HELD_OUT_PROGRAMS)):
+        oracle, merged = {}, []
+        for g, b in batches.items():
+            if not pick(b[0]["program"]):
+                continue
+            codes: dict = {}
+            for key, r, p in zip(keys[g], b, predicted[g]):
+                codes.setdefault(key, (p, []))[1].append(r["speedup"])
+            oracle[g] = [float(np.mean(codes[key][1])) for key in keys[g]]
+            if len(codes) >= 3:
+                merged.append(([p for p, _ in codes.values()], [float(np.mean(v)) for _, v in codes.values()]))
+        mine = [r for b in batches.values() if pick(b[0]["program"]) for r in b]
+        print(_line(f"oracle of the code, {name}", scores(oracle, mine)))
+        print(f"  IR cycle estimate, each code once, {name}: {cost_model.within_batch_spearman(merged):.3f} ({len(merged)} batches of >= 3 codes)")
 
 
 def _line(name: str, s: tuple) -> str:

@@ -5,7 +5,7 @@ import pytest
 
 from lt_mlir import compiler, programs
 from lt_mlir.lowering import machine
-from lt_mlir.lowering.ir_counts import CHAIN_LATENCY, FORK_CYCLES, SPILL_COST, UNKNOWN_TRIPS, ir_counts
+from lt_mlir.lowering.ir_counts import CHAIN_LATENCY, FORK_CYCLES, SPILL_COST, UNKNOWN_TRIPS, code_key, ir_counts
 from lt_mlir.moves import Move, replay
 from lt_mlir.schedule import Schedule
 
@@ -324,3 +324,11 @@ def test_the_code_of_a_named_cpu_calls_libmvec_as_a_jit_on_that_host(cpu):
     exps = 8 * 256
     # the loop lt vectorised: exps / lanes libmvec calls; the other exp loop's lanes as they come
     assert exps / lanes + exps <= c.counts["transcendental"] < 2 * exps
+
+
+def test_code_key_is_the_code_not_its_names():
+    renamed = ONE_LOOP.replace("%s.next", "%acc").replace("loop", "body.7").replace("%i", "%iv").replace("; preds = %body.7, %entry", "")
+    assert renamed != ONE_LOOP and code_key(renamed) == code_key(ONE_LOOP)
+    assert code_key(ONE_LOOP.replace("2.0", "3.0")) != code_key(ONE_LOOP)  # another constant
+    assert code_key(ONE_LOOP.replace("fadd float %s, %w", "fadd float %w, %s")) != code_key(ONE_LOOP)  # operands swapped
+    assert code_key(ONE_LOOP.replace("icmp eq i64 %next, 100", "icmp eq i64 %next, 101")) != code_key(ONE_LOOP)

@@ -381,3 +381,30 @@ def test_the_ir_model_ranks_candidates_by_what_their_ir_executes(tmp_path):
     log = tmp_path / "t.jsonl"
     assert main(["matmul:16,16,32", "--model", "ir", "--budget", "6", "--quiet", "--log", str(log)]) == 0
     assert json.loads(open(log).readline())["header"]["model"] == "ir"
+
+
+def test_the_ir_model_measures_each_code_once():
+    """With ``--model ir`` a candidate whose optimised code (``code_key``)
+    is the start's scores 1.0 unmeasured, and of candidates sharing their
+    code one is measured and the others score as it: on this matmul most
+    splits are folded back by LLVM."""
+    from lt_mlir.lowering.ir_counts import code_key
+
+    def cand(*moves):
+        ms = [space.Move.parse(m) for m in moves]
+        return Candidate(ms, space.replay(Schedule(TEXT), ms, "cpu"))
+
+    m = FakeMeasurer()
+    tuner = Tuner(Schedule(TEXT), m, budget=10, use_model="ir")
+    same_as_start, twin_a, twin_b, other = cand("split_2@L0"), cand("unroll@L2"), cand("split_4@L0", "unroll@L3"), cand("swap_down@L1")
+    assert code_key(space.optimized_ir(twin_a.schedule)[0]) == code_key(space.optimized_ir(twin_b.schedule)[0])
+    scores = dict((c.text, sc) for c, sc in tuner.measure([same_as_start, twin_a, twin_b, other]))
+    assert len(m.measured) == 2 and other.text in m.measured and len(tuner.evaluations) == 2 and tuner.same_code == 2
+    measured_twin = next(t for t in m.measured if t != other.text)
+    assert measured_twin in (twin_a.text, twin_b.text)
+    assert scores[same_as_start.text] == 1.0 and scores[twin_a.text] == scores[twin_b.text] == cost(measured_twin)
+    tuner.measure([cand("split_8@L0", "unroll@L3")])  # the twins' code again: free
+    assert len(m.measured) == 2 and tuner.same_code == 3
+    searched, measured = search("evolution", budget=16, model="ir")
+    keys = [searched._code[t] for t in measured.measured if t in searched._code]
+    assert len(keys) == len(set(keys)) and searched.same_code > 0

@@ -60,6 +60,7 @@ model trains on.
 
 from __future__ import annotations
 
+import hashlib
 import math
 import re
 from dataclasses import dataclass, field
@@ -420,3 +421,25 @@ def ir_counts(llvm_ir: str, vector_bits: int = VECTOR_BITS, threads: int = 1) ->
         out.loops += c.loops
         out.unknown_trips += c.unknown_trips
     return out
+
+
+_LOCAL = re.compile(r"(?<![\w.$@])(%[-\w.$]+|![-\w.$]+|^[-\w.$]+(?=:))", re.M)
+_COMMENT = re.compile(r"\s*;.*$", re.M)
+
+
+def code_key(llvm_ir: str) -> str:
+    """A digest of what ``llvm_ir`` (optimised LLVM IR text) computes, the
+    same for two modules that differ only in the names of their values,
+    blocks and metadata and in comments: schedules whose code LLVM made
+    identical (a split it folded back, an unroll of a loop it unrolls
+    anyway) have one key, and one measurement tells both."""
+    names: dict = {}
+
+    def rename(m: re.Match) -> str:
+        name = m.group(1)
+        kind = name[0] if name[0] in "%!" else ""
+        return names.setdefault(name, f"{kind or 'L'}{len(names)}")
+
+    text = _COMMENT.sub("", llvm_ir)
+    lines = [line.rstrip() for line in text.splitlines() if line.strip() and not line.startswith("source_filename")]
+    return hashlib.sha1(_LOCAL.sub(rename, "\n".join(lines)).encode()).hexdigest()

@@ -489,6 +489,8 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     gflops = f" ({result.start_gflops:.2f} -> {result.gflops:.2f} GFLOP/s)" if result.gflops else ""
     print(f"best: {result.speedup:.2f}x the start{gflops} after {result.evaluations} evaluations, {time.perf_counter() - t0:.0f} s")
+    if result.tuner.same_code:
+        print(f"  {result.tuner.same_code} more candidates not measured: their optimised code was one measured (--model ir)")
     for index, found, again in result.remeasured or []:
         print(f"  finalist #{index}: {found:.2f}x in the search, {again:.2f}x re-measured" if again else f"  finalist #{index}: {found:.2f}x, failed again")
     print(f"pipeline: {result.pipeline}")

@@ -18,7 +18,7 @@ from ..targets import get_target
 from .measure import allowed_cpus
 
 __all__ = ["FEATURE_LOOPS", "FEATURE_NAMES", "IR_FEATURE_NAMES", "Move", "feature_vector", "ir_counts_of", "ir_feature_vector",
-           "neighbours", "random_move", "replay", "search_moves"]
+           "neighbours", "optimized_ir", "random_move", "replay", "search_moves"]
 
 FEATURE_LOOPS = 6  # loop levels described, from the innermost around each access
 FEATURE_NAMES = cost_features.feature_names(FEATURE_LOOPS)
@@ -39,24 +39,33 @@ IR_FEATURE_NAMES = ([f"ir_{k}" for k in ir_counts.KINDS]
                     + ["ir_cycles", "ir_code_size", "ir_loops", "ir_unknown_trips", "ir_vectorized_loops"])
 
 
-def ir_counts_of(schedule: Schedule, target=None, options=None) -> ir_counts.IrCounts | None:
-    """What ``schedule``'s code executes: lowered and optimised for
-    ``target`` (a native target's name or ``Target``; default the host CPU)
-    and ``options`` (``CompileOptions``: ``cpu`` names another CPU) as
-    compiling it does on a host of that CPU (its libmvec calls included),
-    then counted (``lowering.ir_counts``) with that CPU's vector registers
-    and a thread for each CPU here; None when
-    it does not lower.  In this process, without the measurer's compile
-    limit: ``moves.MAX_COPIES`` bounds what unrolling makes (the cost
-    dataset's slowest schedule took 8.6 s, the median 0.07 s)."""
+def optimized_ir(schedule: Schedule, target=None, options=None) -> tuple[str, int] | None:
+    """(``schedule``'s optimised LLVM IR text, the vector register it was
+    made for in bits): lowered and optimised for ``target`` (a native
+    target's name or ``Target``; default the host CPU) and ``options``
+    (``CompileOptions``: ``cpu`` names another CPU) as compiling it does on
+    a host of that CPU (its libmvec calls included); None when it does not
+    lower.  In this process, without the measurer's compile limit:
+    ``moves.MAX_COPIES`` bounds what unrolling makes (the cost dataset's
+    slowest schedule took 8.6 s, the median 0.07 s)."""
     try:
         t = get_target(target if target is not None else "cpu")
         _, optimized, _ = t.optimized(schedule.text, schedule.entry, options, vector_math="as_host")
-        bits = 32 * t.vector_width(4, options)
+        return str(optimized), 32 * t.vector_width(4, options)
     except Exception:  # noqa: BLE001 - an LtError, or what the measurer will report of the candidate: its features are missing
         return None
+
+
+def ir_counts_of(schedule: Schedule, target=None, options=None, code: tuple[str, int] | None = None) -> ir_counts.IrCounts | None:
+    """What ``schedule``'s code executes: ``optimized_ir`` (or ``code``,
+    what it returned), counted (``lowering.ir_counts``) with that CPU's
+    vector registers and a thread for each CPU here; None when it does not
+    lower."""
+    code = code if code is not None else optimized_ir(schedule, target, options)
+    if code is None:
+        return None
     # the OpenMP team a parallel candidate is timed with: a thread for each CPU here (the measurer's wide worker's)
-    return ir_counts.ir_counts(str(optimized), vector_bits=bits, threads=len(allowed_cpus()))
+    return ir_counts.ir_counts(code[0], vector_bits=code[1], threads=len(allowed_cpus()))
 
 
 def ir_feature_vector(counts: ir_counts.IrCounts | None, start: ir_counts.IrCounts | None) -> np.ndarray:

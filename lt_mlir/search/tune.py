@@ -29,6 +29,7 @@ import numpy as np
 
 from ..dialect import lt
 from ..errors import LtError
+from ..lowering.ir_counts import code_key
 from ..schedule import Schedule
 from ..targets import get_target
 from ..tuning import host, program_hash
@@ -96,6 +97,9 @@ class Tuner:
         self.known: dict[str, Evaluation] = {}
         self.schedules: dict[str, Schedule] = {}  # text -> the Schedule (with its history: its pipeline)
         self._features: dict[str, np.ndarray] = {}  # text -> space.feature_vector, computed once
+        self._code: dict[str, str] = {}  # text -> ir_counts.code_key of its optimised IR (--model ir computes it)
+        self._by_code: dict[str, str] = {}  # code key -> the text of the evaluation measured with that code
+        self.same_code = 0  # candidates not measured: their code was measured already (--model ir)
         self.t0 = time.perf_counter()
         self.flops = self.start.flops()
         self._log = None
@@ -157,12 +161,14 @@ class Tuner:
         new = [c for c in unique if c.text not in self.known]
         predicted = [None] * len(new)
         ranked = self.model is not None and self.model.ready and bool(new)
+        twins: dict[str, str] = {}  # a candidate's text -> the one of this batch with its code
         if ranked:
             xs = [self.features(c.schedule) for c in new]
             order = self.model.rank(xs)
             guesses = self.model.predict(xs)
             new = [new[i] for i in order]
             predicted = [float(guesses[i]) for i in order]
+            new, predicted, twins = self._distinct_code(new, predicted)
         limit = len(new) if keep is None or not ranked else keep
         limit = min(limit, self.left)
         picked = list(range(limit))
@@ -178,12 +184,40 @@ class Tuner:
             self.batches += 1
             for (c, guess), r in zip(chosen, results):
                 self._record(c, r, guess, group)
+            for text, owner in twins.items():
+                if owner in self.known:
+                    self.known[text] = self.known[owner]
             self._batch_record(group, chosen)
             if self.model is not None:
                 self.model.fit()
             if self.progress is not None:
                 self.progress(self)
         return [(c, self.known[c.text].score if c.text in self.known else None) for c in unique]
+
+    def _distinct_code(self, new: list, predicted: list) -> tuple[list, list, dict]:
+        """``new`` (ranked) without the candidates whose optimised code
+        (``ir_counts.code_key``, known where ``--model ir`` lowered them) is
+        one already measured, or an earlier candidate's: a candidate whose
+        code was measured scores as that evaluation, free; one whose code
+        an earlier candidate of the batch has scores as it once measured
+        (returned: its text -> that one's).  In the cost dataset half the
+        candidates of a batch had another's code."""
+        kept, guesses, twins, first = [], [], {}, {}
+        for c, guess in zip(new, predicted):
+            key = self._code.get(c.text)
+            if key is not None and key in self._by_code:
+                self.known[c.text] = self.known[self._by_code[key]]
+                self.same_code += 1
+                continue
+            if key is not None and key in first:
+                twins[c.text] = first[key]
+                self.same_code += 1
+                continue
+            if key is not None:
+                first[key] = c.text
+            kept.append(c)
+            guesses.append(guess)
+        return kept, guesses, twins
 
     def _batch_record(self, group: int, chosen: list) -> None:
         """Log how well the model's predictions ranked this batch."""
@@ -229,6 +263,8 @@ class Tuner:
     def _add(self, e: Evaluation, schedule: Schedule, group: int | None = None) -> None:
         self.evaluations.append(e)
         self.known[e.text] = e
+        if e.text in self._code:
+            self._by_code.setdefault(self._code[e.text], e.text)
         if self.model is not None:
             self.model.add(self.features(schedule), e.score if e.score > 0 else 0.1, group=group)
 
@@ -285,12 +321,28 @@ class Tuner:
         if x is None:
             if self.ir:
                 if self._ir_start is None:
-                    self._ir_start = space.ir_counts_of(self.start, self.target)
-                x = space.ir_feature_vector(space.ir_counts_of(schedule, self.target), self._ir_start)
+                    self._ir_start = self._start_counts()
+                code = space.optimized_ir(schedule, self.target)
+                if code is not None:
+                    self._code[schedule.text] = code_key(code[0])
+                x = space.ir_feature_vector(space.ir_counts_of(schedule, self.target, code=code), self._ir_start)
             else:
                 x = space.feature_vector(schedule)
             self._features[schedule.text] = x
         return x
+
+    def _start_counts(self):
+        """The start's ``space.ir_counts_of``; its code is known, scoring 1.0
+        (what every speedup is against): a candidate LLVM makes the same
+        code of is not measured (``_distinct_code``)."""
+        code = space.optimized_ir(self.start, self.target)
+        if code is not None:
+            key = code_key(code[0])
+            if key not in self._by_code:
+                self._by_code[key] = self.start.text
+                self.known.setdefault(self.start.text, Evaluation(-1, [], self.start.pipeline, self.start.text, 1.0, None, "start", True, "",
+                                                                  None, 0.0))
+        return space.ir_counts_of(self.start, self.target, code=code)
 
     def close(self) -> None:
         if self._log is not None:
