@@ -45,13 +45,13 @@ from lt_mlir.search.cli import tune  # noqa: E402
 from lt_mlir.search.measure import make_measurer  # noqa: E402
 
 
-def search(w, strategy: str, budget: int, seconds: float | None, model: bool | str, seed: int):
+def search(w, strategy: str, budget: int, seconds: float | None, model: bool | str, seed: int, distinct_code: bool | None = None):
     """The search from the workload's default schedule (its own tuning
     database: the user's is not touched): (TuneResult, a callable running
     the winner)."""
     program, inputs = w.program
     t = program(lt_mlir, *inputs)
-    r = tune(t, strategy=strategy, budget=budget, seconds=seconds, model=model, seed=seed)
+    r = tune(t, strategy=strategy, budget=budget, seconds=seconds, model=model, seed=seed, distinct_code=distinct_code)
     t.set(r.schedule)
     return r, bench_cpu.runner(t)
 
@@ -59,7 +59,7 @@ def search(w, strategy: str, budget: int, seconds: float | None, model: bool | s
 def goals(ws: list, args) -> list:
     rows = []
     for w in ws:
-        r, tuned = search(w, args.strategy, args.budget, args.seconds, _model(args.model), 0)
+        r, tuned = search(w, args.strategy, args.budget, args.seconds, _model(args.model), 0, args.distinct_code)
         bad = bench_cpu.check(w, "tuned", tuned())
         if bad is not None:
             print(f"error: {w.name}: the tuned schedule is wrong: {bad}")
@@ -117,7 +117,7 @@ def compare_model(ws: list, args) -> None:
         runs = {}
         for model in models + [None]:
             for seed in seeds:
-                r, _ = search(w, args.strategy, args.budget, args.seconds, _model(model) if model else False, seed)
+                r, _ = search(w, args.strategy, args.budget, args.seconds, _model(model) if model else False, seed, args.distinct_code)
                 runs[(model, seed)] = r
         found = max(max(r.curve) for r in runs.values() if r.curve)
         by_figure = {key: _reach(r.tuner.evaluations, lambda e, g=0.95 * found: e.score >= g) for key, r in runs.items()}
@@ -142,7 +142,9 @@ def compare_model(ws: list, args) -> None:
             print(f"{w.name}, {what}: best {figure:.2f}x; measurements to reach 95% of it, median over seeds {seeds}: "
                   f"{', '.join(parts)}, no model {med[None]:.0f} {[reach[(None, s)] for s in seeds]}: {', '.join(ratios)} "
                   "(a run that never reached it counts as twice the budget)", flush=True)
-        print(f"  ({len(pool)} schedules re-measured over {args.remeasure_rounds} rounds)", flush=True)
+        print(f"  ({len(pool)} schedules re-measured over {args.remeasure_rounds} rounds; candidates not measured, their code measured: "
+              + ", ".join(f"{'model ' + m if m else 'no model'} {[runs[(m, s)].tuner.same_code for s in seeds]}" for m in models + [None]) + ")",
+              flush=True)
 
 
 def main() -> int:
@@ -155,6 +157,9 @@ def main() -> int:
     p.add_argument("--rounds", type=int, default=8, help="rounds of timing blocks (4 timed calls a variant each)")
     p.add_argument("--model", default="lt", help="the cost model the searches use (lt-tune --model: lt or ir); "
                    "with --compare-model a list (lt,ir): each against the same seeds without a model")
+    p.add_argument("--distinct-code", action=argparse.BooleanOptionalAction, default=None,
+                   help="every search measures each optimised code once (lt-tune --distinct-code; default: with --model ir only); "
+                        "with --compare-model, the runs without a model too")
     p.add_argument("--compare-model", action="store_true", help="with and without the cost model, over --seeds")
     p.add_argument("--seeds", default="0,1,2,3,4")
     p.add_argument("--pool", type=int, default=5, help="--compare-model: each run's best schedules re-measured")

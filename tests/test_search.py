@@ -380,14 +380,17 @@ def test_the_ir_model_ranks_candidates_by_what_their_ir_executes(tmp_path):
         Tuner(Schedule(TEXT), FakeMeasurer(), target="cuda", use_model="ir")
     log = tmp_path / "t.jsonl"
     assert main(["matmul:16,16,32", "--model", "ir", "--budget", "6", "--quiet", "--log", str(log)]) == 0
-    assert json.loads(open(log).readline())["header"]["model"] == "ir"
+    header = json.loads(open(log).readline())["header"]
+    assert header["model"] == "ir" and header["distinct_code"] is True
 
 
-def test_the_ir_model_measures_each_code_once():
-    """With ``--model ir`` a candidate whose optimised code (``code_key``)
-    is the start's scores 1.0 unmeasured, and of candidates sharing their
-    code one is measured and the others score as it: on this matmul most
-    splits are folded back by LLVM."""
+@pytest.mark.parametrize("model, distinct", [("ir", None), (False, True), (True, True)])
+def test_each_code_is_measured_once(model, distinct):
+    """With ``--model ir``, or ``--distinct-code`` with any model or none,
+    a candidate whose optimised code (``code_key``) is the start's scores
+    1.0 unmeasured, and of candidates sharing their code one is measured
+    and the others score as it: on this matmul most splits are folded back
+    by LLVM."""
     from lt_mlir.lowering.ir_counts import code_key
 
     def cand(*moves):
@@ -395,7 +398,7 @@ def test_the_ir_model_measures_each_code_once():
         return Candidate(ms, space.replay(Schedule(TEXT), ms, "cpu"))
 
     m = FakeMeasurer()
-    tuner = Tuner(Schedule(TEXT), m, budget=10, use_model="ir")
+    tuner = Tuner(Schedule(TEXT), m, budget=10, use_model=model, distinct_code=distinct)
     same_as_start, twin_a, twin_b, other = cand("split_2@L0"), cand("unroll@L2"), cand("split_4@L0", "unroll@L3"), cand("swap_down@L1")
     assert code_key(space.optimized_ir(twin_a.schedule)[0]) == code_key(space.optimized_ir(twin_b.schedule)[0])
     scores = dict((c.text, sc) for c, sc in tuner.measure([same_as_start, twin_a, twin_b, other]))
@@ -405,6 +408,38 @@ def test_the_ir_model_measures_each_code_once():
     assert scores[same_as_start.text] == 1.0 and scores[twin_a.text] == scores[twin_b.text] == cost(measured_twin)
     tuner.measure([cand("split_8@L0", "unroll@L3")])  # the twins' code again: free
     assert len(m.measured) == 2 and tuner.same_code == 3
-    searched, measured = search("evolution", budget=16, model="ir")
-    keys = [searched._code[t] for t in measured.measured if t in searched._code]
-    assert len(keys) == len(set(keys)) and searched.same_code > 0
+    if model == "ir":
+        searched, measured = search("evolution", budget=16, model="ir")
+        keys = [searched._code[t] for t in measured.measured if t in searched._code]
+        assert len(keys) == len(set(keys)) and searched.same_code > 0
+
+
+def test_without_distinct_code_every_candidate_is_measured():
+    """The default without ``--model ir``: no candidate is lowered before it
+    is measured, so twins are each measured."""
+    def cand(*moves):
+        ms = [space.Move.parse(m) for m in moves]
+        return Candidate(ms, space.replay(Schedule(TEXT), ms, "cpu"))
+
+    m = FakeMeasurer()
+    tuner = Tuner(Schedule(TEXT), m, budget=10, use_model=False)
+    tuner.measure([cand("split_2@L0"), cand("unroll@L2"), cand("split_4@L0", "unroll@L3")])
+    assert len(m.measured) == 3 and tuner.same_code == 0 and not tuner._code
+    with pytest.raises(lt_mlir.LtError, match="--distinct-code compares the host code's LLVM IR; target 'cuda'"):
+        Tuner(Schedule(TEXT), m, target="cuda", use_model=False, distinct_code=True)
+
+
+def test_lt_tune_distinct_code_without_a_model(tmp_path, capsys):
+    """``lt-tune --no-model --distinct-code``: the log's header says so, no
+    two measured evaluations have one code, and what was not measured is
+    counted."""
+    from lt_mlir.lowering.ir_counts import code_key
+
+    log = tmp_path / "t.jsonl"
+    assert main(["matmul:16,16,32", "--no-model", "--distinct-code", "--budget", "10", "--quiet", "--log", str(log), "--no-db",
+                 "-o", str(tmp_path / "o.mlir"), "--plot", str(tmp_path / "p.png")]) == 0
+    lines = [json.loads(x) for x in open(log)]
+    assert lines[0]["header"]["distinct_code"] is True and lines[0]["header"]["model"] is False
+    texts = [d["text"] for d in lines[1:] if "moves" in d]
+    keys = [code_key(space.optimized_ir(Schedule(t))[0]) for t in texts]
+    assert 0 < len(texts) <= 10 and len(keys) == len(set(keys))

@@ -132,6 +132,7 @@ def tune(
     finalists: int = 4,
     seeds: tuple = (),
     inputs: tuple | None = None,
+    distinct_code: bool | None = None,
 ) -> TuneResult:
     """Search schedules of ``source`` (a tensor, Schedule, lt text, a file
     or ``name:sizes``); a tensor gets the best schedule found.  Ctrl-C
@@ -153,7 +154,11 @@ def tune(
     (``space.feature_vector``); ``"ir"``, the one on what each candidate's
     optimised LLVM IR executes (``space.ir_feature_vector``: each
     candidate the model ranks is lowered and optimised first); False,
-    every candidate made is measured."""
+    every candidate made is measured.  ``distinct_code``: measure each
+    optimised code once (``ir_counts.code_key``, the IR up to names): a
+    candidate whose code was measured, or is the start's, scores as that
+    one unmeasured; each candidate about to be measured is lowered and
+    optimised first (None: with ``model="ir"`` only, which does so anyway)."""
     if strategy not in STRATEGIES:
         raise LtError(f"error: unknown strategy '{strategy}' (strategies: {', '.join(STRATEGIES)})")
     target = get_target(target).name
@@ -161,12 +166,12 @@ def tune(
     workers = "ray" if ray_address else workers
     if workers == "ray" and (ray_address or os.environ.get("RAY_ADDRESS")):
         check_ray_address(ray_address or os.environ["RAY_ADDRESS"])  # a cluster that answers nothing: one line now, no log begun
-    tuner = Tuner(start, None, target, budget, seconds, model, log)
+    tuner = Tuner(start, None, target, budget, seconds, model, log, distinct_code=distinct_code)
     tuner.seeds = [x for x in seeds if x.moves]  # schedules reached from the start by moves (Model's default)
     if resume:
         tuner.resume(resume)
     tuner.open_log({"start": start.text, "entry": start.entry, "strategy": strategy, "seed": seed, "model": model,
-                    "flops": tuner.flops})
+                    "distinct_code": tuner.distinct, "flops": tuner.flops})
     interrupted = False
     try:
         with (_on_sigint(tuner.interrupt),  # Ctrl-C ends the search; the best so far stands
@@ -381,6 +386,9 @@ def _arg_parser() -> argparse.ArgumentParser:
     p.add_argument("--model", choices=("lt", "ir"), default="lt",
                    help="what the cost model reads: the lt module's features (lt, default), or what each candidate's "
                         "optimised LLVM IR executes (ir: each candidate lowered and optimised first, 0.08 s median)")
+    p.add_argument("--distinct-code", action=argparse.BooleanOptionalAction, default=None,
+                   help="measure each optimised code once: a candidate whose LLVM IR, up to names, was measured scores as "
+                        "that one unmeasured (default: with --model ir only; each candidate lowered and optimised first)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--target", choices=tuple(TARGETS), default="cpu")
     p.add_argument("--compile-limit", type=_positive(float), default=Limits.compile_s, metavar="S",
@@ -471,7 +479,7 @@ def main(argv: list[str] | None = None) -> int:
             result = tune(
                 args.input, args.strategy, args.budget, args.seconds, workers, args.ray_address, False if args.no_model else ("ir" if args.model == "ir" else True),
                 args.seed, args.target, args.entry, args.log, args.resume, progress,
-                Limits(args.compile_limit, args.run_limit),
+                Limits(args.compile_limit, args.run_limit), distinct_code=args.distinct_code,
             )
         _save(args.output, result.schedule.file_text)
         plot(result, args.plot, f"lt-tune {args.strategy} on {args.input}")
@@ -490,7 +498,7 @@ def main(argv: list[str] | None = None) -> int:
     gflops = f" ({result.start_gflops:.2f} -> {result.gflops:.2f} GFLOP/s)" if result.gflops else ""
     print(f"best: {result.speedup:.2f}x the start{gflops} after {result.evaluations} evaluations, {time.perf_counter() - t0:.0f} s")
     if result.tuner.same_code:
-        print(f"  {result.tuner.same_code} more candidates not measured: their optimised code was one measured (--model ir)")
+        print(f"  {result.tuner.same_code} more candidates not measured: their optimised code was one measured (--distinct-code)")
     for index, found, again in result.remeasured or []:
         print(f"  finalist #{index}: {found:.2f}x in the search, {again:.2f}x re-measured" if again else f"  finalist #{index}: {found:.2f}x, failed again")
     print(f"pipeline: {result.pipeline}")

@@ -84,11 +84,16 @@ class Tuner:
     start_gflops: float | None = None
     evaluations: list = field(default_factory=list)
     progress: object = None  # called with the tuner after every batch
+    distinct_code: bool | None = None  # measure each optimised code once (None: with --model ir, which lowers every candidate anyway)
 
     def __post_init__(self):
         self.ir = self.use_model == "ir"
-        if self.ir and not get_target(self.target).native:
+        native = get_target(self.target).native
+        if self.ir and not native:
             raise LtError(f"error: --model ir reads the host code's LLVM IR; target '{self.target}' makes none (use the default model)")
+        if self.distinct_code and not native:
+            raise LtError(f"error: --distinct-code compares the host code's LLVM IR; target '{self.target}' makes none")
+        self.distinct = self.ir if self.distinct_code is None else bool(self.distinct_code)
         # ranks from the first batch
         self.model = None
         if self.use_model:
@@ -97,9 +102,10 @@ class Tuner:
         self.known: dict[str, Evaluation] = {}
         self.schedules: dict[str, Schedule] = {}  # text -> the Schedule (with its history: its pipeline)
         self._features: dict[str, np.ndarray] = {}  # text -> space.feature_vector, computed once
-        self._code: dict[str, str] = {}  # text -> ir_counts.code_key of its optimised IR (--model ir computes it)
+        self._code: dict[str, str | None] = {}  # text -> ir_counts.code_key of its optimised IR (None: it does not lower)
         self._by_code: dict[str, str] = {}  # code key -> the text of the evaluation measured with that code
-        self.same_code = 0  # candidates not measured: their code was measured already (--model ir)
+        self._start_code = None  # the start's optimised IR, once computed (``_start_ir``)
+        self.same_code = 0  # candidates not measured: their code was measured already (``distinct``)
         self.t0 = time.perf_counter()
         self.flops = self.start.flops()
         self._log = None
@@ -161,21 +167,25 @@ class Tuner:
         new = [c for c in unique if c.text not in self.known]
         predicted = [None] * len(new)
         ranked = self.model is not None and self.model.ready and bool(new)
-        twins: dict[str, str] = {}  # a candidate's text -> the one of this batch with its code
         if ranked:
             xs = [self.features(c.schedule) for c in new]
             order = self.model.rank(xs)
             guesses = self.model.predict(xs)
             new = [new[i] for i in order]
             predicted = [float(guesses[i]) for i in order]
-            new, predicted, twins = self._distinct_code(new, predicted)
         limit = len(new) if keep is None or not ranked else keep
         limit = min(limit, self.left)
-        picked = list(range(limit))
+        wild = 0
         if ranked and explore > 0 and limit < len(new):
             wild = min(len(new) - limit, int(np.ceil(explore * limit)))
             rng = rng if rng is not None else np.random.default_rng(len(self.evaluations))
-            picked = picked[: limit - wild] + sorted(int(i) for i in rng.choice(np.arange(limit - wild, len(new)), wild, replace=False))
+        twins: dict[str, str] = {}  # a candidate's text -> the one of this batch with its code
+        if self.distinct:
+            picked, twins = self._distinct_picks(new, limit, wild, rng)
+        else:
+            picked = list(range(limit - wild))
+            if wild:
+                picked += sorted(int(i) for i in rng.choice(np.arange(limit - wild, len(new)), wild, replace=False))
         chosen = [(new[i], predicted[i]) for i in picked]
         if chosen and not self.exhausted:
             with self.interruptible():
@@ -194,30 +204,52 @@ class Tuner:
                 self.progress(self)
         return [(c, self.known[c.text].score if c.text in self.known else None) for c in unique]
 
-    def _distinct_code(self, new: list, predicted: list) -> tuple[list, list, dict]:
-        """``new`` (ranked) without the candidates whose optimised code
-        (``ir_counts.code_key``, known where ``--model ir`` lowered them) is
-        one already measured, or an earlier candidate's: a candidate whose
-        code was measured scores as that evaluation, free; one whose code
-        an earlier candidate of the batch has scores as it once measured
-        (returned: its text -> that one's).  In the cost dataset half the
+    def _distinct_picks(self, new: list, limit: int, wild: int, rng) -> tuple[list[int], dict]:
+        """Which of ``new`` (ranked, or in the order made) to measure when
+        each optimised code (``ir_counts.code_key``) is measured once: the
+        first ``limit - wild`` whose code is neither one measured nor an
+        earlier pick's, then ``wild`` such picks at random from the rest
+        (``rng``); a candidate is lowered and optimised only when reached.
+        A candidate whose code was measured scores as that evaluation,
+        free; one whose code an earlier pick has scores as it once measured
+        (returned: its text -> that pick's).  In the cost dataset half the
         candidates of a batch had another's code."""
-        kept, guesses, twins, first = [], [], {}, {}
-        for c, guess in zip(new, predicted):
-            key = self._code.get(c.text)
+        twins, first, picked = {}, {}, []
+
+        def fresh(i: int) -> bool:
+            c = new[i]
+            key = self._key(c.schedule)
             if key is not None and key in self._by_code:
                 self.known[c.text] = self.known[self._by_code[key]]
-                self.same_code += 1
-                continue
-            if key is not None and key in first:
+            elif key is not None and key in first:
                 twins[c.text] = first[key]
-                self.same_code += 1
-                continue
-            if key is not None:
-                first[key] = c.text
-            kept.append(c)
-            guesses.append(guess)
-        return kept, guesses, twins
+            else:
+                if key is not None:
+                    first[key] = c.text
+                return True
+            self.same_code += 1
+            return False
+
+        i = 0
+        while len(picked) < limit - wild and i < len(new):
+            if fresh(i):
+                picked.append(i)
+            i += 1
+        if wild and i < len(new):
+            for j in rng.permutation(np.arange(i, len(new))):
+                if len(picked) >= limit:
+                    break
+                if fresh(int(j)):
+                    picked.append(int(j))
+        return picked, twins
+
+    def _key(self, schedule: Schedule) -> str | None:
+        """``schedule``'s ``code_key`` (None: it does not lower), computed once."""
+        if schedule.text not in self._code:
+            self._start_ir()
+            code = space.optimized_ir(schedule, self.target)
+            self._code[schedule.text] = code_key(code[0]) if code is not None else None
+        return self._code[schedule.text]
 
     def _batch_record(self, group: int, chosen: list) -> None:
         """Log how well the model's predictions ranked this batch."""
@@ -263,7 +295,7 @@ class Tuner:
     def _add(self, e: Evaluation, schedule: Schedule, group: int | None = None) -> None:
         self.evaluations.append(e)
         self.known[e.text] = e
-        if e.text in self._code:
+        if self._code.get(e.text) is not None:
             self._by_code.setdefault(self._code[e.text], e.text)
         if self.model is not None:
             self.model.add(self.features(schedule), e.score if e.score > 0 else 0.1, group=group)
@@ -321,28 +353,30 @@ class Tuner:
         if x is None:
             if self.ir:
                 if self._ir_start is None:
-                    self._ir_start = self._start_counts()
+                    self._ir_start = space.ir_counts_of(self.start, self.target, code=self._start_ir())
                 code = space.optimized_ir(schedule, self.target)
-                if code is not None:
-                    self._code[schedule.text] = code_key(code[0])
+                self._code[schedule.text] = code_key(code[0]) if code is not None else None
                 x = space.ir_feature_vector(space.ir_counts_of(schedule, self.target, code=code), self._ir_start)
             else:
                 x = space.feature_vector(schedule)
             self._features[schedule.text] = x
         return x
 
-    def _start_counts(self):
-        """The start's ``space.ir_counts_of``; its code is known, scoring 1.0
-        (what every speedup is against): a candidate LLVM makes the same
-        code of is not measured (``_distinct_code``)."""
-        code = space.optimized_ir(self.start, self.target)
-        if code is not None:
-            key = code_key(code[0])
-            if key not in self._by_code:
-                self._by_code[key] = self.start.text
-                self.known.setdefault(self.start.text, Evaluation(-1, [], self.start.pipeline, self.start.text, 1.0, None, "start", True, "",
-                                                                  None, 0.0))
-        return space.ir_counts_of(self.start, self.target, code=code)
+    def _start_ir(self):
+        """The start's ``space.optimized_ir``, computed once; its code is
+        known, scoring 1.0 (what every speedup is against): a candidate
+        LLVM makes the same code of is not measured (``_distinct_picks``)."""
+        if self._start_code is None:
+            code = space.optimized_ir(self.start, self.target)
+            self._start_code = (code,)
+            if code is not None:
+                key = code_key(code[0])
+                self._code[self.start.text] = key
+                if key not in self._by_code:
+                    self._by_code[key] = self.start.text
+                    self.known.setdefault(self.start.text, Evaluation(-1, [], self.start.pipeline, self.start.text, 1.0, None, "start", True,
+                                                                      "", None, 0.0))
+        return self._start_code[0]
 
     def close(self) -> None:
         if self._log is not None:
