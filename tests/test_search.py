@@ -45,6 +45,12 @@ class FakeMeasurer(Measurer):
         pass
 
 
+def _cand(*moves):
+    """A candidate made from TEXT by ``moves``."""
+    ms = [space.Move.parse(m) for m in moves]
+    return Candidate(ms, space.replay(Schedule(TEXT), ms, "cpu"))
+
+
 def search(strategy, seed=0, budget=24, model=True, log=None, resume=None):
     m = FakeMeasurer()
     tuner = Tuner(Schedule(TEXT), m, budget=budget, use_model=model, log_path=log)
@@ -393,20 +399,16 @@ def test_each_code_is_measured_once(model, distinct):
     by LLVM."""
     from lt_mlir.lowering.ir_counts import code_key
 
-    def cand(*moves):
-        ms = [space.Move.parse(m) for m in moves]
-        return Candidate(ms, space.replay(Schedule(TEXT), ms, "cpu"))
-
     m = FakeMeasurer()
     tuner = Tuner(Schedule(TEXT), m, budget=10, use_model=model, distinct_code=distinct)
-    same_as_start, twin_a, twin_b, other = cand("split_2@L0"), cand("unroll@L2"), cand("split_4@L0", "unroll@L3"), cand("swap_down@L1")
+    same_as_start, twin_a, twin_b, other = _cand("split_2@L0"), _cand("unroll@L2"), _cand("split_4@L0", "unroll@L3"), _cand("swap_down@L1")
     assert code_key(space.optimized_ir(twin_a.schedule)[0]) == code_key(space.optimized_ir(twin_b.schedule)[0])
     scores = dict((c.text, sc) for c, sc in tuner.measure([same_as_start, twin_a, twin_b, other]))
     assert len(m.measured) == 2 and other.text in m.measured and len(tuner.evaluations) == 2 and tuner.same_code == 2
     measured_twin = next(t for t in m.measured if t != other.text)
     assert measured_twin in (twin_a.text, twin_b.text)
     assert scores[same_as_start.text] == 1.0 and scores[twin_a.text] == scores[twin_b.text] == cost(measured_twin)
-    tuner.measure([cand("split_8@L0", "unroll@L3")])  # the twins' code again: free
+    tuner.measure([_cand("split_8@L0", "unroll@L3")])  # the twins' code again: free
     assert len(m.measured) == 2 and tuner.same_code == 3
     if model == "ir":
         searched, measured = search("evolution", budget=16, model="ir")
@@ -417,17 +419,29 @@ def test_each_code_is_measured_once(model, distinct):
 def test_without_distinct_code_every_candidate_is_measured():
     """The default without ``--model ir``: no candidate is lowered before it
     is measured, so twins are each measured."""
-    def cand(*moves):
-        ms = [space.Move.parse(m) for m in moves]
-        return Candidate(ms, space.replay(Schedule(TEXT), ms, "cpu"))
-
     m = FakeMeasurer()
     tuner = Tuner(Schedule(TEXT), m, budget=10, use_model=False)
-    tuner.measure([cand("split_2@L0"), cand("unroll@L2"), cand("split_4@L0", "unroll@L3")])
+    tuner.measure([_cand("split_2@L0"), _cand("unroll@L2"), _cand("split_4@L0", "unroll@L3")])
     assert len(m.measured) == 3 and tuner.same_code == 0 and not tuner._code
     with pytest.raises(lt_mlir.LtError, match="--distinct-code compares the host code's LLVM IR; target 'cuda'"):
         Tuner(Schedule(TEXT), m, target="cuda", use_model=False, distinct_code=True)
 
+
+def test_a_resumed_search_measures_no_code_again(tmp_path):
+    """A measured candidate's code key is logged (``code``), so a resumed
+    search with --distinct-code does not measure a twin of it."""
+    log = str(tmp_path / "t.jsonl")
+    m = FakeMeasurer()
+    first = Tuner(Schedule(TEXT), m, budget=10, use_model=False, distinct_code=True, log_path=log)
+    first.open_log({"start": TEXT})
+    first.measure([_cand("unroll@L2")])
+    first.close()
+    assert json.loads(open(log).read().splitlines()[1])["code"] == first._code[m.measured[0]]
+    again = FakeMeasurer()
+    second = Tuner(Schedule(TEXT), again, budget=10, use_model=False, distinct_code=True, log_path=log)
+    second.resume(log)
+    (_, score), = second.measure([_cand("split_4@L0", "unroll@L3")])
+    assert again.measured == [] and second.same_code == 1 and score == cost(m.measured[0])
 
 def test_lt_tune_distinct_code_without_a_model(tmp_path, capsys):
     """``lt-tune --no-model --distinct-code``: the log's header says so, no

@@ -290,7 +290,10 @@ class Tuner:
         )
         self.schedules[c.text] = c.schedule
         self._add(e, c.schedule, group)
-        self._write(e.to_json())
+        record = e.to_json()
+        if self._code.get(c.text) is not None:
+            record["code"] = self._code[c.text]  # a resumed search measures this code no more
+        self._write(record)
 
     def _add(self, e: Evaluation, schedule: Schedule, group: int | None = None) -> None:
         self.evaluations.append(e)
@@ -344,6 +347,8 @@ class Tuner:
                 len(self.evaluations), moves, d["pipeline"], d["text"], d["speedup"], d["runtime_s"], d["worker"],
                 d["correct"], d["error"], d.get("predicted"), d["elapsed_s"],
             )
+            if d.get("code"):
+                self._code[e.text] = d["code"]
             self._add(e, Schedule(e.text, self.start.entry))
         if self.model is not None:
             self.model.fit()
