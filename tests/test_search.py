@@ -416,13 +416,15 @@ def test_each_code_is_measured_once(model, distinct):
         assert len(keys) == len(set(keys)) and searched.same_code > 0
 
 
-def test_without_distinct_code_every_candidate_is_measured():
-    """The default without ``--model ir``: no candidate is lowered before it
-    is measured, so twins are each measured."""
+@pytest.mark.parametrize("model, distinct", [(False, None), ("ir", False)])
+def test_without_distinct_code_every_candidate_is_measured(model, distinct):
+    """The default without ``--model ir`` (no candidate is lowered before it
+    is measured), or --no-distinct-code: twins, and a candidate with the
+    start's code, are each measured."""
     m = FakeMeasurer()
-    tuner = Tuner(Schedule(TEXT), m, budget=10, use_model=False)
+    tuner = Tuner(Schedule(TEXT), m, budget=10, use_model=model, distinct_code=distinct)
     tuner.measure([_cand("split_2@L0"), _cand("unroll@L2"), _cand("split_4@L0", "unroll@L3")])
-    assert len(m.measured) == 3 and tuner.same_code == 0 and not tuner._code
+    assert len(m.measured) == 3 and tuner.same_code == 0 and bool(tuner._code) == (model == "ir")
     with pytest.raises(lt_mlir.LtError, match="--distinct-code compares the host code's LLVM IR; target 'cuda'"):
         Tuner(Schedule(TEXT), m, target="cuda", use_model=False, distinct_code=True)
 

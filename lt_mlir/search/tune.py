@@ -368,13 +368,14 @@ class Tuner:
         return x
 
     def _start_ir(self):
-        """The start's ``space.optimized_ir``, computed once; its code is
-        known, scoring 1.0 (what every speedup is against): a candidate
-        LLVM makes the same code of is not measured (``_distinct_picks``)."""
+        """The start's ``space.optimized_ir``, computed once; measuring each
+        code once (``distinct``), its code is known, scoring 1.0 (what every
+        speedup is against): a candidate LLVM makes the same code of is not
+        measured (``_distinct_picks``)."""
         if self._start_code is None:
             code = space.optimized_ir(self.start, self.target)
             self._start_code = (code,)
-            if code is not None:
+            if code is not None and self.distinct:
                 key = code_key(code[0])
                 self._code[self.start.text] = key
                 if key not in self._by_code:
