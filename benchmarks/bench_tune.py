@@ -25,6 +25,7 @@
     .venv/bin/python benchmarks/bench_tune.py --only "matmul 256" --seconds 60
     .venv/bin/python benchmarks/bench_tune.py --only clipped --compare-model --seeds 0,1,2,3,4 --budget 150
     .venv/bin/python benchmarks/bench_tune.py --only softmax --compare-model --model lt,ir --budget 100
+    .venv/bin/python benchmarks/bench_tune.py --only "row sum" --compare-model --model lt,ir --distinct-code --budget 100  # every run measures each code once
 """
 
 from __future__ import annotations
@@ -110,7 +111,9 @@ def compare_model(ws: list, args) -> None:
     figures), timed again interleaved with the start over
     ``--remeasure-rounds`` rounds in one process; a run reaches the goal
     when it first measures a schedule whose re-measured speedup is within
-    95% of the best re-measured one."""
+    95% of the best re-measured one.  With ``--distinct-code`` every run,
+    the ones without a model included, measures each optimised code once;
+    printed, each run's candidates not measured for that."""
     seeds = [int(s) for s in args.seeds.split(",")]
     models = args.model.split(",")  # and None: no model
     for w in ws:
