@@ -246,10 +246,16 @@ class Tuner:
     def _key(self, schedule: Schedule) -> str | None:
         """``schedule``'s ``code_key`` (None: it does not lower), computed once."""
         if schedule.text not in self._code:
-            self._start_ir()
-            code = space.optimized_ir(schedule, self.target)
-            self._code[schedule.text] = code_key(code[0]) if code is not None else None
+            self._lower(schedule)
         return self._code[schedule.text]
+
+    def _lower(self, schedule: Schedule):
+        """``schedule``'s ``space.optimized_ir``, its ``code_key`` kept (the
+        start's code registered first)."""
+        self._start_ir()
+        code = space.optimized_ir(schedule, self.target)
+        self._code[schedule.text] = code_key(code[0]) if code is not None else None
+        return code
 
     def _batch_record(self, group: int, chosen: list) -> None:
         """Log how well the model's predictions ranked this batch."""
@@ -359,8 +365,7 @@ class Tuner:
             if self.ir:
                 if self._ir_start is None:
                     self._ir_start = space.ir_counts_of(self.start, self.target, code=self._start_ir())
-                code = space.optimized_ir(schedule, self.target)
-                self._code[schedule.text] = code_key(code[0]) if code is not None else None
+                code = self._lower(schedule)
                 x = space.ir_feature_vector(space.ir_counts_of(schedule, self.target, code=code), self._ir_start)
             else:
                 x = space.feature_vector(schedule)
