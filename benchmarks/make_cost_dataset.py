@@ -206,7 +206,11 @@ def _register_tiles(start: Schedule, rng) -> list[Schedule]:
     return out
 
 
-def _candidates(kind: str, origin: Schedule, rng, seen: set, start: Schedule) -> list[Schedule]:
+def _candidates(kind: str, origin: Schedule, rng, seen: set, start: Schedule, codes: dict | None = None) -> list[Schedule]:
+    """Up to ``BATCH`` new schedules of ``kind`` from ``origin``; with
+    ``codes`` (code key -> the first schedule of that code, the start's
+    included), only schedules whose optimised code is new (``_code``), as a
+    ``--distinct-code`` search measures them."""
     out: list[Schedule] = []
     if kind == "recipe":
         pool = _register_tiles(start, rng)
@@ -222,20 +226,34 @@ def _candidates(kind: str, origin: Schedule, rng, seen: set, start: Schedule) ->
     for s in pool:
         if s.key not in seen and s.moves is not None:
             seen.add(s.key)
+            if codes is not None:
+                key = _code(s)
+                if key is None or key in codes:
+                    continue
+                codes[key] = s
             out.append(s)
             if len(out) == BATCH:
                 break
     return out
 
 
-def generate(program: str, seed: int, out, repeat: int) -> int:
+def _code(s: Schedule) -> str | None:
+    """``ir_counts.code_key`` of ``s``'s code optimised for this host (None: it does not lower)."""
+    code = space.optimized_ir(s)
+    return code_key(code[0]) if code is not None else None
+
+
+def generate(program: str, seed: int, out, repeat: int, distinct: bool = False, rounds: int = 5) -> int:
     """Measure ``BATCHES`` batches of ``program``'s schedules; append the
-    records to ``out``; the count."""
+    records to ``out``; the count.  ``distinct``: each optimised code once
+    (a batch holds no code measured before, the start's included);
+    ``rounds``: interleaved timing rounds a label."""
     family, make = PROGRAMS[program]
     text = make()
     start = Schedule(text)
     rng = np.random.default_rng([seed, sum(map(ord, program))])
     seen = {start.key}
+    codes = {_code(start): start} if distinct else None
     measured: list[tuple[float, Schedule]] = []  # (speedup, schedule), correct ones
     plan = (["recipe"] if program.startswith("lt_") else []) + ["walk:start", "neighbours:start", "walk:best", "neighbours:best",
                                                                   "walk:top", "neighbours:top", "walk:best", "neighbours:best"]
@@ -250,21 +268,22 @@ def generate(program: str, seed: int, out, repeat: int) -> int:
                 origin = ranked[int(rng.integers(min(5, len(ranked))))][1]
             else:
                 origin = start
-            batch = _candidates(kind, origin, rng, seen, start)
+            batch = _candidates(kind, origin, rng, seen, start, codes)
             if len(batch) < 3:
                 continue
             texts = [s.text for s in batch]
             first = m.measure(texts)  # compiled, outputs checked against the start's
             # the labels: interleaved rounds (one sample of the start and of each candidate a
             # round), each candidate's time over the start's in the same round
-            rounds = [m.remeasure(texts, 1) for _ in range(MEASUREMENTS)]
-            for s, f, *rs in zip(batch, first, *rounds):
+            timed = [m.remeasure(texts, 1) for _ in range(rounds)]
+            for s, f, *rs in zip(batch, first, *timed):
                 speedups = [r.baseline_s / r.runtime_s if r.runtime_s and r.baseline_s else None for r in rs]
                 ok = not f.error and f.correct and None not in speedups
                 pending.append((b, step, s, f, speedups if ok else [None] * len(rs)))
                 if ok:
                     measured.append((float(np.median(speedups)), s))
     vector_bits, cpu = 8 * host_vector_width(1), cpu_target().cpu
+    code_of = {id(s): key for key, s in (codes or {}).items()}
     for b, step, s, f, speedups in pending:
         ok = None not in speedups
         record = {
@@ -276,6 +295,8 @@ def generate(program: str, seed: int, out, repeat: int) -> int:
             "vector_bits": vector_bits, "cpu": cpu,
             "features": _rounded(space.feature_vector(s)),
         }
+        if distinct:
+            record["code"] = code_of[id(s)]
         out.write(json.dumps(record, separators=(",", ":")) + "\n")
     out.flush()
     return len(pending)
@@ -467,21 +488,13 @@ def _ir_counts(job: tuple):
     return i, space.ir_counts_of(s, code=code), key, time.perf_counter() - t0
 
 
-def ir_ranking(records: list, workers: int = 2) -> None:
-    """Ranking by what each schedule's optimised LLVM IR executes
-    (``lowering/ir_counts.py``): every record lowered and optimised (O3) as
-    the measurer compiles it, each program left out: the IR's cycle
-    estimate and dynamic instruction count as they are (no training), and
-    LightGBM (``cost_model.train``) on ``space.ir_feature_vector``, each
-    program and each family left out; then, on ``model.HELD_OUT_PROGRAMS``,
-    the cycle estimate (``lt-tune --model ir``'s start), trees trained on
-    every other program, and the shipped model of the lt features."""
+def _count_all(records: list, wanted: list, workers: int) -> tuple[dict, dict]:
+    """``_ir_counts`` of the records at the indices ``wanted`` and of each
+    program's start, on ``workers`` processes: {index or program: counts},
+    {index: code key}."""
     from concurrent.futures import ProcessPoolExecutor
     from multiprocessing import get_context
 
-    batches = _measured_batches(records)
-    index = {id(r): i for i, r in enumerate(records)}
-    wanted = sorted({index[id(r)] for b in batches.values() for r in b})
     cpu = {r["program"]: r.get("cpu", DEFAULT_CPU) for r in records}  # a program's records come from one run
     jobs = [(-1 - k, p, None, cpu[p]) for k, p in enumerate(sorted(cpu))]
     jobs += [(i, records[i]["program"], records[i], cpu[records[i]["program"]]) for i in wanted]
@@ -494,6 +507,22 @@ def ir_ranking(records: list, workers: int = 2) -> None:
     print(f"{len(jobs)} schedules lowered, optimised and counted in {time.perf_counter() - t0:.0f} s "
           f"({np.median(seconds):.2f} s median a schedule, {max(seconds):.1f} s at most, {workers} processes); "
           f"loops of unknown trip count: {sum(c.unknown_trips for c in counts.values() if c)} of {sum(c.loops for c in counts.values() if c)}")
+    return counts, keys
+
+
+def ir_ranking(records: list, workers: int = 2) -> None:
+    """Ranking by what each schedule's optimised LLVM IR executes
+    (``lowering/ir_counts.py``): every record lowered and optimised (O3) as
+    the measurer compiles it, each program left out: the IR's cycle
+    estimate and dynamic instruction count as they are (no training), and
+    LightGBM (``cost_model.train``) on ``space.ir_feature_vector``, each
+    program and each family left out; then, on ``model.HELD_OUT_PROGRAMS``,
+    the cycle estimate (``lt-tune --model ir``'s start), trees trained on
+    every other program, and the shipped model of the lt features."""
+    batches = _measured_batches(records)
+    index = {id(r): i for i, r in enumerate(records)}
+    wanted = sorted({index[id(r)] for b in batches.values() for r in b})
+    counts, keys = _count_all(records, wanted, workers)
     print(HEADER)
     for name, key in (("IR cycle estimate", "cycles"), ("IR instructions executed", "instructions")):
         def score(r, key=key):
@@ -520,6 +549,30 @@ def ir_ranking(records: list, workers: int = 2) -> None:
     print(_line("held out: trees", scores(_predict(booster, test), test)))
     held = [r for r in records if r["program"] in cost_model.HELD_OUT_PROGRAMS]
     print(_line("held out: the lt features' model", scores(_predict(cost_model.load(), held), held)))
+
+
+def unseen(records: list, workers: int = 2) -> None:
+    """Rank a dataset of programs the shipped model never trained on (made
+    with ``--distinct`` into its own file: batches as a ``--distinct-code``
+    search measures them): the IR cycle estimate (``lt-tune --model ir``'s
+    start, nothing trained) and the shipped model of the lt features, each
+    program and together."""
+    batches = _measured_batches(records)
+    index = {id(r): i for i, r in enumerate(records)}
+    counts, keys = _count_all(records, sorted({index[id(r)] for b in batches.values() for r in b}), workers)
+    twins = sum(len(b) - len({keys[index[id(r)]] for r in b}) for b in batches.values())
+    agreement = [_rounds_agreement(b) for b in batches.values()]
+    print(f"{len(batches)} batches, {sum(map(len, batches.values()))} schedules; compiled here, {twins} have a batch-mate's code; "
+          f"one timing round against another {np.mean(agreement):.3f}, {sum(a >= 0.5 for a in agreement)} batches agree (>= 0.5)")
+    estimate = {g: [-c.cycles if (c := counts[index[id(r)]]) else -np.inf for r in b] for g, b in batches.items()}
+    lt = _predict(cost_model.load(), records)
+    print(HEADER)
+    for program in sorted({r["program"] for r in records}):
+        mine = [r for r in records if r["program"] == program]
+        print(_line(f"{program}: IR estimate", scores(estimate, mine)))
+        print(_line(f"{program}: lt model", scores(lt, mine)))
+    print(_line("together: IR cycle estimate", scores(estimate, records)))
+    print(_line("together: the lt model", scores(lt, records)))
 
 
 def distinct_code(batches: dict, predicted: dict, keys: dict) -> None:
@@ -581,7 +634,8 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--train", action="store_true", help="skip generating: evaluate and train from the kept dataset")
     p.add_argument("--refeature", action="store_true", help="recompute the kept dataset's features, then evaluate and train")
-    p.add_argument("--programs", nargs="+", default=list(PROGRAMS), help="programs to generate (ids of PROGRAMS); the others' records are kept")
+    p.add_argument("--programs", nargs="+", choices=list(PROGRAMS), metavar="PROGRAM",
+                   help="programs to generate (ids of PROGRAMS; default all, with --unseen model.HELD_OUT_PROGRAMS); the others' records are kept")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--repeat", type=int, default=7, help="timing samples a measurement")
     p.add_argument("--pairwise", action="store_true", help="only evaluate a pairwise ranker on the kept dataset, each program left out")
@@ -589,9 +643,19 @@ def main() -> None:
                    help="only the learning curve on the kept dataset: each program left out, trained on 4, 8, 16, 24 and all others")
     p.add_argument("--ir", action="store_true",
                    help="only rank the kept dataset by what each schedule's O3 LLVM IR executes, each program left out")
+    p.add_argument("--distinct", action="store_true",
+                   help="generate batches of distinct optimised code (each code once, the start's left out), as a --distinct-code search measures")
+    p.add_argument("--rounds", type=int, default=MEASUREMENTS, help="interleaved timing rounds a label")
+    p.add_argument("--unseen", action="store_true",
+                   help="rank --dataset (programs the shipped model never trained on; generated first unless --train) by the IR cycle estimate "
+                        "and the lt model, training nothing")
     p.add_argument("--dataset", default=DATASET)
     p.add_argument("--model", default=MODEL)
     args = p.parse_args()
+    if args.programs is None:
+        args.programs = list(cost_model.HELD_OUT_PROGRAMS if args.unseen else PROGRAMS)
+    if args.unseen and not args.train and os.path.abspath(args.dataset) == os.path.abspath(DATASET):
+        p.error("--unseen generates into a dataset of its own: name it with --dataset (the kept dataset trains the shipped model)")
     os.makedirs(os.path.dirname(args.dataset), exist_ok=True)
     if args.pairwise:
         pairwise(cost_model.load_records(args.dataset))
@@ -615,9 +679,12 @@ def main() -> None:
                 out.write(json.dumps(r, separators=(",", ":")) + "\n")
             for program in args.programs:
                 t1 = time.perf_counter()
-                n = generate(program, args.seed, out, args.repeat)
+                n = generate(program, args.seed, out, args.repeat, args.distinct, args.rounds)
                 print(f"{program:<30} {n:4d} schedules  {time.perf_counter() - t1:6.1f} s", flush=True)
         print(f"generated in {time.perf_counter() - t0:.0f} s")
+    if args.unseen:
+        unseen(cost_model.load_records(args.dataset))
+        return
     records = cost_model.load_records(args.dataset)
     ok = sum(r["speedup"] is not None for r in records)
     print(f"{len(records)} schedules ({ok} measured and correct) of {len({r['program'] for r in records})} programs "

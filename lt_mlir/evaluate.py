@@ -333,6 +333,22 @@ def _serve(fd: int) -> None:
         conn.send(("done", result))
 
 
+
+def _wait_stopped(pid: int, limit_s: float = 0.2) -> None:
+    """Wait (up to ``limit_s``) until ``pid`` has stopped: SIGSTOP is
+    delivered asynchronously, and a thread of the process running on the
+    other core goes on until the kernel reaches it (the state read from
+    /proc; where there is none, no wait)."""
+    deadline = time.monotonic() + limit_s
+    while time.monotonic() < deadline:
+        try:
+            with open(f"/proc/{pid}/stat") as fh:
+                if fh.read().rsplit(")", 1)[1].split()[0] in "TtZX":
+                    return
+        except (OSError, IndexError):
+            return
+        time.sleep(0.0005)
+
 class _Child:
     """One child process running ``_serve`` over a socket pair."""
 
@@ -368,7 +384,9 @@ class _Child:
                 os.kill(self.process.pid, signal.SIGSTOP if paused else signal.SIGCONT)
                 self.paused = paused
             except OSError:
-                pass
+                return
+            if paused:
+                _wait_stopped(self.process.pid)
 
     def last_words(self) -> str:
         """The last line the child wrote to stderr, as ``": <line>"``."""
