@@ -48,6 +48,10 @@
     .venv/bin/python benchmarks/make_cost_dataset.py --pairwise    # a pairwise ranker, each program left out (3 minutes)
     .venv/bin/python benchmarks/make_cost_dataset.py --curve       # the learning curve over training programs (1.5 minutes)
     .venv/bin/python benchmarks/make_cost_dataset.py --ir          # ranking by what the O3 LLVM IR executes (2 minutes)
+    .venv/bin/python benchmarks/make_cost_dataset.py --unseen --distinct --seed 1 --dataset held.jsonl
+        # model.HELD_OUT_PROGRAMS in batches of distinct code, ranked by the IR estimate and the lt model (3 minutes)
+    .venv/bin/python benchmarks/make_cost_dataset.py --unseen --train --dataset lt_mlir/search/data/unseen_dataset.jsonl
+        # rank the kept one (seeds 0 and 1, 2026-12-03; 40 s)
 """
 
 from __future__ import annotations
@@ -287,7 +291,7 @@ def generate(program: str, seed: int, out, repeat: int, distinct: bool = False, 
     for b, step, s, f, speedups in pending:
         ok = None not in speedups
         record = {
-            "program": program, "family": family, "group": f"{program}/{b}", "kind": step,
+            "program": program, "family": family, "group": f"{program}/{seed * BATCHES + b}", "kind": step,
             "moves": [str(mv) for mv in s.moves],
             "speedup": round(float(np.median(speedups)), 5) if ok else None,
             "speedups": [round(x, 5) if x else None for x in speedups],
@@ -573,6 +577,13 @@ def unseen(records: list, workers: int = 2) -> None:
         print(_line(f"{program}: lt model", scores(lt, mine)))
     print(_line("together: IR cycle estimate", scores(estimate, records)))
     print(_line("together: the lt model", scores(lt, records)))
+    rng = np.random.default_rng(0)
+    groups = sorted(batches)
+    for name, predicted in (("IR cycle estimate", estimate), ("the lt model", lt)):
+        pairs = [(predicted[g], [r["speedup"] for r in batches[g]]) for g in groups]
+        boot = [cost_model.within_batch_spearman([pairs[i] for i in rng.integers(len(pairs), size=len(pairs))]) for _ in range(2000)]
+        print(f"  {name}: within-batch Spearman {cost_model.within_batch_spearman(pairs):.3f}, "
+              f"90% of 2,000 bootstrap resamples of the batches between {np.quantile(boot, 0.05):.3f} and {np.quantile(boot, 0.95):.3f}")
 
 
 def distinct_code(batches: dict, predicted: dict, keys: dict) -> None:

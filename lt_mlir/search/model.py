@@ -57,6 +57,8 @@ import numpy as np
 DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data")
 MODEL_PATH = os.path.join(DATA, "cost_model.txt")
 DATASET_PATH = os.path.join(DATA, "cost_dataset.jsonl")
+# the held-out programs measured as a --distinct-code search measures them (make_cost_dataset.py --unseen --distinct)
+UNSEEN_DATASET_PATH = os.path.join(DATA, "unseen_dataset.jsonl")
 FAILED_SPEEDUP = 0.1  # what a failed or wrong candidate counts as (the tuner's convention)
 # programs of the dataset the shipped model never saw: tests/test_cost_model.py ranks their batches
 HELD_OUT_PROGRAMS = ("matmul:48,80,40", "softmax:16,512", "conv1d:4096,5", "row_max:32,1024")
