@@ -17,7 +17,8 @@
    measurements it took to reach 95% of the best speedup any run found on
    that workload -- by the searches' own figures, and by the runs' best
    schedules re-measured together (``compare_model``); the ratio of the
-   medians (no model / model).
+   medians (no model / model).  With ``--seconds``, also the seconds each
+   run took to reach it (the ranking's own cost counted).
 3. **The pre-trained model's ranking** (``--spearman``): the mean
    within-batch Spearman of every search's logged batches (how well the
    model ordered what it chose to measure).
@@ -26,6 +27,7 @@
     .venv/bin/python benchmarks/bench_tune.py --only clipped --compare-model --seeds 0,1,2,3,4 --budget 150
     .venv/bin/python benchmarks/bench_tune.py --only softmax --compare-model --model lt,ir --budget 100
     .venv/bin/python benchmarks/bench_tune.py --only "row sum" --compare-model --model lt,ir --distinct-code --budget 100  # every run measures each code once
+    .venv/bin/python benchmarks/bench_tune.py --only "matmul 256" --compare-model --model lt,ir --seconds 60 --budget 100000  # seconds to reach 95%
 """
 
 from __future__ import annotations
@@ -135,6 +137,17 @@ def compare_model(ws: list, args) -> None:
         true = {t: m.speedup for t, m in zip(pool, again) if m.speedup is not None and not m.error}
         best = max(true.values(), default=0.0)
         by_remeasure = {key: _reach(r.tuner.evaluations, lambda e, g=0.95 * best: true.get(e.text, 0.0) >= g) for key, r in runs.items()}
+        if args.seconds:
+            # a timed search: the seconds each run took to first measure such a schedule (its log's elapsed_s)
+            first = {key: next((e for e in r.tuner.evaluations if true.get(e.text, 0.0) >= 0.95 * best), None) for key, r in runs.items()}
+            med = {m: statistics.median([first[(m, s)].elapsed_s if first[(m, s)] else 2 * args.seconds for s in seeds]) for m in models + [None]}
+            print(f"{w.name}, re-measured, in {args.seconds:g} s searches: best {best:.2f}x; seconds to reach 95% of it, median over seeds {seeds}: "
+                  + ", ".join(f"{'model ' + m if m else 'no model'} {med[m]:.1f} {[round(first[(m, s)].elapsed_s, 1) if first[(m, s)] else None for s in seeds]}"
+                              for m in models + [None])
+                  + ": " + ", ".join(f"{med[None] / med[m]:.2f}x sooner with the model {m}" for m in models)
+                  + f" (never counts as {2 * args.seconds:g} s); measurements made: "
+                  + ", ".join(f"{'model ' + m if m else 'no model'} {[len(runs[(m, s)].tuner.evaluations) for s in seeds]}" for m in models + [None]),
+                  flush=True)
         for what, figure, reach in (("search figures", found, by_figure), ("re-measured", best, by_remeasure)):
             med = {}
             for model in models + [None]:

@@ -18,7 +18,7 @@ from lt_mlir.moves import try_move
 from lt_mlir.schedule import Schedule
 from lt_mlir.search import space
 from lt_mlir.search.cli import main, tune
-from lt_mlir.search.measure import Measurer, Result
+from lt_mlir.search.measure import Measurer, Result, allowed_cpus
 from lt_mlir.search.model import CostModel
 from lt_mlir.search.tune import STRATEGIES, Candidate, Tuner
 
@@ -388,6 +388,56 @@ def test_the_ir_model_ranks_candidates_by_what_their_ir_executes(tmp_path):
     assert main(["matmul:16,16,32", "--model", "ir", "--budget", "6", "--quiet", "--log", str(log)]) == 0
     header = json.loads(open(log).readline())["header"]
     assert header["model"] == "ir" and header["distinct_code"] is True
+
+
+@pytest.mark.skipif(len(allowed_cpus()) < 2, reason="one CPU: --model ir lowers its candidates in the search's own process")
+def test_the_ir_models_lowering_processes_count_what_this_process_counts():
+    """``--model ir`` lowers a batch's candidates on processes of its own
+    (``Lowerers``, one a CPU): their code keys and IR features are what
+    lowering here gives; when one of them dies the search lowers in its own
+    process from then on, with the same figures."""
+    moves = [("split_2@L0",), ("unroll@L2",), ("swap_down@L1",), ("split_4@L0", "unroll@L3"), ("split_8@L1",), ("swap_down@L0",)]
+    pooled = Tuner(Schedule(TEXT), FakeMeasurer(), budget=10, use_model="ir")
+    here = Tuner(Schedule(TEXT), FakeMeasurer(), budget=10, use_model="ir")
+    try:
+        first = [_cand(*m).schedule for m in moves[:4]]
+        pooled._prelower(first)
+        assert pooled._pool is not None and all(s.text in pooled._features for s in first)
+        process = pooled._pool.children[0][0]
+        process.kill()
+        process.wait()
+        rest = [_cand(*m).schedule for m in moves[4:]] + [_cand("split_2@L1", "unroll@L3").schedule, _cand("split_4@L1").schedule]
+        pooled._prelower(rest)
+        assert pooled._pool is None and pooled._pool_broken
+        for s in first + rest:
+            np.testing.assert_allclose(pooled.features(s), here.features(s), err_msg=s.text)
+            assert pooled._code[s.text] == here._code[s.text]
+    finally:
+        pooled.close()
+        here.close()
+
+
+def test_a_script_without_a_main_guard_is_not_run_again(tmp_path):
+    """The lowering processes start with ``python -c`` (as the measuring
+    ones do): a user's script that tunes at its top level, with no ``if
+    __name__ == "__main__"``, runs once."""
+    import subprocess
+    import sys
+
+    script = tmp_path / "tune_me.py"
+    script.write_text(
+        "print('ran', flush=True)\n"
+        "from lt_mlir.search import tune as T\n"
+        "made = T.Lowerers.__init__\n"
+        "T.Lowerers.__init__ = lambda self, n: (print('lowerers', flush=True), made(self, n))[1]\n"
+        "from lt_mlir.search.cli import main\n"
+        f"main(['matmul:16,16,32', '--model', 'ir', '--budget', '8', '--quiet', '--no-db', '--log', {str(tmp_path / 'l.jsonl')!r},"
+        f" '-o', {str(tmp_path / 'o.mlir')!r}, '--plot', {str(tmp_path / 'p.png')!r}])\n")
+    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.count("ran") == 1
+    if len(allowed_cpus()) >= 2:
+        assert out.stdout.count("lowerers") == 1
 
 
 @pytest.mark.parametrize("model, distinct", [("ir", None), (False, True), (True, True)])

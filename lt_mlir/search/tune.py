@@ -22,8 +22,14 @@ import contextlib
 import itertools
 import json
 import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
 import time
 from dataclasses import dataclass, field
+from multiprocessing.connection import Connection, wait
 
 import numpy as np
 
@@ -34,6 +40,7 @@ from ..schedule import Schedule
 from ..targets import get_target
 from ..tuning import host, program_hash
 from . import space
+from .measure import allowed_cpus
 from .model import CostModel, within_batch_spearman
 
 
@@ -72,6 +79,87 @@ class Evaluation:
         return self.speedup if (self.speedup is not None and self.correct and not self.error) else 0.0
 
 
+def _lower_and_count(job: tuple) -> tuple:
+    """(``code_key``, ``space.ir_counts_of``) of a schedule's optimised code;
+    ``job``: (its text, its entry, the target's name).  (None, None): it
+    does not lower."""
+    text, entry, target = job
+    schedule = Schedule(text, entry)
+    code = space.optimized_ir(schedule, target)
+    if code is None:
+        return None, None
+    return code_key(code[0]), space.ir_counts_of(schedule, target, code=code)
+
+
+def _lowering_server(fd: int) -> None:
+    """A lowering process's loop (``python -c``, so that a user's script is
+    never re-imported): jobs in, ``_lower_and_count`` out, until None or
+    the search's end of the socket closes.  Ctrl-C is the search's."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    conn = Connection(fd)
+    while True:
+        try:
+            job = conn.recv()
+        except (EOFError, OSError):
+            return
+        if job is None:
+            return
+        conn.send(_lower_and_count(job))
+
+
+class Lowerers:
+    """``n`` processes lowering, optimising and counting schedules for
+    ``--model ir`` (``map``); what they print goes to a file of their own."""
+
+    def __init__(self, n: int):
+        self.children = []
+        for _ in range(n):
+            ours, theirs = socket.socketpair()
+            log = tempfile.TemporaryFile()
+            code = f"from lt_mlir.search.tune import _lowering_server; _lowering_server({theirs.fileno()})"
+            process = subprocess.Popen([sys.executable, "-c", code], pass_fds=(theirs.fileno(),), stdin=subprocess.DEVNULL, stdout=log, stderr=log)
+            theirs.close()
+            self.children.append((process, Connection(ours.detach()), log))
+
+    def map(self, jobs: list) -> list:
+        """``_lower_and_count`` of each job, each idle process taking the
+        next; ``LtError`` when a process dies (a crash in LLVM)."""
+        out: list = [None] * len(jobs)
+        todo, busy = list(range(len(jobs)))[::-1], {}
+
+        def give(conn) -> None:
+            if todo:
+                busy[conn] = todo.pop()
+                conn.send(jobs[busy[conn]])
+
+        try:
+            for _, conn, _ in self.children:
+                give(conn)
+            while busy:
+                for conn in wait(list(busy)):
+                    out[busy.pop(conn)] = conn.recv()
+                    give(conn)
+        except (EOFError, OSError) as e:
+            raise LtError("error: a lowering process died") from e
+        return out
+
+    def close(self) -> None:
+        for process, conn, log in self.children:
+            try:
+                conn.send(None)
+            except (OSError, ValueError):
+                pass
+        for process, conn, log in self.children:
+            try:
+                process.wait(5.0)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+            conn.close()
+            log.close()
+        self.children = []
+
+
 @dataclass
 class Tuner:
     start: Schedule
@@ -105,6 +193,8 @@ class Tuner:
         self._code: dict[str, str | None] = {}  # text -> ir_counts.code_key of its optimised IR (None: it does not lower)
         self._by_code: dict[str, str] = {}  # code key -> the text of the evaluation measured with that code
         self._start_code = None  # the start's optimised IR, once computed (``_start_ir``)
+        self._pool = None  # processes lowering a batch's candidates for --model ir (``_prelower``, ``Lowerers``), made when first needed
+        self._pool_broken = False  # one died: lowered here from then on
         self.same_code = 0  # candidates not measured: their code was measured already (``distinct``)
         self.t0 = time.perf_counter()
         self.flops = self.start.flops()
@@ -168,6 +258,8 @@ class Tuner:
         predicted = [None] * len(new)
         ranked = self.model is not None and self.model.ready and bool(new)
         if ranked:
+            if self.ir:
+                self._prelower([c.schedule for c in new])
             xs = [self.features(c.schedule) for c in new]
             order = self.model.rank(xs)
             guesses = self.model.predict(xs)
@@ -372,6 +464,36 @@ class Tuner:
             self._features[schedule.text] = x
         return x
 
+    def _prelower(self, schedules: list[Schedule]) -> None:
+        """``features`` of ``schedules`` under ``--model ir`` computed on a
+        pool of processes, one a CPU this process may use (at most 4), while
+        nothing is being timed: lowering and optimising every candidate it
+        ranks was two thirds of a timed ``--model ir`` search's time on 2
+        cores, and the measuring worker idles meanwhile.  Inline with one
+        CPU, a handful of schedules, or a target given as an object."""
+        todo = list({s.text: s for s in schedules if s.text not in self._features}.values())
+        workers = min(4, len(allowed_cpus()))
+        if len(todo) < 4 or workers < 2 or not isinstance(self.target, str) or self._pool_broken:
+            return
+        if self._ir_start is None:
+            self._ir_start = space.ir_counts_of(self.start, self.target, code=self._start_ir())
+        if self._pool is None:
+            self._pool = Lowerers(workers)
+        try:
+            got = self._pool.map([(s.text, s.entry, self.target) for s in todo])
+        except LtError:  # a process died: ``features`` lowers them here, as without a pool (a crash in LLVM would end the search either way)
+            self._close_pool()
+            self._pool_broken = True
+            return
+        for s, (key, counts) in zip(todo, got):
+            self._code[s.text] = key
+            self._features[s.text] = space.ir_feature_vector(counts, self._ir_start)
+
+    def _close_pool(self) -> None:
+        if self._pool is not None:
+            self._pool.close()
+            self._pool = None
+
     def _start_ir(self):
         """The start's ``space.optimized_ir``, computed once; measuring each
         code once (``distinct``), its code is known, scoring 1.0 (what every
@@ -390,6 +512,7 @@ class Tuner:
         return self._start_code[0]
 
     def close(self) -> None:
+        self._close_pool()
         if self._log is not None:
             self._log.close()
             self._log = None
