@@ -20,6 +20,7 @@ from lt_mlir.search import space
 from lt_mlir.search.cli import main, tune
 from lt_mlir.search.measure import Measurer, Result, allowed_cpus
 from lt_mlir.search.model import CostModel
+from lt_mlir.search.model import target as cost_model_target
 from lt_mlir.search.tune import STRATEGIES, Candidate, Tuner
 
 TEXT = programs.matmul(16, 16, 32)
@@ -394,27 +395,57 @@ def test_the_ir_model_ranks_candidates_by_what_their_ir_executes(tmp_path):
 def test_the_ir_models_lowering_processes_count_what_this_process_counts():
     """``--model ir`` lowers a batch's candidates on processes of its own
     (``Lowerers``, one a CPU): their code keys and IR features are what
-    lowering here gives; when one of them dies the search lowers in its own
-    process from then on, with the same figures."""
-    moves = [("split_2@L0",), ("unroll@L2",), ("swap_down@L1",), ("split_4@L0", "unroll@L3"), ("split_8@L1",), ("swap_down@L0",)]
+    lowering here gives; a process that dies is replaced and its job given
+    to the new one."""
+    moves = [("split_2@L0",), ("unroll@L2",), ("swap_down@L1",), ("split_4@L0", "unroll@L3"), ("split_8@L1",), ("swap_down@L0",),
+             ("split_2@L1", "unroll@L3"), ("split_4@L1",)]
     pooled = Tuner(Schedule(TEXT), FakeMeasurer(), budget=10, use_model="ir")
     here = Tuner(Schedule(TEXT), FakeMeasurer(), budget=10, use_model="ir")
     try:
         first = [_cand(*m).schedule for m in moves[:4]]
         pooled._prelower(first)
         assert pooled._pool is not None and all(s.text in pooled._features for s in first)
-        process = pooled._pool.children[0][0]
-        process.kill()
-        process.wait()
-        rest = [_cand(*m).schedule for m in moves[4:]] + [_cand("split_2@L1", "unroll@L3").schedule, _cand("split_4@L1").schedule]
+        pool = pooled._pool
+        pool.children[0].process.kill()
+        pool.children[0].process.wait()
+        rest = [_cand(*m).schedule for m in moves[4:]]
         pooled._prelower(rest)
-        assert pooled._pool is None and pooled._pool_broken
+        assert pooled._pool is pool and pool.deaths == 1 and pool.crashed == [] and not pooled._pool_broken
         for s in first + rest:
             np.testing.assert_allclose(pooled.features(s), here.features(s), err_msg=s.text)
-            assert pooled._code[s.text] == here._code[s.text]
+            assert pooled._code[s.text] == here._code[s.text] is not None
     finally:
         pooled.close()
         here.close()
+    assert pool.children == []
+
+
+@pytest.mark.skipif(len(allowed_cpus()) < 2, reason="one CPU: --model ir lowers its candidates in the search's own process")
+def test_a_candidate_whose_lowering_crashes_is_ranked_a_failure_and_logged(monkeypatch, tmp_path):
+    """A candidate that kills the process lowering it twice (a crash in
+    LLVM: ``$LT_LOWER_DIE_ON``) is ranked as a failure, logged with its
+    schedule, and the search goes on; the others are lowered right."""
+    cands = [_cand(*m) for m in [("split_2@L0",), ("swap_down@L1",), ("split_4@L1",), ("split_8@L1",), ("swap_down@L0",)]]
+    victim = cands[2]
+    marker = next(line for line in victim.text.splitlines() if all(line not in c.text for c in cands if c is not victim))
+    monkeypatch.setenv("LT_LOWER_DIE_ON", marker)
+    log = str(tmp_path / "t.jsonl")
+    tuner = Tuner(Schedule(TEXT), FakeMeasurer(), budget=10, use_model="ir", log_path=log)
+    here = Tuner(Schedule(TEXT), FakeMeasurer(), budget=10, use_model="ir")
+    try:
+        tuner.open_log({"start": TEXT})
+        tuner._prelower([c.schedule for c in cands])
+        assert tuner._pool.crashed == [victim.text] and tuner._pool.deaths == 2 and not tuner._pool_broken
+        assert np.isnan(tuner.features(victim.schedule)).all() and tuner._code[victim.text] is None
+        assert tuner.model.predict([tuner.features(victim.schedule)])[0] == cost_model_target(None)
+        for c in cands:
+            if c is not victim:
+                np.testing.assert_allclose(tuner.features(c.schedule), here.features(c.schedule))
+    finally:
+        tuner.close()
+        here.close()
+    crashed = [json.loads(x) for x in open(log) if "lowering_crashed" in x]
+    assert [d["text"] for d in crashed] == [victim.text] and crashed[0]["lowering_crashed"]
 
 
 def test_a_script_without_a_main_guard_is_not_run_again(tmp_path):

@@ -94,9 +94,12 @@ def _lower_and_count(job: tuple) -> tuple:
 def _lowering_server(fd: int) -> None:
     """A lowering process's loop (``python -c``, so that a user's script is
     never re-imported): jobs in, ``_lower_and_count`` out, until None or
-    the search's end of the socket closes.  Ctrl-C is the search's."""
+    the search's end of the socket closes.  Ctrl-C is the search's.
+    ``$LT_LOWER_DIE_ON``: the process dies on a job whose text holds it
+    (the tests' crash in LLVM)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     conn = Connection(fd)
+    victim = os.environ.get("LT_LOWER_DIE_ON")
     while True:
         try:
             job = conn.recv()
@@ -104,59 +107,98 @@ def _lowering_server(fd: int) -> None:
             return
         if job is None:
             return
+        if victim and victim in job[0]:
+            os._exit(1)
         conn.send(_lower_and_count(job))
+
+
+class _Lowerer:
+    """One lowering process over a socket pair; what it prints goes to a
+    file of its own."""
+
+    def __init__(self):
+        ours, theirs = socket.socketpair()
+        self.log = tempfile.TemporaryFile()
+        code = f"from lt_mlir.search.tune import _lowering_server; _lowering_server({theirs.fileno()})"
+        self.process = subprocess.Popen([sys.executable, "-c", code], pass_fds=(theirs.fileno(),), stdin=subprocess.DEVNULL,
+                                        stdout=self.log, stderr=self.log)
+        theirs.close()
+        self.conn = Connection(ours.detach())
+
+    def close(self, wait_s: float = 5.0) -> None:
+        try:
+            self.conn.send(None)
+        except (OSError, ValueError):
+            pass
+        try:
+            self.process.wait(wait_s)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+        self.conn.close()
+        self.log.close()
 
 
 class Lowerers:
     """``n`` processes lowering, optimising and counting schedules for
-    ``--model ir`` (``map``); what they print goes to a file of their own."""
+    ``--model ir`` (``map``).  A process that dies on a job (a crash in
+    LLVM) is replaced and the job tried once more on the new one; a job
+    that kills two is a schedule that does not lower (``crashed``), the
+    search goes on."""
 
     def __init__(self, n: int):
-        self.children = []
-        for _ in range(n):
-            ours, theirs = socket.socketpair()
-            log = tempfile.TemporaryFile()
-            code = f"from lt_mlir.search.tune import _lowering_server; _lowering_server({theirs.fileno()})"
-            process = subprocess.Popen([sys.executable, "-c", code], pass_fds=(theirs.fileno(),), stdin=subprocess.DEVNULL, stdout=log, stderr=log)
-            theirs.close()
-            self.children.append((process, Connection(ours.detach()), log))
+        self.children = [_Lowerer() for _ in range(n)]
+        self.crashed: list[str] = []  # texts of schedules whose lowering killed its process twice
+        self.answers = self.deaths = 0
 
     def map(self, jobs: list) -> list:
         """``_lower_and_count`` of each job, each idle process taking the
-        next; ``LtError`` when a process dies (a crash in LLVM)."""
+        next.  ``LtError`` when the processes die without ever answering
+        (they cannot start: the caller lowers in its own process)."""
         out: list = [None] * len(jobs)
-        todo, busy = list(range(len(jobs)))[::-1], {}
+        todo, busy, tries = list(range(len(jobs)))[::-1], {}, [0] * len(jobs)
 
-        def give(conn) -> None:
-            if todo:
-                busy[conn] = todo.pop()
-                conn.send(jobs[busy[conn]])
+        def give(k: int) -> None:
+            while todo:
+                busy[k] = todo.pop()
+                try:
+                    self.children[k].conn.send(jobs[busy[k]])
+                    return
+                except OSError:
+                    died(k)
 
-        try:
-            for _, conn, _ in self.children:
-                give(conn)
-            while busy:
-                for conn in wait(list(busy)):
-                    out[busy.pop(conn)] = conn.recv()
-                    give(conn)
-        except (EOFError, OSError) as e:
-            raise LtError("error: a lowering process died") from e
+        def died(k: int) -> None:
+            i = busy.pop(k)
+            self.deaths += 1
+            if self.deaths > 2 * len(self.children) and not self.answers:
+                raise LtError("error: the lowering processes die before answering")
+            self.children[k].close(0.0)
+            self.children[k] = _Lowerer()
+            tries[i] += 1
+            if tries[i] < 2:
+                todo.append(i)
+            else:
+                out[i] = (None, None)
+                self.crashed.append(jobs[i][0])
+
+        for k in range(len(self.children)):
+            give(k)
+        while busy:
+            for conn in wait([self.children[k].conn for k in busy]):
+                k = next(k for k in busy if self.children[k].conn is conn)
+                try:
+                    answer = conn.recv()
+                except (EOFError, OSError):
+                    died(k)
+                else:
+                    out[busy.pop(k)] = answer
+                    self.answers += 1
+                give(k)
         return out
 
     def close(self) -> None:
-        for process, conn, log in self.children:
-            try:
-                conn.send(None)
-            except (OSError, ValueError):
-                pass
-        for process, conn, log in self.children:
-            try:
-                process.wait(5.0)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
-            conn.close()
-            log.close()
+        for child in self.children:
+            child.close()
         self.children = []
 
 
@@ -194,7 +236,7 @@ class Tuner:
         self._by_code: dict[str, str] = {}  # code key -> the text of the evaluation measured with that code
         self._start_code = None  # the start's optimised IR, once computed (``_start_ir``)
         self._pool = None  # processes lowering a batch's candidates for --model ir (``_prelower``, ``Lowerers``), made when first needed
-        self._pool_broken = False  # one died: lowered here from then on
+        self._pool_broken = False  # they could not start: lowered here from then on
         self.same_code = 0  # candidates not measured: their code was measured already (``distinct``)
         self.t0 = time.perf_counter()
         self.flops = self.start.flops()
@@ -481,13 +523,16 @@ class Tuner:
             self._pool = Lowerers(workers)
         try:
             got = self._pool.map([(s.text, s.entry, self.target) for s in todo])
-        except LtError:  # a process died: ``features`` lowers them here, as without a pool (a crash in LLVM would end the search either way)
+        except LtError:  # they cannot start: ``features`` lowers here, as without a pool
             self._close_pool()
             self._pool_broken = True
             return
+        crashed = set(self._pool.crashed)
         for s, (key, counts) in zip(todo, got):
             self._code[s.text] = key
-            self._features[s.text] = space.ir_feature_vector(counts, self._ir_start)
+            self._features[s.text] = space.ir_feature_vector(counts, self._ir_start)  # one that crashed: ranked as a failure
+            if s.text in crashed:
+                self._write({"lowering_crashed": [str(m) for m in (s.moves or [])], "text": s.text})
 
     def _close_pool(self) -> None:
         if self._pool is not None:
