@@ -471,26 +471,46 @@ def test_a_script_without_a_main_guard_is_not_run_again(tmp_path):
         assert out.stdout.count("lowerers") == 1
 
 
+def _code_groups():
+    """Candidates of TEXT by which code the host's LLVM makes of them (which
+    splits it folds back is its to say: found here, not assumed): one with
+    the start's code, three or more with one code of their own, and one
+    whose code no other has."""
+    from lt_mlir.lowering.ir_counts import code_key
+
+    pool = [_cand(*m) for m in [("split_2@L0",), ("unroll@L2",), ("split_4@L0", "unroll@L3"), ("split_8@L0", "unroll@L3"), ("split_4@L0",),
+                                ("split_8@L0",), ("unroll@L3",), ("split_2@L1",), ("swap_down@L1",), ("swap_down@L0",), ("split_4@L1",)]]
+    pool = [c for c in pool if c.schedule is not None]  # the moves that apply
+    start_key = code_key(space.optimized_ir(Schedule(TEXT))[0])
+    groups: dict = {}
+    for c in pool:
+        groups.setdefault(code_key(space.optimized_ir(c.schedule)[0]), []).append(c)
+    same_as_start = groups[start_key][0] if start_key in groups else None
+    twins = next((g for k, g in groups.items() if k != start_key and len(g) >= 3), None)
+    other = next((g[0] for k, g in groups.items() if k != start_key and len(g) == 1), None)
+    assert None not in (same_as_start, twins, other), "LLVM here folds none of these splits back"
+    return same_as_start, twins, other
+
+
 @pytest.mark.parametrize("model, distinct", [("ir", None), (False, True), (True, True)])
 def test_each_code_is_measured_once(model, distinct):
     """With ``--model ir``, or ``--distinct-code`` with any model or none,
     a candidate whose optimised code (``code_key``) is the start's scores
     1.0 unmeasured, and of candidates sharing their code one is measured
     and the others score as it: on this matmul most splits are folded back
-    by LLVM."""
-    from lt_mlir.lowering.ir_counts import code_key
-
+    by LLVM (which ones, the host's LLVM says)."""
+    same_as_start, twins, other = _code_groups()
+    twin_a, twin_b, twin_c = twins[:3]
     m = FakeMeasurer()
     tuner = Tuner(Schedule(TEXT), m, budget=10, use_model=model, distinct_code=distinct)
-    same_as_start, twin_a, twin_b, other = _cand("split_2@L0"), _cand("unroll@L2"), _cand("split_4@L0", "unroll@L3"), _cand("swap_down@L1")
-    assert code_key(space.optimized_ir(twin_a.schedule)[0]) == code_key(space.optimized_ir(twin_b.schedule)[0])
     scores = dict((c.text, sc) for c, sc in tuner.measure([same_as_start, twin_a, twin_b, other]))
     assert len(m.measured) == 2 and other.text in m.measured and len(tuner.evaluations) == 2 and tuner.same_code == 2
     measured_twin = next(t for t in m.measured if t != other.text)
     assert measured_twin in (twin_a.text, twin_b.text)
     assert scores[same_as_start.text] == 1.0 and scores[twin_a.text] == scores[twin_b.text] == cost(measured_twin)
-    tuner.measure([_cand("split_8@L0", "unroll@L3")])  # the twins' code again: free
+    tuner.measure([twin_c])  # the twins' code again: free
     assert len(m.measured) == 2 and tuner.same_code == 3
+    tuner.close()
     if model == "ir":
         searched, measured = search("evolution", budget=16, model="ir")
         keys = [searched._code[t] for t in measured.measured if t in searched._code]
@@ -517,13 +537,14 @@ def test_a_resumed_search_measures_no_code_again(tmp_path):
     m = FakeMeasurer()
     first = Tuner(Schedule(TEXT), m, budget=10, use_model=False, distinct_code=True, log_path=log)
     first.open_log({"start": TEXT})
-    first.measure([_cand("unroll@L2")])
+    _, twins, _ = _code_groups()
+    first.measure([twins[0]])
     first.close()
     assert json.loads(open(log).read().splitlines()[1])["code"] == first._code[m.measured[0]]
     again = FakeMeasurer()
     second = Tuner(Schedule(TEXT), again, budget=10, use_model=False, distinct_code=True, log_path=log)
     second.resume(log)
-    (_, score), = second.measure([_cand("split_4@L0", "unroll@L3")])
+    (_, score), = second.measure([twins[1]])
     assert again.measured == [] and second.same_code == 1 and score == cost(m.measured[0])
 
 def test_lt_tune_distinct_code_without_a_model(tmp_path, capsys):
