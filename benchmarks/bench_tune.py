@@ -44,7 +44,7 @@ import bench_cpu  # noqa: E402
 
 import lt_mlir  # noqa: E402
 from lt_mlir.runtime.timing import block_medians  # noqa: E402
-from lt_mlir.search.cli import tune  # noqa: E402
+from lt_mlir.search.cli import MODELS, tune  # noqa: E402
 from lt_mlir.search.measure import make_measurer  # noqa: E402
 
 
@@ -100,8 +100,10 @@ def _reach(evaluations, good) -> int | None:
 
 
 def _model(name: str) -> bool | str:
-    """``tune``'s ``model`` for ``--model``: the lt features' model (True) or the IR's ("ir")."""
-    return "ir" if name == "ir" else True
+    """``tune``'s ``model`` for ``--model`` (lt-tune's: auto, lt or ir)."""
+    if name not in MODELS:
+        sys.exit(f"bench_tune.py: error: --model '{name}': one of {', '.join(MODELS)}")
+    return MODELS[name]
 
 
 def compare_model(ws: list, args) -> None:
@@ -171,7 +173,7 @@ def main() -> int:
     p.add_argument("--budget", type=int, default=300)
     p.add_argument("--seconds", type=float, default=None, help="at most this long a search")
     p.add_argument("--rounds", type=int, default=8, help="rounds of timing blocks (4 timed calls a variant each)")
-    p.add_argument("--model", default="lt", help="the cost model the searches use (lt-tune --model: lt or ir); "
+    p.add_argument("--model", default="auto", help="the cost model the searches use (lt-tune --model: auto, the default, lt or ir); "
                    "with --compare-model a list (lt,ir): each against the same seeds without a model")
     p.add_argument("--distinct-code", action=argparse.BooleanOptionalAction, default=None,
                    help="every search measures each optimised code once (lt-tune --distinct-code; default: with --model ir only); "

@@ -143,7 +143,7 @@ def test_lt_tune_policy_strategy(tmp_path, monkeypatch):
     real_effects, real_measure = agent.effects, Tuner.measure
     monkeypatch.setattr(agent, "effects", lambda *a, **k: masks.__setitem__(0, masks[0] + 1) or real_effects(*a, **k))
     monkeypatch.setattr(Tuner, "measure", lambda self, cands, *a, **k: at_measure.append(masks[0]) or real_measure(self, cands, *a, **k))
-    result = tune("matmul:32,32,32", "policy", budget=12, seed=0)
+    result = tune("matmul:32,32,32", "policy", budget=12, seed=0, model=True)  # every program measured, twins too (the IR model measures a code once)
     # the programs are found as they are measured: the first chunk is measured before the search for the rest
     assert len(at_measure) == 2 and at_measure[0] < at_measure[1]
     measured = [e.text for e in result.tuner.evaluations]  # the start is measured apart, as the baseline

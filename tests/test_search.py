@@ -391,6 +391,25 @@ def test_the_ir_model_ranks_candidates_by_what_their_ir_executes(tmp_path):
     assert header["model"] == "ir" and header["distinct_code"] is True
 
 
+def test_the_default_model_is_the_irs_on_the_cpu_and_the_lt_ones_elsewhere(tmp_path):
+    """``model="auto"`` (``tune``'s and lt-tune's default): the IR's model
+    where the target makes host code, measuring each code once; the lt
+    features' pre-trained model on a target that makes none (CUDA)."""
+    cpu = Tuner(Schedule(TEXT), FakeMeasurer(), use_model="auto")
+    assert cpu.use_model == "ir" and cpu.ir and cpu.distinct and type(cpu.model.base).__name__ == "CycleEstimate"
+    cuda = Tuner(Schedule(TEXT), FakeMeasurer(), target="cuda", use_model="auto")
+    assert cuda.use_model is True and not cuda.ir and not cuda.distinct and type(cuda.model.base).__name__ != "CycleEstimate"
+    assert len(cuda.features(cuda.start)) == len(space.FEATURE_NAMES)
+    log = tmp_path / "t.jsonl"
+    assert main(["matmul:16,16,32", "--budget", "4", "--quiet", "--log", str(log)]) == 0
+    header = json.loads(open(log).readline())["header"]
+    assert header["model"] == "ir" and header["distinct_code"] is True
+    log = tmp_path / "lt.jsonl"
+    assert main(["matmul:16,16,32", "--model", "lt", "--budget", "4", "--quiet", "--log", str(log)]) == 0
+    header = json.loads(open(log).readline())["header"]
+    assert header["model"] is True and header["distinct_code"] is False
+
+
 @pytest.mark.skipif(len(allowed_cpus()) < 2, reason="one CPU: --model ir lowers its candidates in the search's own process")
 def test_the_ir_models_lowering_processes_count_what_this_process_counts():
     """``--model ir`` lowers a batch's candidates on processes of its own

@@ -209,7 +209,7 @@ class Tuner:
     target: str = "cpu"
     budget: int = 300
     seconds: float | None = None
-    use_model: bool | str = True  # True: the shipped model on the lt features; "ir": on what the IR executes
+    use_model: bool | str = True  # True: the shipped model on the lt features; "ir": on what the IR executes; "auto": "ir" on a native target, True on another
     log_path: str | None = None
     start_gflops: float | None = None
     evaluations: list = field(default_factory=list)
@@ -217,8 +217,10 @@ class Tuner:
     distinct_code: bool | None = None  # measure each optimised code once (None: with --model ir, which lowers every candidate anyway)
 
     def __post_init__(self):
-        self.ir = self.use_model == "ir"
         native = get_target(self.target).native
+        if self.use_model == "auto":  # the IR's where there is host code to read (tune's default)
+            self.use_model = "ir" if native else True
+        self.ir = self.use_model == "ir"
         if self.ir and not native:
             raise LtError(f"error: --model ir reads the host code's LLVM IR; target '{self.target}' makes none (use the default model)")
         if self.distinct_code and not native:
