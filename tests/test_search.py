@@ -7,6 +7,7 @@ tests/test_search_measure.py."""
 from __future__ import annotations
 
 import json
+import time
 
 import numpy as np
 import pytest
@@ -465,6 +466,41 @@ def test_a_candidate_whose_lowering_crashes_is_ranked_a_failure_and_logged(monke
         here.close()
     crashed = [json.loads(x) for x in open(log) if "lowering_crashed" in x]
     assert [d["text"] for d in crashed] == [victim.text] and crashed[0]["lowering_crashed"]
+
+
+@pytest.mark.skipif(len(allowed_cpus()) < 2, reason="one CPU: --model ir lowers its candidates in the search's own process")
+def test_a_candidate_whose_lowering_takes_too_long_is_ranked_a_failure_and_logged(monkeypatch, tmp_path):
+    """A candidate the lowering processes spend longer than the compile
+    limit on (``$LT_LOWER_HANG_ON``: one never answers) is ranked as a
+    failure and logged, its process replaced, the job not tried again;
+    the batch waits no longer than the limit, and the others lower right."""
+    cands = [_cand(*m) for m in [("split_2@L0",), ("swap_down@L1",), ("split_4@L1",), ("split_8@L1",), ("swap_down@L0",)]]
+    victim = cands[3]
+    marker = next(line for line in victim.text.splitlines() if all(line not in c.text for c in cands if c is not victim))
+    monkeypatch.setenv("LT_LOWER_HANG_ON", marker)
+    log = str(tmp_path / "t.jsonl")
+    tuner = Tuner(Schedule(TEXT), FakeMeasurer(), budget=10, use_model="ir", log_path=log, lower_limit_s=3.0)
+    here = Tuner(Schedule(TEXT), FakeMeasurer(), budget=10, use_model="ir")
+    try:
+        tuner.open_log({"start": TEXT})
+        tuner._start_ir()
+        t0 = time.monotonic()
+        tuner._prelower([c.schedule for c in cands])
+        waited = time.monotonic() - t0
+        assert 3.0 <= waited < 20.0, waited
+        assert tuner._pool.timed_out == [victim.text] and tuner._pool.crashed == [] and tuner._pool.deaths == 0
+        assert np.isnan(tuner.features(victim.schedule)).all() and tuner._code[victim.text] is None
+        for c in cands:
+            if c is not victim:
+                np.testing.assert_allclose(tuner.features(c.schedule), here.features(c.schedule))
+        again = [_cand("split_2@L0", "split_4@L2"), _cand("split_8@L0", "swap_down@L1"), _cand("split_16@L1"), _cand("split_2@L1", "swap_down@L0")]
+        tuner._prelower([c.schedule for c in again])  # the replaced process lowers
+        assert tuner._pool.timed_out == [victim.text] and all(not np.isnan(tuner.features(c.schedule)).all() for c in again)
+    finally:
+        tuner.close()
+        here.close()
+    slow = [json.loads(x) for x in open(log) if "lowering_timed_out" in x]
+    assert [d["text"] for d in slow] == [victim.text] and slow[0]["lowering_timed_out"]
 
 
 def test_a_script_without_a_main_guard_is_not_run_again(tmp_path):

@@ -168,7 +168,8 @@ def tune(
     workers = "ray" if ray_address else workers
     if workers == "ray" and (ray_address or os.environ.get("RAY_ADDRESS")):
         check_ray_address(ray_address or os.environ["RAY_ADDRESS"])  # a cluster that answers nothing: one line now, no log begun
-    tuner = Tuner(start, None, target, budget, seconds, model, log, distinct_code=distinct_code)
+    tuner = Tuner(start, None, target, budget, seconds, model, log, distinct_code=distinct_code,
+                  lower_limit_s=(limits or Limits()).compile_s)
     tuner.seeds = [x for x in seeds if x.moves]  # schedules reached from the start by moves (Model's default)
     if resume:
         tuner.resume(resume)
@@ -398,7 +399,8 @@ def _arg_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--target", choices=tuple(TARGETS), default="cpu")
     p.add_argument("--compile-limit", type=_positive(float), default=Limits.compile_s, metavar="S",
-                   help=f"seconds a candidate may compile (default {Limits.compile_s:g})")
+                   help=f"seconds a candidate may compile (default {Limits.compile_s:g}; "
+                        "--model ir's lowering of a candidate to rank it too)")
     p.add_argument("--run-limit", type=_positive(float), default=Limits.run_s, metavar="S",
                    help=f"seconds a candidate may run to be checked and timed (default {Limits.run_s:g})")
     p.add_argument("--entry", default=None)

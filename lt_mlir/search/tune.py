@@ -35,6 +35,7 @@ import numpy as np
 
 from ..dialect import lt
 from ..errors import LtError
+from ..evaluate import Limits
 from ..lowering.ir_counts import code_key
 from ..schedule import Schedule
 from ..targets import get_target
@@ -94,12 +95,15 @@ def _lower_and_count(job: tuple) -> tuple:
 def _lowering_server(fd: int) -> None:
     """A lowering process's loop (``python -c``, so that a user's script is
     never re-imported): jobs in, ``_lower_and_count`` out, until None or
-    the search's end of the socket closes.  Ctrl-C is the search's.
+    the search's end of the socket closes; it says ``_READY`` first, once
+    imported (a job's time limit counts from then).  Ctrl-C is the search's.
     ``$LT_LOWER_DIE_ON``: the process dies on a job whose text holds it
-    (the tests' crash in LLVM)."""
+    (the tests' crash in LLVM); ``$LT_LOWER_HANG_ON``: it answers one only
+    after a minute (the tests' lowering that takes too long)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     conn = Connection(fd)
-    victim = os.environ.get("LT_LOWER_DIE_ON")
+    conn.send(_READY)
+    victim, hang = os.environ.get("LT_LOWER_DIE_ON"), os.environ.get("LT_LOWER_HANG_ON")
     while True:
         try:
             job = conn.recv()
@@ -109,7 +113,13 @@ def _lowering_server(fd: int) -> None:
             return
         if victim and victim in job[0]:
             os._exit(1)
+        if hang and hang in job[0]:
+            time.sleep(60)  # longer than the tests' limit; a minute, not a hang, if the limit failed
         conn.send(_lower_and_count(job))
+
+
+_READY = "ready"  # a lowering process's first message
+_START_S = 60.0  # seconds a lowering process may take to start (import lt_mlir) before it counts as dead
 
 
 class _Lowerer:
@@ -124,6 +134,8 @@ class _Lowerer:
                                         stdout=self.log, stderr=self.log)
         theirs.close()
         self.conn = Connection(ours.detach())
+        self.ready = False  # it said _READY
+        self.since = time.monotonic()  # when it started, then when its job did
 
     def close(self, wait_s: float = 5.0) -> None:
         try:
@@ -144,11 +156,15 @@ class Lowerers:
     ``--model ir`` (``map``).  A process that dies on a job (a crash in
     LLVM) is replaced and the job tried once more on the new one; a job
     that kills two is a schedule that does not lower (``crashed``), the
-    search goes on."""
+    search goes on.  A job that takes longer than ``limit_s`` (a compile's
+    limit: LLVM optimising a huge unrolled body) is one too, its process
+    killed and replaced, the job not tried again (``timed_out``)."""
 
-    def __init__(self, n: int):
+    def __init__(self, n: int, limit_s: float):
+        self.limit_s = limit_s
         self.children = [_Lowerer() for _ in range(n)]
         self.crashed: list[str] = []  # texts of schedules whose lowering killed its process twice
+        self.timed_out: list[str] = []  # texts of schedules whose lowering took longer than limit_s
         self.answers = self.deaths = 0
 
     def map(self, jobs: list) -> list:
@@ -163,17 +179,22 @@ class Lowerers:
                 busy[k] = todo.pop()
                 try:
                     self.children[k].conn.send(jobs[busy[k]])
+                    if self.children[k].ready:
+                        self.children[k].since = time.monotonic()
                     return
                 except OSError:
                     died(k)
 
+        def replace(k: int) -> int:
+            self.children[k].close(0.0)
+            self.children[k] = _Lowerer()
+            return busy.pop(k)
+
         def died(k: int) -> None:
-            i = busy.pop(k)
             self.deaths += 1
             if self.deaths > 2 * len(self.children) and not self.answers:
                 raise LtError("error: the lowering processes die before answering")
-            self.children[k].close(0.0)
-            self.children[k] = _Lowerer()
+            i = replace(k)
             tries[i] += 1
             if tries[i] < 2:
                 todo.append(i)
@@ -181,18 +202,35 @@ class Lowerers:
                 out[i] = (None, None)
                 self.crashed.append(jobs[i][0])
 
+        def deadline(k: int) -> float:
+            child = self.children[k]
+            return child.since + (self.limit_s if child.ready else _START_S)
+
         for k in range(len(self.children)):
             give(k)
         while busy:
-            for conn in wait([self.children[k].conn for k in busy]):
+            timeout = max(0.0, min(deadline(k) for k in busy) - time.monotonic())
+            for conn in wait([self.children[k].conn for k in busy], timeout):
                 k = next(k for k in busy if self.children[k].conn is conn)
                 try:
                     answer = conn.recv()
                 except (EOFError, OSError):
                     died(k)
                 else:
+                    if answer == _READY:  # imported: its job starts now
+                        self.children[k].ready, self.children[k].since = True, time.monotonic()
+                        continue
                     out[busy.pop(k)] = answer
                     self.answers += 1
+                give(k)
+            now = time.monotonic()
+            for k in [k for k in busy if deadline(k) <= now]:
+                if not self.children[k].ready:  # it never started: as if it died
+                    died(k)
+                else:
+                    i = replace(k)
+                    out[i] = (None, None)
+                    self.timed_out.append(jobs[i][0])
                 give(k)
         return out
 
@@ -215,6 +253,7 @@ class Tuner:
     evaluations: list = field(default_factory=list)
     progress: object = None  # called with the tuner after every batch
     distinct_code: bool | None = None  # measure each optimised code once (None: with --model ir, which lowers every candidate anyway)
+    lower_limit_s: float = Limits.compile_s  # seconds the lowering processes may take over a candidate (--compile-limit)
 
     def __post_init__(self):
         native = get_target(self.target).native
@@ -522,19 +561,20 @@ class Tuner:
         if self._ir_start is None:
             self._ir_start = space.ir_counts_of(self.start, self.target, code=self._start_ir())
         if self._pool is None:
-            self._pool = Lowerers(workers)
+            self._pool = Lowerers(workers, self.lower_limit_s)
         try:
             got = self._pool.map([(s.text, s.entry, self.target) for s in todo])
         except LtError:  # they cannot start: ``features`` lowers here, as without a pool
             self._close_pool()
             self._pool_broken = True
             return
-        crashed = set(self._pool.crashed)
+        crashed, slow = set(self._pool.crashed), set(self._pool.timed_out)
         for s, (key, counts) in zip(todo, got):
             self._code[s.text] = key
-            self._features[s.text] = space.ir_feature_vector(counts, self._ir_start)  # one that crashed: ranked as a failure
-            if s.text in crashed:
-                self._write({"lowering_crashed": [str(m) for m in (s.moves or [])], "text": s.text})
+            self._features[s.text] = space.ir_feature_vector(counts, self._ir_start)  # one that crashed or took too long: ranked as a failure
+            for kind, texts in (("lowering_crashed", crashed), ("lowering_timed_out", slow)):
+                if s.text in texts:
+                    self._write({kind: [str(m) for m in (s.moves or [])], "text": s.text})
 
     def _close_pool(self) -> None:
         if self._pool is not None:
