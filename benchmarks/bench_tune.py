@@ -47,6 +47,8 @@ from lt_mlir.runtime.timing import block_medians  # noqa: E402
 from lt_mlir.search.cli import MODELS, tune  # noqa: E402
 from lt_mlir.search.measure import make_measurer  # noqa: E402
 
+LOG_DIR = None  # --log-dir: each search's lt-tune log goes there
+
 
 def search(w, strategy: str, budget: int, seconds: float | None, model: bool | str, seed: int, distinct_code: bool | None = None):
     """The search from the workload's default schedule (its own tuning
@@ -54,7 +56,13 @@ def search(w, strategy: str, budget: int, seconds: float | None, model: bool | s
     the winner)."""
     program, inputs = w.program
     t = program(lt_mlir, *inputs)
-    r = tune(t, strategy=strategy, budget=budget, seconds=seconds, model=model, seed=seed, distinct_code=distinct_code)
+    log = None
+    if LOG_DIR:
+        name = "".join(c if c.isalnum() else "_" for c in w.name)
+        log = os.path.join(LOG_DIR, f"{name}-model_{model}-seed_{seed}.jsonl")
+        if os.path.exists(log):
+            os.remove(log)
+    r = tune(t, strategy=strategy, budget=budget, seconds=seconds, model=model, seed=seed, distinct_code=distinct_code, log=log)
     t.set(r.schedule)
     return r, bench_cpu.runner(t)
 
@@ -176,11 +184,16 @@ def main() -> int:
     p.add_argument("--distinct-code", action=argparse.BooleanOptionalAction, default=None,
                    help="every search measures each optimised code once (lt-tune --distinct-code; default: with --model ir only); "
                         "with --compare-model, the runs without a model too")
+    p.add_argument("--log-dir", default=None, help="write each search's lt-tune log (JSON lines) into this folder")
     p.add_argument("--compare-model", action="store_true", help="with and without the cost model, over --seeds")
     p.add_argument("--seeds", default="0,1,2,3,4")
     p.add_argument("--pool", type=int, default=5, help="--compare-model: each run's best schedules re-measured")
     p.add_argument("--remeasure-rounds", type=int, default=7, help="--compare-model: interleaved rounds of the re-measure")
     args = p.parse_args()
+    global LOG_DIR
+    if args.log_dir:
+        os.makedirs(args.log_dir, exist_ok=True)
+        LOG_DIR = args.log_dir
     os.environ["LT_MLIR_TUNING_DB"] = os.path.join(tempfile.mkdtemp(prefix="bench-tune-"), "tuning.sqlite")
     ws = [w for w in bench_cpu.workloads(args.quick, args.only) if w.program is not None]
     if not ws:
