@@ -515,7 +515,7 @@ def test_a_script_without_a_main_guard_is_not_run_again(tmp_path):
         "print('ran', flush=True)\n"
         "from lt_mlir.search import tune as T\n"
         "made = T.Lowerers.__init__\n"
-        "T.Lowerers.__init__ = lambda self, n: (print('lowerers', flush=True), made(self, n))[1]\n"
+        "T.Lowerers.__init__ = lambda self, *a: (print('lowerers', flush=True), made(self, *a))[1]\n"
         "from lt_mlir.search.cli import main\n"
         f"main(['matmul:16,16,32', '--model', 'ir', '--budget', '8', '--quiet', '--no-db', '--log', {str(tmp_path / 'l.jsonl')!r},"
         f" '-o', {str(tmp_path / 'o.mlir')!r}, '--plot', {str(tmp_path / 'p.png')!r}])\n")
