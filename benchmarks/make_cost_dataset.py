@@ -363,12 +363,8 @@ def scores(predicted: dict, records: list) -> tuple[float, float, float, float, 
         every.append((p, y))
         if _rounds_agreement(batch) >= 0.5:
             agreed.append((p, y))
-        for i in range(len(batch)):
-            for j in range(i + 1, len(batch)):
-                d = np.sign(np.subtract(batch[i]["speedups"], batch[j]["speedups"]))
-                if abs(d.sum()) == len(d):
-                    pairs += 1
-                    right += 1.0 if np.sign(p[i] - p[j]) == d[0] else 0.5 if p[i] == p[j] else 0.0
+        got, k = cost_model.resolved_pairs(p, [r["speedups"] for r in batch])
+        right, pairs = right + got, pairs + k
     return (cost_model.within_batch_spearman(every), cost_model.within_batch_spearman(every, resolution=RESOLUTION),
             cost_model.within_batch_spearman(agreed), right / max(pairs, 1), len(every), pairs)
 

@@ -283,12 +283,8 @@ def test_the_cycle_estimate_ranks_measured_batches(records):
         assert all(c is not None for c in counts)
         p = [starts[batch[0]["program"]].cycles / c.cycles for c in counts]
         predicted.append((p, [r["speedup"] for r in batch]))
-        for i in range(len(batch)):
-            for j in range(i + 1, len(batch)):
-                d = np.sign(np.subtract(batch[i]["speedups"], batch[j]["speedups"]))
-                if abs(d.sum()) == len(d):
-                    pairs += 1
-                    right += 1.0 if np.sign(p[i] - p[j]) == d[0] else 0.5 if p[i] == p[j] else 0.0  # a tie: a coin's chance
+        got, k = cost_model.resolved_pairs(p, [r["speedups"] for r in batch])
+        right, pairs = right + got, pairs + k
     rho = within_batch_spearman(predicted)
     assert rho > 0.25, rho
     assert pairs > 100 and right / pairs > 0.75, (right, pairs)
@@ -319,12 +315,17 @@ def test_the_cycle_estimate_ranks_unseen_programs_as_a_distinct_code_search_meas
         assert len({script.code_key(c[0]) for c in codes}) == len(batch), batch[0]["group"]  # each code once
         p = [start.cycles / space.ir_counts_of(None, code=c).cycles for c in codes]
         predicted.append((p, [r["speedup"] for r in batch]))
-        for i in range(len(batch)):
-            for j in range(i + 1, len(batch)):
-                d = np.sign(np.subtract(batch[i]["speedups"], batch[j]["speedups"]))
-                if abs(d.sum()) == len(d):
-                    pairs += 1
-                    right += 1.0 if np.sign(p[i] - p[j]) == d[0] else 0.5 if p[i] == p[j] else 0.0
+        got, k = cost_model.resolved_pairs(p, [r["speedups"] for r in batch])
+        right, pairs = right + got, pairs + k
     rho = within_batch_spearman(predicted)
     assert rho > 0.55, rho
     assert pairs > 600 and right / pairs > 0.8, (right, pairs)
+
+
+def test_resolved_pairs_counts_only_pairs_every_round_orders_alike():
+    """Three candidates timed in two rounds: a and b swap places between
+    rounds (not resolved); c is below both in each (two resolved pairs).
+    Predicted a > c, b == c: one right, one tie (half)."""
+    rounds = [[2.0, 1.0], [1.0, 2.0], [0.5, 0.5]]
+    assert cost_model.resolved_pairs([3.0, 1.0, 1.0], rounds) == (1.5, 2)
+    assert cost_model.resolved_pairs([0.0, 0.0, 1.0], rounds) == (0.0, 2)

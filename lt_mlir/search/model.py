@@ -177,6 +177,21 @@ def within_batch_spearman(batches: Iterable[tuple[Sequence[float], Sequence[floa
     return float(np.mean(scores)) if scores else float("nan")
 
 
+def resolved_pairs(predicted: Sequence[float], rounds: Sequence[Sequence[float]]) -> tuple[float, int]:
+    """(pairs ranked right, pairs) of one batch: a pair counts when every
+    timing round (``rounds``: a candidate's speedups, one a round) orders
+    its two candidates the same way; it is right when ``predicted`` orders
+    them so too (a tie in ``predicted``: half, a coin's chance)."""
+    right, pairs = 0.0, 0
+    for i in range(len(rounds)):
+        for j in range(i + 1, len(rounds)):
+            d = np.sign(np.subtract(rounds[i], rounds[j]))
+            if abs(d.sum()) == len(d):
+                pairs += 1
+                right += 1.0 if np.sign(predicted[i] - predicted[j]) == d[0] else 0.5 if predicted[i] == predicted[j] else 0.0
+    return right, pairs
+
+
 # ------------------------------------------------------------ the dataset
 
 
