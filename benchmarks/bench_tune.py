@@ -70,7 +70,7 @@ def search(w, strategy: str, budget: int, seconds: float | None, model: bool | s
 def goals(ws: list, args) -> list:
     rows = []
     for w in ws:
-        r, tuned = search(w, args.strategy, args.budget, args.seconds, _model(args.model), 0, args.distinct_code)
+        r, tuned = search(w, args.strategy, args.budget, args.seconds, MODELS[args.model], 0, args.distinct_code)
         bad = bench_cpu.check(w, "tuned", tuned())
         if bad is not None:
             print(f"error: {w.name}: the tuned schedule is wrong: {bad}")
@@ -107,11 +107,6 @@ def _reach(evaluations, good) -> int | None:
     return next((i + 1 for i, e in enumerate(evaluations) if good(e)), None)
 
 
-def _model(name: str) -> bool | str:
-    """``tune``'s ``model`` for ``--model`` (lt-tune's: auto, lt or ir; checked in ``main``)."""
-    return MODELS[name]
-
-
 def compare_model(ws: list, args) -> None:
     """Each run's measurements to reach 95% of the best, with each model of
     ``--model`` (``lt,ir``: both, the same seeds) and without one, two ways:
@@ -130,7 +125,7 @@ def compare_model(ws: list, args) -> None:
         runs = {}
         for model in models + [None]:
             for seed in seeds:
-                r, _ = search(w, args.strategy, args.budget, args.seconds, _model(model) if model else False, seed, args.distinct_code)
+                r, _ = search(w, args.strategy, args.budget, args.seconds, MODELS[model] if model else False, seed, args.distinct_code)
                 runs[(model, seed)] = r
         found = max(max(r.curve) for r in runs.values() if r.curve)
         by_figure = {key: _reach(r.tuner.evaluations, lambda e, g=0.95 * found: e.score >= g) for key, r in runs.items()}
