@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import time
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -111,8 +112,40 @@ def test_remeasure_is_interleaved_and_keeps_order(monkeypatch):
         a, b = Schedule(START).split(0, 8).text, Schedule(START).parallel(0).text
         got = ev.remeasure([b, a], rounds=3)
     assert [m.text for m in got] == [b, a]
-    assert all(m.ok and m.timing.samples == 3 and m.baseline_s > 0 for m in got)
+    sets = len(ev._local().placed())
+    assert sets == evaluate.PLACEMENTS
+    assert all(m.ok and m.timing.samples == 3 * sets and m.baseline_s > 0 for m in got)  # a sample on each argument set a round
     assert pauses == [OPENMP_SETTLE_S] * 3  # before a, after b, in each round
+
+
+def test_timings_pool_copies_of_the_arguments_at_other_offsets_into_fresh_pages():
+    """Where arrays lie changes a kernel's speed: each timing runs on the
+    arguments as given and on copies at other page offsets, equal in value."""
+    import lt_mlir.evaluate as evaluate
+
+    with Evaluator(START, isolated=False) as ev:
+        m = ev.measure(Schedule(START).split(0, 8))
+        sets = ev._local().placed()
+    assert m.ok and m.correct
+    assert len(sets) == evaluate.PLACEMENTS and m.timing.samples >= 3 * len(sets)  # samples on every set, pooled
+    first = sets[0]
+    for other in sets[1:]:
+        assert all(np.array_equal(a, b) for a, b in zip(first, other))
+        assert all(a.ctypes.data != b.ctypes.data for a, b in zip(first, other))
+    offsets = [tuple(a.ctypes.data % evaluate.PAGE for a in s) for s in sets[1:]]
+    assert len(set(offsets)) == len(offsets) and all(len(set(o)) == len(o) for o in offsets)  # no two alike
+
+
+def test_one_argument_set_when_asked_or_when_copies_would_be_too_large(monkeypatch):
+    import lt_mlir.evaluate as evaluate
+
+    with Evaluator(START, isolated=False) as ev:
+        ev.config = replace(ev.config, placements=1)
+        assert len(ev._local().placed()) == 1
+    monkeypatch.setattr(evaluate, "PLACEMENT_BYTES", 16)
+    with Evaluator(START, isolated=False) as ev:
+        m = ev.measure(Schedule(START).split(0, 8))
+        assert m.ok and len(ev._local().placed()) == 1
 
 
 def test_a_compile_past_its_limit_is_abandoned_and_the_next_one_runs():

@@ -115,8 +115,16 @@ def time_call(run: Callable[[], object], samples: int = 10, min_sample_s: float 
     ``timeit`` and TVM's ``min_repeat_ms`` do: ``number`` calls a sample,
     doubled from one until a sample lasts ``min_sample_s``, then
     ``samples`` samples.  ``budget_s`` bounds the whole (fewer samples, at
-    least 3, when one sample is long).  ``warm_s``: the warm-up lasts
+    least 3 (or ``samples``), when one sample is long).  ``warm_s``: the warm-up lasts
     that long at least (after a pause: ``WARM_S``)."""
+    times, number = sample_times(run, samples, min_sample_s, budget_s, warmup, warm_s)
+    return Timing.of(times, number)
+
+
+def sample_times(run: Callable[[], object], samples: int = 10, min_sample_s: float = 1e-3, budget_s: float | None = None,
+                 warmup: int = 1, warm_s: float = 0.0) -> tuple[list, int]:
+    """``time_call``'s samples: (seconds a call of each sample, calls a
+    sample), for pooling samples taken apart."""
     warm_up(run, warmup, warm_s)
     number = 1
     while True:
@@ -129,10 +137,10 @@ def time_call(run: Callable[[], object], samples: int = 10, min_sample_s: float 
         number *= 2 if elapsed <= 0 else max(2, min(16, int(1.5 * min_sample_s / elapsed) + 1))
     times = [elapsed / number]
     if budget_s is not None and elapsed > 0:
-        samples = max(3, min(samples, int(budget_s / elapsed)))
+        samples = max(min(3, samples), min(samples, int(budget_s / elapsed)))
     while len(times) < samples:
         start = time.perf_counter()
         for _ in range(number):
             run()
         times.append((time.perf_counter() - start) / number)
-    return Timing.of(times, number)
+    return times, number
