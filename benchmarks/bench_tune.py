@@ -189,7 +189,8 @@ def main() -> int:
     if args.log_dir:
         os.makedirs(args.log_dir, exist_ok=True)
         LOG_DIR = args.log_dir
-    os.environ["LT_MLIR_TUNING_DB"] = os.path.join(tempfile.mkdtemp(prefix="bench-tune-"), "tuning.sqlite")
+    scratch = tempfile.TemporaryDirectory(prefix="bench-tune-")  # the searches' own tuning database, removed at exit
+    os.environ["LT_MLIR_TUNING_DB"] = os.path.join(scratch.name, "tuning.sqlite")
     ws = [w for w in bench_cpu.workloads(args.quick, args.only) if w.program is not None]
     if not ws:
         print(f"error: no workload matches --only {args.only!r}")

@@ -305,6 +305,7 @@ def main() -> None:
         import torch
         from sb3_contrib import MaskablePPO
         from stable_baselines3.common.callbacks import BaseCallback
+        from stable_baselines3.common.logger import Logger
     except ImportError as e:
         sys.exit(f"error: training needs the rl extra (pip install -e '.[rl]'): {e}")
     torch.set_num_threads(1)
@@ -334,6 +335,7 @@ def main() -> None:
 
     model = MaskablePPO("MlpPolicy", env, seed=args.seed, n_steps=100, batch_size=50, n_epochs=8, gamma=1.0,
                         learning_rate=1e-3, ent_coef=args.ent_coef, policy_kwargs=dict(net_arch=[64, 64]), verbose=0)
+    model.set_logger(Logger(None, []))  # SB3's own (verbose=0) makes an empty folder in /tmp each run
     t0 = time.perf_counter()
     ctrl_c: list = []  # set by a Ctrl-C, which also raises KeyboardInterrupt as Python's own handler does
 

@@ -163,6 +163,7 @@ def test_maskable_ppo_runs_1000_steps_and_exports(tmp_path):
     sb3c = pytest.importorskip("sb3_contrib", reason="the rl extra (pip install -e '.[rl]') is not installed")
     import gymnasium as gym
     from sb3_contrib.common.wrappers import ActionMasker
+    from stable_baselines3.common.logger import Logger
 
     base = LoopToolEnv("clipped-matmul-v0/8x16x64", "extended", observation_space="loops_tensor", max_loops=POLICY_LOOPS,
                        reward=None, action_mask=False)
@@ -178,6 +179,7 @@ def test_maskable_ppo_runs_1000_steps_and_exports(tmp_path):
     env = ActionMasker(gym.wrappers.TimeLimit(Flat(base), 10), lambda _: base.action_masks())
     torch.set_num_threads(1)
     model = sb3c.MaskablePPO("MlpPolicy", env, n_steps=100, batch_size=50, n_epochs=2, seed=0, policy_kwargs=dict(net_arch=[32, 32]))
+    model.set_logger(Logger(None, []))  # no folder left in /tmp
     model.learn(total_timesteps=1000)
     assert model.num_timesteps >= 1000
     exported = Policy.export(model, str(tmp_path / "ppo.npz"), base.actions, "extended")
