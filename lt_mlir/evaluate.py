@@ -66,6 +66,7 @@ BASELINE_EVERY = 20  # re-time the start schedule after this many measurements (
 PLACEMENTS = 3
 PLACEMENT_OFFSETS = ((), (1088, 2112, 3136, 64, 1600, 2624), (2624, 576, 3648, 1600, 3136, 64))
 PLACEMENT_BYTES = 1 << 28
+PAGE = 4096
 
 
 @dataclass(frozen=True)
@@ -244,13 +245,8 @@ class Bench:
         budget_s = c.budget_s if budget_s is None else budget_s
         if hasattr(kernel, "time"):  # CudaKernel: CUDA events around the launches, no copies
             return Timing.of(kernel.time(*self._arguments(), warmup=1, repeat=samples))
-        sets = self.placed()
-        times, number = [], 0
-        for arrays in sets:
-            got, n = sample_times(kernel.bind(*arrays), max(1, -(-samples // len(sets))), min_sample_s, budget_s / len(sets))
-            times += got
-            number = number or n
-        return Timing.of(times, number)
+        runs = [kernel.bind(*arrays) for arrays in self.placed()]
+        return Timing.of(*_pooled(runs, -(-samples // len(runs)), min_sample_s, budget_s / len(runs)))
 
     # ------------------------------------------------------------ measuring
     def measure(self, text: str, partial: Callable | None = None) -> Measurement:
@@ -303,8 +299,7 @@ class Bench:
                     sample[t] = lambda k=kernel, a=self._arguments(): [float(np.median(k.time(*a, warmup=1, repeat=3)))]
                 else:  # a sample on each argument set (``placed``), the first after the warm-up
                     runs = [kernel.bind(*arrays) for arrays in self.placed()]
-                    sample[t] = lambda runs=runs: [x for i, run in enumerate(runs)
-                                                   for x in sample_times(run, 1, c.min_sample_s, None, warm_s=WARM_S if i == 0 else 0.0)[0]]
+                    sample[t] = lambda runs=runs: _pooled(runs, 1, c.min_sample_s, None, warm_s=WARM_S)[0]
             except Exception as e:  # noqa: BLE001
                 errors[t] = message(e)
         after_parallel = False
@@ -326,6 +321,18 @@ class Bench:
         return out
 
 
+def _pooled(runs: list, samples: int, min_sample_s: float, budget_s: float | None, warm_s: float = 0.0) -> tuple[list, int]:
+    """``sample_times`` of each run (one per argument set), ``samples``
+    each and ``budget_s`` each, the first after ``warm_s`` of warm-up: (the
+    samples pooled, calls a sample of the first)."""
+    times, number = [], 0
+    for i, run in enumerate(runs):
+        got, n = sample_times(run, samples, min_sample_s, budget_s, warm_s=warm_s if i == 0 else 0.0)
+        times += got
+        number = number or n
+    return times, number
+
+
 def _copy_at(a: np.ndarray, offset: int) -> np.ndarray:
     """A copy of ``a`` starting ``offset`` bytes past a page boundary, in
     memory of its own (fresh pages)."""
@@ -336,7 +343,6 @@ def _copy_at(a: np.ndarray, offset: int) -> np.ndarray:
     return out
 
 
-PAGE = 4096
 _PARALLEL = re.compile(r"[{,]\s*lt\.parallel\b")
 
 
