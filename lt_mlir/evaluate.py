@@ -61,8 +61,12 @@ BASELINE_EVERY = 20  # re-time the start schedule after this many measurements (
 # schedule that packs B 0.75-0.80 ms at each.  Measured on one allocation,
 # a search picks what is fast there only.  So every CPU timing is taken on
 # ``PLACEMENTS`` copies of the arguments -- as allocated, and at other
-# offsets into fresh pages (``PLACEMENT_OFFSETS``) -- and pooled; not when
-# the copies would take more than ``PLACEMENT_BYTES``.
+# offsets into fresh pages (``PLACEMENT_OFFSETS``) -- and its figure is the
+# median of the slowest copy's samples (``Timing.slowest``; not when the
+# copies would take more than ``PLACEMENT_BYTES``).  Pooled instead, an
+# unpacked schedule fast on two of the three sets (0.70 ms) won a search
+# and ran 0.85-1.0 ms on six of ten placements, NumPy's own allocation
+# among them; the packed winners ran 0.69-0.74 ms on all ten.
 PLACEMENTS = 3
 PLACEMENT_OFFSETS = ((), (1088, 2112, 3136, 64, 1600, 2624), (2624, 576, 3648, 1600, 3136, 64))
 PLACEMENT_BYTES = 1 << 28
@@ -129,7 +133,7 @@ class Config:
     cache_size: int = 64
     baseline: bool = True  # time the start schedule (speedups)
     keep_outputs: bool = False  # return each schedule's outputs
-    placements: int = PLACEMENTS  # the argument copies each CPU timing pools (1: the inputs as given)
+    placements: int = PLACEMENTS  # the argument copies each CPU timing runs on, the slowest counted (1: the inputs as given)
 
 
 def message(e: BaseException) -> str:
@@ -239,14 +243,15 @@ class Bench:
 
     def _time(self, kernel, samples: int | None = None, min_sample_s: float | None = None, budget_s: float | None = None) -> Timing:
         """``time_call`` on each argument set (``placed``), a share of the
-        samples and of the budget each; the samples pooled."""
+        samples and of the budget each; the slowest set's figure
+        (``Timing.slowest``)."""
         c = self.config
         samples, min_sample_s = samples or c.samples, min_sample_s or c.min_sample_s
         budget_s = c.budget_s if budget_s is None else budget_s
         if hasattr(kernel, "time"):  # CudaKernel: CUDA events around the launches, no copies
             return Timing.of(kernel.time(*self._arguments(), warmup=1, repeat=samples))
         runs = [kernel.bind(*arrays) for arrays in self.placed()]
-        return Timing.of(*_pooled(runs, -(-samples // len(runs)), min_sample_s, budget_s / len(runs)))
+        return Timing.slowest(*_by_set(runs, -(-samples // len(runs)), min_sample_s, budget_s / len(runs)))
 
     # ------------------------------------------------------------ measuring
     def measure(self, text: str, partial: Callable | None = None) -> Measurement:
@@ -283,23 +288,24 @@ class Bench:
         (drift hits them alike), a sample after a parallel schedule's
         after a pause (``OPENMP_SETTLE_S``: its threads spin on after it),
         each sample after ``WARM_S`` of untimed calls (the cores back to
-        steady speed: one text must not gain from following another);
-        the medians, with the start's time taken in the same rounds as the
-        baseline."""
+        steady speed: one text must not gain from following another), one
+        on each argument set (``placed``); the slowest set's medians
+        (``Timing.slowest``), with the start's time taken in the same
+        rounds as the baseline."""
         if self.start_error:
             return [Measurement(t, error=self.start_error, worker=self.name) for t in texts]
         order = [self.config.start_text] + [t for t in dict.fromkeys(texts) if t != self.config.start_text]
-        sample, errors, samples = {}, {}, {t: [] for t in order}
+        sample, errors, samples = {}, {}, {t: {} for t in order}  # per text, per argument set: its samples
         c = self.config
         for t in order:
             try:
                 kernel, _ = self.kernel(t)
                 self._stage("run")
                 if hasattr(kernel, "time"):  # CudaKernel: CUDA events
-                    sample[t] = lambda k=kernel, a=self._arguments(): [float(np.median(k.time(*a, warmup=1, repeat=3)))]
+                    sample[t] = lambda k=kernel, a=self._arguments(): [[float(np.median(k.time(*a, warmup=1, repeat=3)))]]
                 else:  # a sample on each argument set (``placed``), the first after the warm-up
                     runs = [kernel.bind(*arrays) for arrays in self.placed()]
-                    sample[t] = lambda runs=runs: _pooled(runs, 1, c.min_sample_s, None, warm_s=WARM_S)[0]
+                    sample[t] = lambda runs=runs: _by_set(runs, 1, c.min_sample_s, None, warm_s=WARM_S)[0]
             except Exception as e:  # noqa: BLE001
                 errors[t] = message(e)
         after_parallel = False
@@ -308,27 +314,28 @@ class Bench:
             for t, take in sample.items():
                 if after_parallel:  # the last one's OpenMP threads still spin on the cores
                     time.sleep(OPENMP_SETTLE_S)
-                samples[t] += take()
+                for j, got in enumerate(take()):
+                    samples[t].setdefault(j, []).extend(got)
                 after_parallel = has_parallel_loop(t)
-        base = Timing.of(samples[self.config.start_text]).median_s if samples[self.config.start_text] else None
+        base = Timing.slowest(list(samples[self.config.start_text].values())).median_s if samples[self.config.start_text] else None
         out = []
         for t in texts:
             if t in errors:
                 out.append(Measurement(t, error=errors[t], worker=self.name))
                 continue
-            timing = Timing.of(samples[t], 0)
+            timing = Timing.slowest(list(samples[t].values()), 0)
             out.append(Measurement(t, timing.median_s, timing, baseline_s=base, worker=self.name))
         return out
 
 
-def _pooled(runs: list, samples: int, min_sample_s: float, budget_s: float | None, warm_s: float = 0.0) -> tuple[list, int]:
+def _by_set(runs: list, samples: int, min_sample_s: float, budget_s: float | None, warm_s: float = 0.0) -> tuple[list, int]:
     """``sample_times`` of each run (one per argument set), ``samples``
-    each and ``budget_s`` each, the first after ``warm_s`` of warm-up: (the
-    samples pooled, calls a sample of the first)."""
+    each and ``budget_s`` each, the first after ``warm_s`` of warm-up: (a
+    list of samples per set, calls a sample of the first)."""
     times, number = [], 0
     for i, run in enumerate(runs):
         got, n = sample_times(run, samples, min_sample_s, budget_s, warm_s=warm_s if i == 0 else 0.0)
-        times += got
+        times.append(got)
         number = number or n
     return times, number
 

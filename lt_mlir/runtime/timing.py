@@ -94,6 +94,15 @@ class Timing:
         q1, median, q3 = _quartiles(times)
         return cls(median, q1, q3, len(times), number)
 
+    @classmethod
+    def slowest(cls, sets: list, number: int = 1) -> "Timing":
+        """Samples of one function taken on several argument sets (one
+        list each): the median and quartiles of the set whose median is
+        the largest, ``samples`` counting every set's (a kernel is as fast
+        as it is where its arrays lie worst)."""
+        worst = max((cls.of(times, number) for times in sets if times), key=lambda t: t.median_s)
+        return cls(worst.median_s, worst.q1_s, worst.q3_s, sum(len(t) for t in sets), number)
+
     @property
     def spread(self) -> float:
         """The interquartile range relative to the median (0.05: +-2.5 %)."""
