@@ -649,14 +649,30 @@ def vector_loops(schedule: Schedule, width: int | None = None, parallel: bool = 
     loops = preorder_loops(module)
     inner = [i for i, loop in enumerate(loops)
              if lt.loop_size(loop) >= width and vector_plan.plan(loop) is None and not vector_plan.gather_distances(loop)]
-    outer = [i for i, loop in enumerate(loops) if not lt.enclosing_loops(loop)]
     del module, loops
     if not inner:
         raise PassError(f"error: vector_loops found no innermost loop of at least {width} iterations "
                         "that reads and writes whole vectors")
     for i in inner:
         schedule.vectorize(i, width)
-    for i in outer if parallel else ():
+    return parallel_nests(schedule) if parallel else schedule
+
+
+def parallel_nests(schedule: Schedule) -> Schedule:
+    """Run the outermost loop of every top-level nest that has no parallel
+    loop yet on every core, where ``lt-parallel`` takes it: after a
+    contraction's recipe, the nests around it (covariance's centring of X,
+    the scaling of its product, C's initialisation) share the cores too.
+    A nest whose outer loop carries a reduction (covariance's sum over the
+    rows for the mean) stays serial, and the lowering runs a loop with too
+    little work for a fork on one thread (``analysis.work``).  Returns
+    ``schedule``."""
+    module = schedule.module  # kept alive while its loops are read
+    loops = preorder_loops(module)
+    outer = [i for i, loop in enumerate(loops)
+             if not lt.enclosing_loops(loop) and not any("parallel" in lt.annotations(l) for l in [loop, *preorder_loops(loop)])]
+    del module, loops
+    for i in outer:
         try:
             schedule.parallel(i)
         except PassError:

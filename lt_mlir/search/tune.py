@@ -781,8 +781,9 @@ def recipe_seeds(start: Schedule, target="cpu") -> list[Candidate]:
     ``vector_rows``', ``vector_loops``', ``row_tile``'s (4 or 8 rows, one or
     two vectors a block) and ``channel_tile``'s (one core and all;
     ``channel_tile`` also on every convolution it takes),
-    ``gpu_tiled_matmul``'s on a GPU target.  A recipe that refuses the
-    start gives no seed; duplicates are dropped."""
+    ``gpu_tiled_matmul``'s on a GPU target; a parallel variant has the
+    other nests on every core too (``recipes.parallel_nests``).  A recipe
+    that refuses the start gives no seed; duplicates are dropped."""
     from .. import recipes
 
     t = get_target(target)
@@ -806,6 +807,8 @@ def recipe_seeds(start: Schedule, target="cpu") -> list[Candidate]:
             recipe(s, **options)
         except LtError:
             continue
+        if options.get("parallel"):  # the nests around the recipe's on every core too
+            recipes.parallel_nests(s)
         every = recipe in (recipes.register_tile, recipes.channel_tile)
         for program in (s, _every_contraction(s, recipe, options) if every else None):
             if program is not None and program.moves and program.key not in seen:
