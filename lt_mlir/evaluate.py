@@ -202,15 +202,21 @@ class Bench:
             self.start_error = message(e)
 
     # ------------------------------------------------------------ kernels
-    def kernel(self, text: str):
-        """(compiled kernel, seconds it took: 0.0 from the cache)."""
+    def kernel(self, text: str, llvm_ir: str | None = None):
+        """(compiled kernel, seconds it took: 0.0 from the cache).
+        ``llvm_ir``: the optimised LLVM IR of ``text`` for this host and
+        these options, made elsewhere (the search's lowering processes):
+        only code generation is left (``compile_optimized``)."""
         kernel = self.kernels.get(text)
         if kernel is not None:
             self.kernels.move_to_end(text)
             return kernel, 0.0
         self._stage("compile")
         t0 = time.perf_counter()
-        kernel = self.target.compile(text, self.config.entry, self.config.options)
+        if llvm_ir is not None and hasattr(self.target, "compile_optimized"):
+            kernel = self.target.compile_optimized(llvm_ir, text, self.config.entry, self.config.options)
+        else:
+            kernel = self.target.compile(text, self.config.entry, self.config.options)
         elapsed = time.perf_counter() - t0
         self.kernels[text] = kernel
         while len(self.kernels) > self.config.cache_size:
@@ -254,8 +260,9 @@ class Bench:
         return Timing.slowest(*_by_set(runs, -(-samples // len(runs)), min_sample_s, budget_s / len(runs)))
 
     # ------------------------------------------------------------ measuring
-    def measure(self, text: str, partial: Callable | None = None) -> Measurement:
-        """Compile (cached), check against the start's outputs, time.
+    def measure(self, text: str, partial: Callable | None = None, llvm_ir: str | None = None) -> Measurement:
+        """Compile (cached; from ``llvm_ir``, its optimised LLVM IR, when
+        given: ``kernel``), check against the start's outputs, time.
         ``partial(measurement)`` gets a rough first figure (a tenth of the
         timing) before the final one.  Never raises for a bad schedule."""
         if self.start_error:
@@ -267,7 +274,7 @@ class Bench:
                 self._stage("run")
                 self.baseline_s = self._time(start).median_s
             self.count += 1
-            kernel, m.compile_s = self.kernel(text)
+            kernel, m.compile_s = self.kernel(text, llvm_ir)
             self._stage("run")
             outputs = self._outputs(kernel)
             m.correct, m.mismatch = same_outputs(outputs, self.reference)
@@ -384,7 +391,8 @@ def _serve(fd: int) -> None:
         try:
             if kind == "measure":
                 partial = (lambda m: conn.send(("partial", m))) if want_partial else None
-                result = bench.measure(payload, partial)
+                text, llvm_ir = payload if isinstance(payload, tuple) else (payload, None)
+                result = bench.measure(text, partial, llvm_ir)
             else:
                 result = bench.remeasure(*payload)
         except Exception as e:  # noqa: BLE001 - a bug: reported, the child goes on
@@ -514,12 +522,15 @@ class Evaluator:
         self.start_error = ""
 
     # ------------------------------------------------------------ requests
-    def measure(self, schedule, on_partial: Callable | None = None) -> Measurement:
-        """Evaluate one schedule (a ``Schedule`` or its text)."""
+    def measure(self, schedule, on_partial: Callable | None = None, llvm_ir: str | None = None) -> Measurement:
+        """Evaluate one schedule (a ``Schedule`` or its text); ``llvm_ir``:
+        its optimised LLVM IR for this host and the evaluator's options,
+        made elsewhere (``Bench.kernel``)."""
         text = schedule if isinstance(schedule, str) else schedule.text
         if not self.isolated:
-            return self._local().measure(text, on_partial)
-        return self._ask(("measure", text, on_partial is not None), text, on_partial)
+            return self._local().measure(text, on_partial, llvm_ir)
+        payload = text if llvm_ir is None else (text, llvm_ir)
+        return self._ask(("measure", payload, on_partial is not None), text, on_partial)
 
     def measure_many(self, schedules) -> list[Measurement]:
         """``measure`` of each schedule, in order."""

@@ -413,6 +413,29 @@ class NativeTarget(Target):
         jit = JitModule(mod, lowered.openmp, cpu_target)
         return Kernel(lowered.name, lowered.specs, jit.address(lowered.name), jit, str(mod))
 
+    def compile_optimized(self, llvm_ir: str, module_or_text, entry=None, options=None, filename="-"):
+        """The ``Kernel`` that ``compile`` makes of ``module_or_text``, from
+        ``llvm_ir``: the optimised LLVM IR that ``optimized`` made of it for
+        this host and ``options`` (in another process of this host: the
+        search's lowering processes), so that only code generation is left
+        (parsing the IR: a millisecond or two; lowering and optimising a
+        512^3 GEMM's schedule: about 0.1 s)."""
+        import llvmlite.binding as llvm
+
+        from .lowering import machine
+        from .runtime.kernel import Kernel
+        from .runtime.native import JitModule
+
+        options = _options(options)
+        cpu_target = machine.cpu_target(options.cpu, options.features)
+        _, name, specs = _prepare(module_or_text, entry, options, filename)
+        openmp = "@__kmpc_" in llvm_ir  # it calls the OpenMP runtime (what ``Lowered.openmp`` says of a parallel loop)
+        mod = llvm.parse_assembly(llvm_ir)
+        mod.verify()
+        machine.libmvec()  # vector math calls, if the code has any (lowering them loads it in the process that lowers)
+        jit = JitModule(mod, openmp, cpu_target)
+        return Kernel(name, specs, jit.address(name), jit, llvm_ir)
+
     def compile_functions(self, module_or_text, options=None, filename="-") -> dict:
         """Every function of the module as a ``Kernel`` (name -> Kernel), all
         from one JIT module compiled once: for functions that work together

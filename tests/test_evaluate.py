@@ -347,3 +347,46 @@ def test_a_ctrl_c_in_an_ir_walk_is_told_from_other_errors():
 
     assert is_interrupt(walk(KeyboardInterrupt())) and is_interrupt(KeyboardInterrupt())
     assert not is_interrupt(walk(ValueError("KeyboardInterrupt in a message"))) and not is_interrupt(RuntimeError("x"))
+
+
+def test_a_kernel_from_optimised_ir_made_elsewhere_computes_what_compile_does(tmp_path):
+    """``compile_optimized``: the optimised LLVM IR of a schedule made in
+    one process (the search's lowering processes), turned into a kernel in
+    a fresh one with only code generation left -- its OpenMP runtime and
+    libmvec (softmax's vector exp) loaded there -- computes what
+    ``compile`` makes of the schedule here."""
+    import subprocess
+    import sys
+
+    from lt_mlir.search import space
+
+    s = Schedule(programs.softmax(64, 256)).vectorize(2, 8).parallel(0)
+    llvm_ir = space.optimized_ir(s, "cpu")[0]
+    assert "@__kmpc_fork_call" in llvm_ir and "_ZGV" in llvm_ir  # a parallel loop, a libmvec call
+    x = np.random.default_rng(0).standard_normal((64, 256)).astype(np.float32)
+    (tmp_path / "s.mlir").write_text(s.text)
+    (tmp_path / "s.ll").write_text(llvm_ir)
+    np.save(tmp_path / "x.npy", x)
+    code = ("import numpy as np, sys; from lt_mlir.targets import get_target; d = sys.argv[1]; "
+            "k = get_target('cpu').compile_optimized(open(d + '/s.ll').read(), open(d + '/s.mlir').read()); "
+            "np.save(d + '/y.npy', k(np.load(d + '/x.npy')))")
+    subprocess.run([sys.executable, "-c", code, str(tmp_path)], check=True, timeout=120)
+    here = s.compile()(x)
+    np.testing.assert_array_equal(np.load(tmp_path / "y.npy"), here)
+    e = np.exp(x.astype(np.float64) - x.max(1, keepdims=True))
+    np.testing.assert_allclose(here, e / e.sum(1, keepdims=True), rtol=1e-5, atol=1e-6)
+
+
+def test_the_evaluator_compiles_from_ir_it_is_handed():
+    """``Evaluator.measure(..., llvm_ir=)`` in its child process: the
+    kernel is made from the IR (a compile of that IR's cost, not the
+    schedule's lowering), correct against the start."""
+    from lt_mlir.search import space
+
+    s = Schedule(START).split(0, 8).unroll(3, 4)
+    llvm_ir = space.optimized_ir(s, "cpu")[0]
+    with Evaluator(START, budget_s=0.05) as ev:
+        m = ev.measure(s, llvm_ir=llvm_ir)
+        broken = ev.measure(Schedule(START).split(0, 4), llvm_ir="this is not LLVM IR")
+    assert m.ok and m.correct is True
+    assert not broken.ok and "error" in broken.error  # the IR, not the schedule, is what it compiled

@@ -39,7 +39,7 @@ class FakeMeasurer(Measurer):
     def __init__(self):
         self.measured = []
 
-    def measure(self, texts):
+    def measure(self, texts, codes=None):
         self.measured += texts
         return [Result(t, 1e-3 / cost(t), 1e-3, cost(t), True, "fake") for t in texts]
 
@@ -274,7 +274,7 @@ def test_evolution_measures_the_seeds_first_and_keeps_the_best_of_them():
     evolution's first batch holds the seeds, so its best is a seed's
     schedule or better after one batch."""
     class TileMeasurer(FakeMeasurer):
-        def measure(self, texts):
+        def measure(self, texts, codes=None):
             self.measured += texts
             return [Result(t, 1e-3, 1e-3, 3.0 if "lt.cache" in t else 1.0, True, "fake") for t in texts]
 
@@ -311,7 +311,7 @@ def test_measure_keeps_the_models_pick_and_explores_a_quarter_at_random(tmp_path
     log = str(tmp_path / "t.jsonl")
 
     class Distinct(FakeMeasurer):  # no two speedups alike: the batch has a ranking
-        def measure(self, texts):
+        def measure(self, texts, codes=None):
             self.measured += texts
             return [Result(t, 1e-3, 1e-3, 1.0 + len(self.measured) / 10 + i / 100, True, "fake") for i, t in enumerate(texts)]
 
@@ -336,7 +336,7 @@ def test_the_hand_schedules_reach_the_final_even_when_the_search_underrates_them
     from lt_mlir.search.cli import _final
 
     class Skewed(FakeMeasurer):  # the search sees register tiles (unrolled) at 1.1x; the re-measure the packed ones at 5x
-        def measure(self, texts):
+        def measure(self, texts, codes=None):
             self.measured += texts
             return [Result(t, 1e-3, 1e-3, 1.1 if "lt.unroll" in t else cost(t), True, "fake") for t in texts]
 
@@ -616,3 +616,39 @@ def test_lt_tune_distinct_code_without_a_model(tmp_path, capsys):
     texts = [d["text"] for d in lines[1:] if "moves" in d]
     keys = [code_key(space.optimized_ir(Schedule(t))[0]) for t in texts]
     assert 0 < len(texts) <= 10 and len(keys) == len(set(keys))
+
+
+def test_the_measurer_compiles_from_the_ir_the_ranking_lowered(monkeypatch):
+    """Under ``--model ir`` every ranked candidate is lowered and optimised
+    for the model; a measurer on this host gets that IR with the text
+    (only code generation left in it), the IR of that very text, and the
+    results are right.  A measurer with other options gets none."""
+    from lt_mlir.lowering.ir_counts import code_key
+    from lt_mlir.search.measure import LocalMeasurer, make_measurer
+
+    seen = []
+    real = LocalMeasurer.measure
+
+    def recording(self, texts, codes=None):
+        seen.append((list(texts), codes))
+        return real(self, texts, codes)
+
+    monkeypatch.setattr(LocalMeasurer, "measure", recording)
+    m = make_measurer(WIDE, repeat=3, min_sample_s=1e-4)
+    tuner = Tuner(Schedule(WIDE), m, budget=16, use_model="ir")
+    try:
+        STRATEGIES["evolution"](tuner, np.random.default_rng(0), 1)
+        assert tuner._reuse_code
+        handed = [(t, c) for texts, codes in seen if codes for t, c in zip(texts, codes) if c is not None]
+        assert handed, "no batch was handed its IR"
+        for text, code in handed:
+            assert code_key(code) == tuner._code[text] == code_key(space.optimized_ir(Schedule(text), "cpu")[0])
+        assert all(e.correct and not e.error for e in tuner.evaluations)
+    finally:
+        tuner.close()
+        m.close()
+    other = make_measurer(WIDE, repeat=3, min_sample_s=1e-4)
+    other.config = type(other.config)(type(other.config.bench)(**{**other.config.bench.__dict__, "options": lt_mlir.CompileOptions(opt=2)}),
+                                      other.config.limits)
+    assert not Tuner(Schedule(WIDE), other, budget=1, use_model="ir")._reuse_code
+    other.close()

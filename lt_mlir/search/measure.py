@@ -123,10 +123,10 @@ class _WorkerState:
         self.bench = Bench(config.bench, name)
         self.name = name
 
-    def remote_measure(self, text: str, attempts: int) -> Result:
+    def remote_measure(self, text: str, attempts: int, llvm_ir: str | None = None) -> Result:
         """``Bench.measure`` in a worker process, after the test hook."""
         _maybe_die(text, self.bench.config.start_text)
-        return Result.of(self.bench.measure(text), attempts)
+        return Result.of(self.bench.measure(text, llvm_ir=llvm_ir), attempts)
 
 
 def _maybe_die(text: str, start_text: str) -> None:
@@ -154,8 +154,12 @@ class Measurer:
     interleaved in one process (the search's last word on its best)."""
 
     config: _Config
+    takes_code = False  # whether ``measure`` uses ``codes`` (its workers run on this host)
 
-    def measure(self, texts: list[str]) -> list[Result]:
+    def measure(self, texts: list[str], codes: list | None = None) -> list[Result]:
+        """``codes``: for each text its optimised LLVM IR for this host and
+        the measurer's options, or None (``Bench.kernel``: only code
+        generation is left); workers on other hosts ignore them."""
         raise NotImplementedError
 
     @property
@@ -191,12 +195,15 @@ class LocalMeasurer(Measurer):
     """One text after another in one child process of this one (the
     evaluator's: compile and run time limits hold, a crash is a result)."""
 
+    takes_code = True
+
     def __init__(self, config: _Config):
         self.config = config
 
-    def measure(self, texts: list[str]) -> list[Result]:
+    def measure(self, texts: list[str], codes: list | None = None) -> list[Result]:
         evaluator = self._evaluator()
-        return [Result.of(evaluator.measure(t)) for t in texts]
+        codes = codes or [None] * len(texts)
+        return [Result.of(evaluator.measure(t, llvm_ir=code)) for t, code in zip(texts, codes)]
 
 
 # -- the pool of worker processes ---------------------------------------------
@@ -214,8 +221,8 @@ def _pool_worker_main(conn, config: _Config, name: str) -> None:
             return
         if task is None:
             return
-        index, text, attempts = task
-        conn.send((index, state.remote_measure(text, attempts)))
+        index, text, attempts, llvm_ir = task
+        conn.send((index, state.remote_measure(text, attempts, llvm_ir)))
 
 
 def _exit_reason(code: int | None) -> str:
@@ -258,6 +265,8 @@ class PoolMeasurer(Measurer):
     """``workers`` local processes (spawned), each with its own
     ``_WorkerState``; every idle worker gets the next text."""
 
+    takes_code = True
+
     def __init__(self, config: _Config, workers: int):
         self.config = config
         self._ctx = multiprocessing.get_context("spawn")
@@ -273,9 +282,10 @@ class PoolMeasurer(Measurer):
         self._next_id += 1
         return _PoolWorker(self._ctx, self.config, name)
 
-    def measure(self, texts: list[str]) -> list[Result]:
+    def measure(self, texts: list[str], codes: list | None = None) -> list[Result]:
         if not self.workers:
             raise LtError("error: the measurer is closed")
+        codes = codes or [None] * len(texts)
         results: list[Result | None] = [None] * len(texts)
         pending = deque((i, 1) for i in range(len(texts)))  # (index, attempts): always one attempt
         while pending or any(w.task for w in self.workers):
@@ -287,7 +297,7 @@ class PoolMeasurer(Measurer):
                     index, attempts = pending.popleft()
                     w.task, w.since = (index, attempts), time.monotonic() if w.ready else None
                     try:
-                        w.conn.send((index, texts[index], attempts))
+                        w.conn.send((index, texts[index], attempts, codes[index]))
                     except (OSError, ValueError):
                         pass  # dead: noticed below through its sentinel
             busy = [w for w in self.workers if w.task]
@@ -841,7 +851,8 @@ class RayMeasurer(Measurer):
             return max(1, len(self._machines()))
         return max(1, sum(1 for k, s in enumerate(self.slots) if not s.wide and k not in self.gone))
 
-    def measure(self, texts: list[str]) -> list[Result]:
+    def measure(self, texts: list[str], codes: list | None = None) -> list[Result]:
+        # ``codes`` ignored: an actor may run on another host, whose code is its own
         ray = self._ray
         if not self.actors:
             raise LtError("error: the measurer is closed")

@@ -38,7 +38,7 @@ from ..errors import LtError
 from ..evaluate import Limits
 from ..lowering.ir_counts import code_key
 from ..schedule import Schedule
-from ..targets import get_target
+from ..targets import CompileOptions, get_target
 from ..tuning import host, program_hash
 from . import space
 from .measure import allowed_cpus
@@ -81,15 +81,15 @@ class Evaluation:
 
 
 def _lower_and_count(job: tuple) -> tuple:
-    """(``code_key``, ``space.ir_counts_of``) of a schedule's optimised code;
-    ``job``: (its text, its entry, the target's name).  (None, None): it
-    does not lower."""
+    """(``code_key``, ``space.ir_counts_of``, the optimised IR itself) of a
+    schedule's optimised code; ``job``: (its text, its entry, the target's
+    name).  (None, None, None): it does not lower."""
     text, entry, target = job
     schedule = Schedule(text, entry)
     code = space.optimized_ir(schedule, target)
     if code is None:
-        return None, None
-    return code_key(code[0]), space.ir_counts_of(schedule, target, code=code)
+        return None, None, None
+    return code_key(code[0]), space.ir_counts_of(schedule, target, code=code), code[0]
 
 
 def _lowering_server(fd: int) -> None:
@@ -199,7 +199,7 @@ class Lowerers:
             if tries[i] < 2:
                 todo.append(i)
             else:
-                out[i] = (None, None)
+                out[i] = (None, None, None)
                 self.crashed.append(jobs[i][0])
 
         def deadline(k: int) -> float:
@@ -229,7 +229,7 @@ class Lowerers:
                     died(k)
                 else:
                     i = replace(k)
-                    out[i] = (None, None)
+                    out[i] = (None, None, None)
                     self.timed_out.append(jobs[i][0])
                 give(k)
         return out
@@ -278,6 +278,11 @@ class Tuner:
         self._start_code = None  # the start's optimised IR, once computed (``_start_ir``)
         self._pool = None  # processes lowering a batch's candidates for --model ir (``_prelower``, ``Lowerers``), made when first needed
         self._pool_broken = False  # they could not start: lowered here from then on
+        # text -> the optimised LLVM IR lowering it for the model made, handed
+        # to the measurer with it (only code generation left there), until
+        # the batch is measured: where the measurer compiles for this host
+        # as ``space.optimized_ir`` does (``_reuse_code``)
+        self._llvm: dict[str, str] = {}
         self.same_code = 0  # candidates not measured: their code was measured already (``distinct``)
         self.t0 = time.perf_counter()
         self.flops = self.start.flops()
@@ -363,8 +368,11 @@ class Tuner:
                 picked += sorted(int(i) for i in rng.choice(np.arange(limit - wild, len(new)), wild, replace=False))
         chosen = [(new[i], predicted[i]) for i in picked]
         if chosen and not self.exhausted:
+            codes = [self._llvm.get(c.text) for c, _ in chosen]
+            self._llvm.clear()  # the rest of the batch's: not measured now
             with self.interruptible():
-                results = self.measurer.measure([c.text for c, _ in chosen])
+                texts = [c.text for c, _ in chosen]
+                results = self.measurer.measure(texts, codes) if any(codes) else self.measurer.measure(texts)
             group = self.batches
             self.batches += 1
             for (c, guess), r in zip(chosen, results):
@@ -418,6 +426,15 @@ class Tuner:
                     picked.append(int(j))
         return picked, twins
 
+    @property
+    def _reuse_code(self) -> bool:
+        """Whether the measurer compiles what ``space.optimized_ir`` makes
+        here (a measurer on this host, the same native target, default
+        options), so that the IR lowering made can be handed to it."""
+        config = getattr(getattr(self.measurer, "config", None), "bench", None)
+        return (getattr(self.measurer, "takes_code", False) and config is not None and config.target == get_target(self.target).name
+                and config.options == CompileOptions() and get_target(self.target).native)
+
     def _key(self, schedule: Schedule) -> str | None:
         """``schedule``'s ``code_key`` (None: it does not lower), computed once."""
         if schedule.text not in self._code:
@@ -430,6 +447,8 @@ class Tuner:
         self._start_ir()
         code = space.optimized_ir(schedule, self.target)
         self._code[schedule.text] = code_key(code[0]) if code is not None else None
+        if code is not None and self._reuse_code:
+            self._llvm[schedule.text] = code[0]
         return code
 
     def _batch_record(self, group: int, chosen: list) -> None:
@@ -569,8 +588,10 @@ class Tuner:
             self._pool_broken = True
             return
         crashed, slow = set(self._pool.crashed), set(self._pool.timed_out)
-        for s, (key, counts) in zip(todo, got):
+        for s, (key, counts, llvm_ir) in zip(todo, got):
             self._code[s.text] = key
+            if llvm_ir is not None and self._reuse_code:
+                self._llvm[s.text] = llvm_ir
             self._features[s.text] = space.ir_feature_vector(counts, self._ir_start)  # one that crashed or took too long: ranked as a failure
             for kind, texts in (("lowering_crashed", crashed), ("lowering_timed_out", slow)):
                 if s.text in texts:
