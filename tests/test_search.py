@@ -376,6 +376,33 @@ def test_hand_schedules_close_to_the_best_figure_are_finalists_too():
     assert m.asked == ["a", "b", "h1", "h2", "h3"] and winner.text == "h3" and speedup == 4.0
 
 
+def test_a_hand_schedule_within_the_tie_of_the_best_re_measured_is_named():
+    """A finalist re-measured less than ``HAND_TIE`` ahead of a hand
+    schedule is not named over it (below the re-measure's resolution); one
+    further ahead is."""
+    from types import SimpleNamespace
+
+    from lt_mlir.search.cli import HAND_TIE, _final
+
+    figures = {"a": 3.0, "b": 2.9, "h1": 2.8, "h2": 2.7}
+    evaluations = [SimpleNamespace(index=i, text=t, score=f) for i, (t, f) in enumerate(figures.items())]
+    tuner = SimpleNamespace(evaluations=evaluations, anchors={"h1", "h2"}, best=evaluations[0], _write=lambda record: None)
+
+    class Remeasure:
+        def __init__(self, again):
+            self.again = again
+
+        def remeasure(self, texts, rounds=5):
+            return [Result(t, 1e-3, 1e-3, self.again[t], True, "fake") for t in texts]
+
+    close = {"a": 2.0, "b": 1.9, "h1": 2.0 * (1 - HAND_TIE / 2), "h2": 2.0 * (1 - HAND_TIE / 4)}
+    winner, speedup, _ = _final(tuner, Remeasure(close), 2)
+    assert winner.text == "h2" and speedup == close["h2"]  # the faster of the two hand schedules within the tie
+    far = {"a": 2.0, "b": 1.9, "h1": 2.0 * (1 - 2 * HAND_TIE), "h2": 1.5}
+    winner, speedup, _ = _final(tuner, Remeasure(far), 2)
+    assert winner.text == "a" and speedup == 2.0
+
+
 def test_the_ir_model_ranks_candidates_by_what_their_ir_executes(tmp_path):
     """``use_model="ir"`` (``lt-tune --model ir``): the tuner's features are
     each candidate's ``space.ir_feature_vector`` against the start, the
