@@ -240,6 +240,29 @@ def test_recipe_seeds_are_the_recipes_schedules_as_replayable_moves():
     assert [str(m).split("_")[0] for m in rows[1].moves] == ["vectorize"] * 3 + ["parallel"]
 
 
+def test_evolution_on_a_gpu_target_starts_from_the_shared_memory_tiles():
+    """On a GPU target evolution's seeds are ``gpu_tiled_matmul``'s tiles
+    as moves that replay on that target (a seed list of another shape once
+    stopped ``lt-tune --target cuda`` before its first measurement), and
+    the search runs; a seed computes the product (emulated)."""
+    from lt_mlir import recipes
+    from lt_mlir.search.tune import _GPU_TILES, recipe_seeds
+
+    start = Schedule(programs.matmul(64, 64, 64))
+    seeds = recipe_seeds(start, "cuda-emulated")
+    assert len(seeds) == len(_GPU_TILES) and len({c.schedule.key for c in seeds}) == len(seeds)
+    assert seeds[0].schedule.key == recipes.gpu_tiled_matmul(start.copy(), **_GPU_TILES[0]).key
+    for c in seeds:
+        assert space.replay(start, c.moves, "cuda-emulated").key == c.schedule.key
+    A = np.random.default_rng(0).standard_normal((64, 64)).astype(np.float32)
+    B = np.random.default_rng(1).standard_normal((64, 64)).astype(np.float32)
+    np.testing.assert_allclose(lt_mlir.compile(seeds[0].text, target="cuda-emulated")(A, B), A @ B, rtol=1e-4, atol=1e-4)
+    m = FakeMeasurer()
+    tuner = Tuner(start, m, budget=8, use_model=False, target="cuda-emulated")
+    STRATEGIES["evolution"](tuner, np.random.default_rng(0), 1)
+    assert [c.text for c in seeds] == m.measured[: len(seeds)] and len(tuner.evaluations) == 8
+
+
 def test_recipe_seeds_tile_an_imported_convolutions_channels():
     """An imported convolution (the form torch's conv2d takes in lt) gets
     ``channel_tile``'s schedules as seeds, one core and all, each a move

@@ -809,7 +809,7 @@ def recipe_seeds(start: Schedule, target="cpu") -> list[Candidate]:
 
     t = get_target(target)
     if t.gpu_mapping:
-        tries = [(recipes.gpu_tiled_matmul, options, []) for options in _GPU_TILES]
+        tries = [(recipes.gpu_tiled_matmul, options) for options in _GPU_TILES]
     else:
         width = t.vector_width(lt.element_bytes(start.module.operation))
         shapes = recipes.register_tile_shapes(width)
