@@ -588,9 +588,10 @@ class Tuner:
             self._pool_broken = True
             return
         crashed, slow = set(self._pool.crashed), set(self._pool.timed_out)
+        reuse = self._reuse_code
         for s, (key, counts, llvm_ir) in zip(todo, got):
             self._code[s.text] = key
-            if llvm_ir is not None and self._reuse_code:
+            if llvm_ir is not None and reuse:
                 self._llvm[s.text] = llvm_ir
             self._features[s.text] = space.ir_feature_vector(counts, self._ir_start)  # one that crashed or took too long: ranked as a failure
             for kind, texts in (("lowering_crashed", crashed), ("lowering_timed_out", slow)):
